@@ -1,0 +1,244 @@
+/*
+ * blocktune.h — the public API of libblocktune.
+ *
+ * blocktune finds the fastest launch configuration of a GPU kernel: it enumerates a config space,
+ * prunes it with an architecture-aware model (plan), compiles, verifies and measures what is left
+ * (tune), and dispatches the winner per problem key (launch).
+ *
+ * Conventions (see docs/api.md):
+ *   - Every fallible function returns bt_status (0 = BT_OK, negative = error). Results come back
+ *     through out-parameters, which are set to NULL/zero on failure.
+ *   - Objects are opaque handles created by bt_<noun>_create/_load/_open and freed by the matching
+ *     _destroy/_free/_close, each of which accepts NULL.
+ *   - A bt_diag, where a function takes one (it may be NULL), receives a human-readable account of
+ *     the failure: the file, line and column of the offending input where there is one.
+ *   - Strings returned as `const char *` are owned by the object they come from and live as long as
+ *     it does; strings returned as `char *` are the caller's to free with free().
+ */
+#ifndef BLOCKTUNE_H
+#define BLOCKTUNE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BT_VERSION_MAJOR 0
+#define BT_VERSION_MINOR 1
+#define BT_VERSION_PATCH 0
+#define BT_VERSION_STRING "0.1.0"
+
+#if defined(BT_BUILDING_LIBRARY) && defined(__GNUC__)
+#define BT_API __attribute__((visibility("default")))
+#else
+#define BT_API
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Status codes. One list generates the enum, bt_strerror and bt_err_name.
+ * ------------------------------------------------------------------------------------------- */
+#define BT_STATUS_MAP(X)                                                                           \
+    X(OK, 0, "success")                                                                            \
+    X(NOMEM, -1, "out of memory")                                                                  \
+    X(INVALID_ARG, -2, "invalid argument")                                                         \
+    X(PARSE, -3, "parse error")                                                                    \
+    X(NOT_FOUND, -4, "not found")                                                                  \
+    X(EVAL, -5, "expression evaluation error")                                                     \
+    X(IO, -6, "input/output error")                                                                \
+    X(UNSUPPORTED, -7, "not supported")                                                            \
+    X(NO_BACKEND, -8, "backend not available")                                                     \
+    X(NO_DEVICE, -9, "no such device")                                                             \
+    X(BACKEND, -10, "backend error")                                                               \
+    X(COMPILE, -11, "compilation failed")                                                          \
+    X(RESOURCES, -12, "resources exceeded")                                                        \
+    X(LAUNCH, -13, "launch failed")                                                                \
+    X(WRONG_RESULT, -14, "wrong result")                                                           \
+    X(TIMEOUT, -15, "timed out")                                                                   \
+    X(INVALID_CONFIG, -16, "config invalid by rule")                                               \
+    X(STORE, -17, "results store error")                                                           \
+    X(CORRUPT, -18, "corrupt data")                                                                \
+    X(BUDGET, -19, "budget exhausted")                                                             \
+    X(FORBIDDEN, -20, "operation forbidden by mode")                                               \
+    X(INTERNAL, -21, "internal error")
+
+typedef enum bt_status {
+#define BT__ENUM(name, code, msg) BT_##name = code,
+    BT_STATUS_MAP(BT__ENUM)
+#undef BT__ENUM
+} bt_status;
+
+/* A static description of a status ("compilation failed"). Never NULL. */
+BT_API const char *bt_strerror(bt_status s);
+/* The status's name ("BT_COMPILE"). Never NULL. */
+BT_API const char *bt_err_name(bt_status s);
+BT_API const char *bt_version(void);
+
+/* Details of a failure. `file` is empty when the input was not a file; line/column are 1-based and 0
+ * when unknown; `field` names the spec field ("params.BLOCK_M") when there is one. */
+typedef struct bt_diag {
+    char file[512];
+    int line;
+    int column;
+    char field[128];
+    char msg[1024];
+} bt_diag;
+
+/* Formats a diag as one line: "file:line:column: field: message" (parts that are unknown left
+ * out) into buf. Returns buf. */
+BT_API char *bt_diag_format(const bt_diag *d, char *buf, size_t size);
+
+/* ---------------------------------------------------------------------------------------------
+ * Hardware table: the GPUs blocktune knows without a device (data/gpus.json, installed).
+ * ------------------------------------------------------------------------------------------- */
+typedef enum bt_peak_kind {
+    BT_PEAK_FP64 = 0,      /* CUDA-core fp64 */
+    BT_PEAK_FP32,          /* CUDA-core fp32 */
+    BT_PEAK_FP16,          /* CUDA-core (non tensor) fp16 */
+    BT_PEAK_TF32_TC,       /* tensor core, dense */
+    BT_PEAK_FP16_TC,
+    BT_PEAK_BF16_TC,
+    BT_PEAK_FP8_TC,
+    BT_PEAK_INT8_TC,       /* TOP/s */
+    BT_PEAK_FP64_TC,
+    BT_PEAK__COUNT
+} bt_peak_kind;
+
+BT_API const char *bt_peak_kind_name(bt_peak_kind k);
+
+typedef struct bt_gpu {
+    char name[96];          /* canonical name, e.g. "H200-SXM" */
+    char aliases[256];      /* comma-separated loose names ("h200,NVIDIA H200,gh100-141gb") */
+    char vendor[32];
+    char arch[32];          /* "hopper", "ampere", ... */
+    int cc_major, cc_minor; /* compute capability (0 when not CUDA) */
+    int sm_count;
+    int warp_size;
+    int max_threads_per_sm;
+    int max_warps_per_sm;
+    int max_blocks_per_sm;
+    int max_threads_per_block;
+    int regs_per_sm;
+    int regs_per_block;
+    int max_regs_per_thread;
+    int reg_alloc_unit;        /* registers are allocated per warp in units of this many */
+    int64_t smem_per_sm;
+    int64_t smem_per_block;        /* default (no opt-in) */
+    int64_t smem_per_block_optin;  /* with cudaFuncAttributeMaxDynamicSharedMemorySize */
+    int64_t smem_reserved_per_block; /* system-reserved per block (1 KiB on sm_80+) */
+    int64_t l2_bytes;
+    int64_t mem_bytes;
+    double mem_bw_gbps;        /* GB/s (1e9 B/s) */
+    double clock_mhz;          /* boost clock */
+    double peak_tflops[BT_PEAK__COUNT]; /* dense peaks, 0 when the unit does not exist */
+    char source[512];          /* where the numbers come from */
+} bt_gpu;
+
+typedef struct bt_gpudb bt_gpudb;
+
+/* Loads the installed hardware table (found next to the library, in the install prefix, or in
+ * $BLOCKTUNE_DATA_DIR), falling back to the copy compiled into the library. */
+BT_API bt_status bt_gpudb_load_default(bt_gpudb **out, bt_diag *diag);
+/* Loads a user's table (same JSON format, docs/gpus.md). Errors name file:line:column. */
+BT_API bt_status bt_gpudb_load_file(const char *path, bt_gpudb **out, bt_diag *diag);
+/* Adds the rows of `path` to db, replacing rows of the same name (user overlay). */
+BT_API bt_status bt_gpudb_merge_file(bt_gpudb *db, const char *path, bt_diag *diag);
+BT_API void bt_gpudb_free(bt_gpudb *db);
+BT_API size_t bt_gpudb_count(const bt_gpudb *db);
+BT_API const bt_gpu *bt_gpudb_at(const bt_gpudb *db, size_t i);
+/* Loose lookup: case, spaces, dashes and a leading "NVIDIA" are ignored; aliases count. An unknown
+ * name fails with BT_NOT_FOUND and a diag that lists the closest names. */
+BT_API bt_status bt_gpudb_find(const bt_gpudb *db, const char *name, const bt_gpu **out,
+                               bt_diag *diag);
+
+/* ---------------------------------------------------------------------------------------------
+ * Devices: every device of every backend that loaded (OpenCL, CUDA), with properties read from the
+ * device. Backends are loaded at run time; one that is absent is simply not listed.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct bt_device_info {
+    char id[32];               /* "opencl:0", "cuda:0" — what --device takes */
+    char backend[16];          /* "opencl", "cuda" */
+    int index;                 /* index within the backend */
+    char name[128];            /* as the device reports it */
+    char vendor[64];
+    char platform[128];        /* OpenCL platform name; "CUDA" for the CUDA backend */
+    char api_version[96];      /* "OpenCL 3.0 PoCL 5.0 ..."; "CUDA 13.0" */
+    char driver_version[64];
+    char compiler_version[96]; /* "OpenCL C 1.2 PoCL"; "NVRTC 13.0" */
+    char uuid[40];             /* hex, empty when unknown */
+    int is_gpu;
+    int is_default;            /* the device bt_device_open(NULL) picks: a GPU first, then a CPU */
+    bt_gpu props;              /* hardware-table fields read from the device; peaks and whatever
+                                  the device cannot report come from the matching table row */
+    char table_row[96];        /* name of the matching hardware-table row, empty if none */
+} bt_device_info;
+
+/* ---------------------------------------------------------------------------------------------
+ * Kernels: a kernel description (a spec: source, parameters, constraints, rules, geometry,
+ * arguments, model formulas). Built-in kernels are specs compiled into the library.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct bt_kdesc bt_kdesc;
+
+/* Loads a JSON spec (docs/spec.md). Every error names file:line:column and the field; nothing is
+ * half-loaded. Relative source paths resolve against the spec's directory. */
+BT_API bt_status bt_kdesc_load_file(const char *path, bt_kdesc **out, bt_diag *diag);
+/* The same from a string; `name` stands for the file in diagnostics. */
+BT_API bt_status bt_kdesc_load_string(const char *json, const char *name, bt_kdesc **out,
+                                      bt_diag *diag);
+/* A built-in kernel: "gemm", "softmax", "layernorm", "reduce", "vector_add". */
+BT_API bt_status bt_kdesc_builtin(const char *name, bt_kdesc **out, bt_diag *diag);
+/* Names of the built-in kernels, NULL-terminated, static. */
+BT_API const char *const *bt_kdesc_builtin_names(void);
+BT_API void bt_kdesc_free(bt_kdesc *k);
+BT_API const char *bt_kdesc_name(const bt_kdesc *k);
+
+#define BT_MAX_PARAMS 32
+#define BT_NAME_MAX 48
+
+/* A config: one value per parameter of the kernel's space, in the space's parameter order. */
+typedef struct bt_config {
+    int nparams;
+    int64_t v[BT_MAX_PARAMS];
+} bt_config;
+
+/* Problem: values of the kernel's problem variables (M, N, K, n, rows, cols...) and its dtype.
+ * Variables not set keep the spec's defaults. */
+typedef struct bt_problem bt_problem;
+BT_API bt_status bt_problem_create(const bt_kdesc *k, bt_problem **out);
+BT_API void bt_problem_free(bt_problem *p);
+/* Sets a variable by (case-insensitive) name. BT_NOT_FOUND names the variables that exist. */
+BT_API bt_status bt_problem_set(bt_problem *p, const char *name, int64_t value, bt_diag *diag);
+/* Sets the dtype ("fp32", "fp16", "bf16", ...); BT_INVALID_ARG if the kernel does not allow it. */
+BT_API bt_status bt_problem_set_dtype(bt_problem *p, const char *dtype, bt_diag *diag);
+
+/* ---------------------------------------------------------------------------------------------
+ * Plan: the analytic model over the whole space, for a GPU of the hardware table (no device).
+ * ------------------------------------------------------------------------------------------- */
+typedef struct bt_plan bt_plan;
+
+typedef struct bt_plan_options {
+    const char *rules;          /* rule set override (NULL: the kernel's own) */
+    const bt_config *only;      /* evaluate this one config only (NULL: whole space) */
+    int exact;                  /* compile every candidate for the GPU's arch (NVRTC) */
+} bt_plan_options;
+
+BT_API bt_status bt_plan_create(const bt_kdesc *k, const bt_problem *p, const bt_gpu *gpu,
+                                const bt_plan_options *opts, bt_plan **out, bt_diag *diag);
+BT_API void bt_plan_free(bt_plan *plan);
+/* Writers. Table: the seeds' tile size analysis table, eliminated configs, roofline, advice.
+ * all != 0 lists every eliminated config (default: the first 20 and a count). */
+BT_API bt_status bt_plan_write_table(const bt_plan *plan, FILE *f, int all);
+BT_API bt_status bt_plan_write_json(const bt_plan *plan, FILE *f);
+BT_API bt_status bt_plan_write_csv(const bt_plan *plan, FILE *f);
+
+/* Parses "k=v,k=v" (keys case-insensitive) into a config of k's space. Every parameter must be
+ * given; unknown or missing keys are named in the diag. */
+BT_API bt_status bt_kdesc_parse_config(const bt_kdesc *k, const char *text, bt_config *out,
+                                       bt_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BLOCKTUNE_H */

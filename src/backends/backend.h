@@ -1,0 +1,127 @@
+/*
+ * backend.h — the interface every compute backend fills (internal).
+ *
+ * A backend (OpenCL, CUDA) is a vtable of plain functions filled with designated initialisers and
+ * registered in backend.c's table. The runtime it wraps is loaded with dlopen at bt__backend_load
+ * time, so the library builds and runs where it is absent: load then fails with BT_NO_BACKEND and
+ * the backend is not listed.
+ *
+ * Objects (all opaque to the core): a device (bt__bdev), buffers, compiled modules, functions
+ * (kernels inside a module) and timers. Compilation is split from loading so that it can run on a
+ * thread pool and be cached on disk: compile() turns source + defines into a binary blob and must
+ * be safe to call from several threads at once on the same device; module_load() and everything
+ * else is called from one thread at a time per device.
+ *
+ * Errors: every function returns a bt_status and, where it takes a diag, writes the native error
+ * (e.g. "clEnqueueNDRangeKernel: CL_INVALID_WORK_GROUP_SIZE (-54)") into diag->msg. Nothing aborts.
+ */
+#ifndef BT_BACKENDS_BACKEND_H
+#define BT_BACKENDS_BACKEND_H
+
+#include "blocktune.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BT__BACKEND_API_VERSION 1
+
+typedef struct bt__bdev bt__bdev;     /* an opened device (context + queue/stream) */
+typedef struct bt__bbuf bt__bbuf;     /* device memory */
+typedef struct bt__bmod bt__bmod;     /* a loaded program/module */
+typedef struct bt__bfn bt__bfn;       /* a kernel function in a module */
+typedef struct bt__btimer bt__btimer; /* device-side timing of one launch */
+
+/* A compiled binary, malloc'd; the caller frees data. */
+typedef struct bt__blob {
+    void *data;
+    size_t size;
+} bt__blob;
+
+/* What the backend knows of a compiled kernel's resources; -1 where unknown. */
+typedef struct bt__kres {
+    int regs_per_thread;
+    int64_t local_bytes;      /* spills / private memory per thread */
+    int64_t static_smem;      /* static shared/local memory per block */
+    int max_threads_per_block;/* the kernel's limit (may be below the device's) */
+    int preferred_multiple;   /* OpenCL: preferred work-group size multiple */
+} bt__kres;
+
+typedef enum bt__arg_kind {
+    BT__ARG_BUF = 0,
+    BT__ARG_I32,
+    BT__ARG_I64,
+    BT__ARG_F32,
+    BT__ARG_F64,
+    BT__ARG_LOCAL /* dynamic local memory argument of u.local_bytes (OpenCL __local pointer) */
+} bt__arg_kind;
+
+typedef struct bt__karg {
+    bt__arg_kind kind;
+    union {
+        bt__bbuf *buf;
+        int32_t i32;
+        int64_t i64;
+        float f32;
+        double f64;
+        size_t local_bytes;
+    } u;
+} bt__karg;
+
+typedef struct bt__backend_iface {
+    int api_version; /* BT__BACKEND_API_VERSION */
+    const char *name;
+
+    /* Loads the runtime. BT_NO_BACKEND (with the reason in diag) when it is absent. */
+    bt_status (*load)(void **ctx, bt_diag *diag);
+    void (*unload)(void *ctx);
+    int (*device_count)(void *ctx);
+    /* Fills everything the device reports; props fields the device cannot tell are left 0. */
+    bt_status (*device_info)(void *ctx, int idx, bt_device_info *out, bt_diag *diag);
+    bt_status (*device_open)(void *ctx, int idx, bt__bdev **out, bt_diag *diag);
+    void (*device_close)(bt__bdev *d);
+
+    bt_status (*buf_alloc)(bt__bdev *d, size_t bytes, bt__bbuf **out, bt_diag *diag);
+    void (*buf_free)(bt__bdev *d, bt__bbuf *b);
+    bt_status (*buf_write)(bt__bdev *d, bt__bbuf *b, size_t off, const void *src, size_t n,
+                           bt_diag *diag);
+    bt_status (*buf_read)(bt__bdev *d, bt__bbuf *b, size_t off, void *dst, size_t n,
+                          bt_diag *diag);
+    /* Fills n bytes at off with a repeated pattern (pattern_size 1, 2, 4 or 8; n a multiple). */
+    bt_status (*buf_fill)(bt__bdev *d, bt__bbuf *b, size_t off, size_t n, const void *pattern,
+                          size_t pattern_size, bt_diag *diag);
+    bt_status (*buf_copy)(bt__bdev *d, bt__bbuf *dst, bt__bbuf *src, size_t n, bt_diag *diag);
+
+    /* Compiles src with defines ("NAME=value" each) and extra options into a binary for this
+     * device. Thread-safe. The build log (possibly empty, never NULL on return when log is
+     * non-NULL) is malloc'd into *log, also on failure (BT_COMPILE). */
+    bt_status (*compile)(bt__bdev *d, const char *src, const char *const *defines, int ndefines,
+                         const char *options, bt__blob *out, char **log);
+    bt_status (*module_load)(bt__bdev *d, const void *bin, size_t size, bt__bmod **out,
+                             bt_diag *diag);
+    void (*module_free)(bt__bdev *d, bt__bmod *m);
+    bt_status (*function_get)(bt__bdev *d, bt__bmod *m, const char *entry, bt__bfn **out,
+                              bt__kres *res, bt_diag *diag);
+    /* Optional (NULL when the backend has none): raise the function's dynamic smem limit. */
+    bt_status (*function_set_dyn_smem)(bt__bdev *d, bt__bfn *f, size_t bytes, bt_diag *diag);
+
+    /* Enqueues a launch: grid in blocks, block in threads, dyn_smem bytes of dynamic shared memory
+     * (CUDA) — OpenCL passes local memory as BT__ARG_LOCAL arguments instead. If timer is
+     * non-NULL, the device times this launch alone into it. Asynchronous. */
+    bt_status (*launch)(bt__bdev *d, bt__bfn *f, const uint32_t grid[3], const uint32_t block[3],
+                        size_t dyn_smem, const bt__karg *args, int nargs, bt__btimer *timer,
+                        bt_diag *diag);
+    bt_status (*timer_create)(bt__bdev *d, bt__btimer **out, bt_diag *diag);
+    void (*timer_free)(bt__bdev *d, bt__btimer *t);
+    /* Milliseconds of the launch recorded in t; waits for it to finish. */
+    bt_status (*timer_read)(bt__bdev *d, bt__btimer *t, double *ms, bt_diag *diag);
+
+    /* Enqueues a write over a buffer as large as the device's last-level cache, so that the next
+     * launch starts with a cold cache. Not timed. */
+    bt_status (*flush_cache)(bt__bdev *d, bt_diag *diag);
+    bt_status (*sync)(bt__bdev *d, bt_diag *diag);
+} bt__backend_iface;
+
+/* The registered backends, in preference order, NULL-terminated. */
+const bt__backend_iface *const *bt__backends(void);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * expr.h — the constraint and geometry expression language (internal).
+ *
+ * A small, safe, C-like integer language used for constraints ("BLOCK_M * BLOCK_K <= 4096"),
+ * geometry ("cdiv(M, BLOCK_M)"), resource formulas and FLOP/byte counts. Values are int64_t.
+ *
+ *   literals     123, 0x40, true (1), false (0)
+ *   operators    ?:  ||  &&  == !=  < <= > >=  + -  * / %  unary ! - +  ** (power, right-assoc,
+ *                binds tighter than unary minus: -2**2 == -4)
+ *   functions    cdiv(a,b) min(a,b,...) max(a,b,...) is_pow2(a) log2(a) (floor) align_up(a,b)
+ *                abs(a) clamp(x,lo,hi)
+ *   names        looked up in a bt__symtab when parsed; each becomes a slot index, evaluated
+ *                against an int64_t array of slot values.
+ *
+ * Semantics: / and % truncate toward zero (as C); a / 0, a % 0, cdiv(a, 0), align_up(a, 0),
+ * log2(x<=0), a negative power, and any int64 overflow are evaluation errors (BT_EVAL with a
+ * message), never a crash. && || and ?: short-circuit, so "K > 0 && N / K > 2" is safe.
+ *
+ * An expression is parsed once into flat bytecode and evaluated many times; evaluation does not
+ * allocate and is thread-safe (a parsed bt__expr is immutable).
+ */
+#ifndef BT_CORE_EXPR_H
+#define BT_CORE_EXPR_H
+
+#include "blocktune.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* --- symbol table: names -> slot indices ---------------------------------------------------- */
+typedef struct bt__symtab bt__symtab;
+
+bt__symtab *bt__symtab_new(void);
+void bt__symtab_free(bt__symtab *t);
+/* Adds a name (copied) and returns its slot (>= 0); if present returns the existing slot.
+ * Returns -1 on allocation failure or an invalid identifier. */
+int bt__symtab_add(bt__symtab *t, const char *name);
+/* Slot of a name, or -1. Case-sensitive. */
+int bt__symtab_find(const bt__symtab *t, const char *name);
+/* Slot of a name ignoring case, or -1. */
+int bt__symtab_find_nocase(const bt__symtab *t, const char *name);
+int bt__symtab_count(const bt__symtab *t);
+const char *bt__symtab_name(const bt__symtab *t, int slot);
+
+/* --- expressions ---------------------------------------------------------------------------- */
+typedef struct bt__expr bt__expr;
+
+/* Parses `src`. On failure returns BT_PARSE and fills diag->column (1-based, within src) and
+ * diag->msg, e.g. "expected ')' but found ',' at column 12", "unknown name 'BLOK_M' at column 3
+ * (did you mean 'BLOCK_M'?)", "unknown function 'cieldiv'". diag->line/file are left as they are
+ * so a caller can prefill the position of the string in a file. *out is NULL on failure. */
+bt_status bt__expr_parse(const char *src, const bt__symtab *syms, bt__expr **out, bt_diag *diag);
+void bt__expr_free(bt__expr *e);
+
+/* Evaluates with slot values `slots` (indexed by symtab slot). On error returns BT_EVAL and, if
+ * diag is non-NULL, writes e.g. "division by zero in 'cdiv(M, BLOCK_M)'" to diag->msg. */
+bt_status bt__expr_eval(const bt__expr *e, const int64_t *slots, int64_t *out, bt_diag *diag);
+
+/* The source text as given. */
+const char *bt__expr_source(const bt__expr *e);
+/* True if the expression reads `slot`. */
+bool bt__expr_uses(const bt__expr *e, int slot);
+/* True if the expression is a constant (reads no slot). */
+bool bt__expr_is_const(const bt__expr *e);
+
+/* Writes the source with every name replaced by its value and '*' by the multiplication sign
+ * (UTF-8 "×"), keeping the rest of the text: "num_stages * (BLOCK_M*BLOCK_K)" with values gives
+ * "5 × (128×64)". Truncates to size; returns buf. */
+char *bt__expr_render(const bt__expr *e, const int64_t *slots, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,67 @@
+/*
+ * space.h — config spaces: named integer parameters and deterministic enumeration (internal).
+ *
+ * A parameter's values are given as an explicit list, a power-of-two range or a stepped range,
+ * and are expanded into a sorted-as-given value array. The space is the cartesian product of the
+ * parameters' values; config i of the space is the mixed-radix decoding of i with the LAST
+ * parameter varying fastest (itertools.product order). Nothing is materialised: spaces of 10^5+
+ * configs are walked by index, so memory stays O(sum of value counts).
+ *
+ * Launch parameters (num_warps, num_stages, num_ctas) are ordinary parameters that carry a role
+ * the model understands; tile parameters carry the problem dimension they tile.
+ */
+#ifndef BT_CORE_SPACE_H
+#define BT_CORE_SPACE_H
+
+#include "blocktune.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum bt__param_role {
+    BT__ROLE_NONE = 0,
+    BT__ROLE_NUM_WARPS,
+    BT__ROLE_NUM_STAGES,
+    BT__ROLE_NUM_CTAS,
+    BT__ROLE_TILE, /* a tile size: BLOCK_M, BLOCK_SIZE ... (pow2 rules apply to these) */
+} bt__param_role;
+
+typedef struct bt__param {
+    char name[BT_NAME_MAX];
+    int64_t *values; /* malloc'd, nvalues entries, in the order given */
+    int nvalues;
+    bt__param_role role;
+} bt__param;
+
+typedef struct bt__space {
+    int nparams;
+    bt__param params[BT_MAX_PARAMS];
+    uint64_t total; /* product of nvalues; UINT64_MAX if it overflows */
+} bt__space;
+
+void bt__space_init(bt__space *s);
+void bt__space_clear(bt__space *s); /* frees value arrays */
+
+/* Adds a parameter with explicit values (copied). BT_INVALID_ARG on a duplicate name, an empty
+ * list, a duplicate value or more than BT_MAX_PARAMS parameters (diag says which). */
+bt_status bt__space_add_list(bt__space *s, const char *name, const int64_t *values, int n,
+                             bt_diag *diag);
+/* Powers of two lo, 2lo, ... <= hi (lo must itself be a power of two, 1 <= lo <= hi). */
+bt_status bt__space_add_pow2(bt__space *s, const char *name, int64_t lo, int64_t hi,
+                             bt_diag *diag);
+/* lo, lo+step, ... <= hi (step > 0). */
+bt_status bt__space_add_range(bt__space *s, const char *name, int64_t lo, int64_t hi,
+                              int64_t step, bt_diag *diag);
+
+/* Index of a parameter by name (case-insensitive), or -1. */
+int bt__space_find(const bt__space *s, const char *name);
+/* Decodes config `index` (< total). */
+void bt__space_config_at(const bt__space *s, uint64_t index, bt_config *out);
+/* Encodes a config back to its index; false if a value is not in its parameter's list. */
+bool bt__space_index_of(const bt__space *s, const bt_config *c, uint64_t *index);
+/* Position of value v in parameter p's list, or -1. */
+int bt__space_value_pos(const bt__space *s, int p, int64_t v);
+/* "BLOCK_M=128, BLOCK_N=256, ..." into buf. */
+char *bt__config_format(const bt__space *s, const bt_config *c, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * util.h — small internal helpers shared by every layer: diag setters, checked allocation,
+ * string utilities, embedded files and monotonic time.
+ */
+#ifndef BT_CORE_UTIL_H
+#define BT_CORE_UTIL_H
+
+#include "blocktune.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BT__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+void bt__diag_clear(bt_diag *d);
+/* printf into d->msg (d may be NULL). */
+void bt__diag_set(bt_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void bt__diag_field(bt_diag *d, const char *field);
+/* Prepends formatted text to d->msg. */
+void bt__diag_prefix(bt_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* strdup that returns NULL on NULL. */
+char *bt__strdup(const char *s);
+/* Case-insensitive equality. */
+bool bt__streq_nocase(const char *a, const char *b);
+/* snprintf-append: appends to a malloc'd growing string. */
+typedef struct bt__sbuf {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} bt__sbuf;
+void bt__sbuf_printf(bt__sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void bt__sbuf_free(bt__sbuf *b);
+/* Damerau-free Levenshtein distance (for "did you mean"). */
+int bt__edit_distance(const char *a, const char *b);
+
+/* Reads a whole file (NUL-terminated); *size excludes the NUL. NULL on failure (errno set). */
+char *bt__read_file(const char *path, size_t *size);
+/* Writes atomically: a temp file in the same directory, fsync, rename. */
+bt_status bt__write_file_atomic(const char *path, const void *data, size_t size, bt_diag *diag);
+
+/* Files compiled into the library (cmake/embed.cmake): path relative to the source root, e.g.
+ * "data/gpus.json", "kernels/opencl/vector_add.cl". NULL if absent. */
+const char *bt__embedded(const char *path, size_t *size);
+
+/* Monotonic clock in seconds. */
+double bt__now(void);
+
+/* 64-bit FNV-1a, for source hashes and keys. */
+uint64_t bt__fnv1a(const void *data, size_t n, uint64_t seed);
+#define BT__FNV_SEED 0xcbf29ce484222325ULL
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * blocktune.c — the CLI entry point: dispatches to the subcommands of the table below. Each
+ * subcommand lives in tools/cmd_<name>.c and is thin over the public API.
+ */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const bt_cli_cmd commands[] = {
+    {"plan", "analyse a kernel's config space for a GPU, with no device (the model)", bt_cmd_plan},
+    {"gpus", "list the hardware table", bt_cmd_gpus},
+    {"devices", "list the devices of every backend that loaded", bt_cmd_devices},
+    {"simulate", "replay a recorded space to judge search strategies", bt_cmd_simulate},
+};
+
+int bt_cli_fail(bt_status st, const bt_diag *d)
+{
+    char buf[2048];
+    if (d && (d->msg[0] || d->file[0]))
+        fprintf(stderr, "blocktune: %s\n", bt_diag_format(d, buf, sizeof buf));
+    else
+        fprintf(stderr, "blocktune: %s\n", bt_strerror(st));
+    return (st == BT_INVALID_ARG || st == BT_NOT_FOUND || st == BT_PARSE) ? 2 : 1;
+}
+
+int bt_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "blocktune %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see 'blocktune %s --help')\n", cmd);
+    va_end(ap);
+    return 2;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: blocktune <command> [options]\n\n"
+               "blocktune finds the fastest launch configuration of a GPU kernel: it prunes the\n"
+               "config space with an architecture-aware model, then compiles, verifies and\n"
+               "measures what is left, and caches the winner per problem key.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'blocktune <command> --help' explains each command.\n"
+               "blocktune %s\n", bt_version());
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("blocktune %s\n", bt_version());
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "blocktune: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,25 @@
+/*
+ * cli.h — shared pieces of the blocktune command-line tool: the subcommand table entry type and
+ * the helpers every subcommand uses to report errors.
+ */
+#ifndef BT_TOOLS_CLI_H
+#define BT_TOOLS_CLI_H
+
+#include "blocktune.h"
+
+typedef struct bt_cli_cmd {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
+} bt_cli_cmd;
+
+/* Prints "blocktune: <diag or message>" to stderr and returns 2 (usage) or 1 (failure). */
+int bt_cli_fail(bt_status st, const bt_diag *d);
+int bt_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+int bt_cmd_plan(int argc, char **argv);
+int bt_cmd_gpus(int argc, char **argv);
+int bt_cmd_devices(int argc, char **argv);
+int bt_cmd_simulate(int argc, char **argv);
+
+#endif
