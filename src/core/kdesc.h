@@ -1,0 +1,212 @@
+/*
+ * kdesc.h — the in-memory kernel description that a JSON spec loads into (internal).
+ *
+ * One format serves the built-in kernels (kernels/specs/NAME.json, compiled into the library) and
+ * users' kernels. The description holds the config space, the constraint and model expressions
+ * (all parsed once against one symbol table), the launch geometry, the arguments and the
+ * verification settings. See docs/spec.md for the JSON format.
+ *
+ * Symbol slots, in this order: the parameters (slot i = parameter i), the problem variables,
+ * `elem_bytes`, then the device symbols of bt__dev_syms (smem_per_block, sm_count, ...).
+ */
+#ifndef BT_CORE_KDESC_H
+#define BT_CORE_KDESC_H
+
+#include "blocktune.h"
+#include "core/expr.h"
+#include "core/space.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum bt__dtype {
+    BT__DT_FP32 = 0,
+    BT__DT_FP16,
+    BT__DT_BF16,
+    BT__DT_FP64,
+    BT__DT_FP8,
+    BT__DT_INT8,
+    BT__DT_INT32,
+    BT__DT_INT64,
+    BT__DT__COUNT
+} bt__dtype;
+
+const char *bt__dtype_name(bt__dtype t);
+int bt__dtype_size(bt__dtype t);
+/* Parses "fp32"/"float32"/"float", "fp16"/"half", "bf16", ...; false if unknown. */
+bool bt__dtype_parse(const char *s, bt__dtype *out);
+
+/* An expression with where it came from in the spec (for diagnostics). */
+typedef struct bt__kexpr {
+    bt__expr *e;   /* NULL when the field was absent */
+    char field[96];
+    int line, col; /* position of the string in the spec file */
+} bt__kexpr;
+
+typedef enum bt__rule {
+    BT__RULE_POW2_TILES = 0, /* every tile parameter is a power of two */
+    BT__RULE_TC_DIMS,        /* tensor-core dot: BLOCK_K >= 16 and BLOCK_M, BLOCK_N >= 16 */
+    BT__RULE_WARP_WIDTH,     /* the inner tile width is a multiple of warp_size */
+    BT__RULE_SMEM,           /* smem (stages included) <= per-block limit (opt-in) */
+    BT__RULE_THREADS,        /* threads per block <= max_threads_per_block */
+    BT__RULE_NUM_WARPS,      /* num_warps in {1,2,4,8,16,32} */
+    BT__RULE_STAGES,         /* num_stages >= 1 */
+    BT__RULE_FITS_SM,        /* at least one block fits on an SM (smem, registers, threads) */
+    BT__RULE__COUNT
+} bt__rule;
+
+const char *bt__rule_name(bt__rule r);
+/* Resolves a rule set name ("triton", "cuda", "limits") or a comma-separated list of rule names
+ * into a mask; false with a diag naming the unknown word. */
+bool bt__rules_parse(const char *text, uint32_t *mask, bt_diag *diag);
+
+typedef enum bt__compute_unit {
+    BT__UNIT_SIMT = 0, /* CUDA cores */
+    BT__UNIT_TENSOR,   /* tensor cores (tf32 for fp32 when allow_tf32) */
+} bt__compute_unit;
+
+typedef enum bt__kind {
+    BT__KIND_GENERIC = 0,
+    BT__KIND_GEMM,
+    BT__KIND_ROWWISE, /* softmax, layernorm: a row per program */
+    BT__KIND_REDUCTION,
+    BT__KIND_POINTWISE,
+} bt__kind;
+
+typedef struct bt__tile {
+    int param;       /* parameter index */
+    int dim_slot;    /* slot of the problem variable it tiles */
+    bool reduction;  /* K-like: tiles a reduction loop rather than the grid */
+} bt__tile;
+
+typedef enum bt__init_kind {
+    BT__INIT_NORMAL = 0, /* mean a, stddev b */
+    BT__INIT_UNIFORM,    /* [a, b) */
+    BT__INIT_INT,        /* integers in [a, b] */
+    BT__INIT_IOTA,       /* a + i*b */
+    BT__INIT_CONST,      /* a */
+    BT__INIT_POISON,     /* outputs: NaN (floats) / 0xFF bytes (integers) */
+} bt__init_kind;
+
+typedef enum bt__arg_role {
+    BT__KARG_BUFFER = 0,
+    BT__KARG_SCALAR,
+    BT__KARG_LOCAL, /* dynamic local memory (OpenCL __local pointer) of `size` bytes */
+} bt__arg_role;
+
+typedef struct bt__argspec {
+    char name[BT_NAME_MAX];
+    bt__arg_role role;
+    bool dtype_is_problem; /* "dtype": "T" — follows the problem's dtype */
+    bt__dtype dtype;
+    bt__kexpr size;        /* buffer: elements; local: bytes; scalar: value */
+    bt__init_kind init;
+    double init_a, init_b;
+    bool output, reset_to_zero, restore_value, constant;
+} bt__argspec;
+
+typedef enum bt__ref_kind {
+    BT__REF_NONE = 0,
+    BT__REF_HOST,   /* a host reference built into the library (built-in kernels) */
+    BT__REF_CONFIG, /* a baseline config of the same kernel */
+    BT__REF_KERNEL, /* a separate reference kernel in the spec */
+} bt__ref_kind;
+
+#define BT__MAX_ARGS 32
+#define BT__MAX_TILES 8
+#define BT__MAX_PROBLEM 16
+#define BT__MAX_BOUNDARY 16
+#define BT__MAX_DTYPES 8
+
+typedef struct bt__tolerance {
+    double rtol, atol;
+} bt__tolerance;
+
+struct bt_kdesc {
+    char *name;
+    char *description;
+    char *file; /* spec path, or "<builtin>/gemm.json" */
+    char *dir;  /* directory of the spec, for relative sources */
+
+    /* sources per backend ("opencl", "cuda"); NULL when the kernel has none for it */
+    char *src_opencl, *src_cuda;
+    char *entry;
+    char *options; /* extra compiler options, may be NULL */
+    bool needs_sm90a;
+
+    int ndtypes;
+    bt__dtype dtypes[BT__MAX_DTYPES]; /* allowed; dtypes[0] is the default */
+    bool allow_tf32;
+
+    int nproblem;
+    char problem_names[BT__MAX_PROBLEM][BT_NAME_MAX];
+    int64_t problem_defaults[BT__MAX_PROBLEM];
+
+    bt__space space;
+    bt_config *configs; /* explicit config list (Triton-style); NULL: the cartesian space */
+    size_t nconfigs;
+
+    bt__symtab *syms;
+    int slot_problem0, slot_elem_bytes, slot_dev0, nslots;
+
+    bt__kexpr *constraints;
+    int nconstraints;
+    uint32_t rules;
+    char rules_name[64];
+
+    /* model */
+    bt__kind kind;
+    bt__compute_unit unit;
+    bt__kexpr smem, regs, threads, acc_bytes, tensor_core, vector_ok, traffic, perf;
+    int vector_bytes;
+    int inner_tile; /* parameter index of the innermost tile width, -1 if none */
+    bt__tile tiles[BT__MAX_TILES];
+    int ntiles;
+    int p_num_warps, p_num_stages, p_num_ctas; /* parameter indices, -1 if absent */
+
+    /* launch geometry */
+    bt__kexpr grid[3], block[3], dyn_smem;
+    bt__kexpr flops, bytes;
+
+    /* arguments and verification */
+    bt__argspec args[BT__MAX_ARGS];
+    int nargs;
+    int key_slots[BT__MAX_PROBLEM]; /* problem variables in the tuning key */
+    int nkey;
+    bool key_dtype;
+    bt__tolerance tol[BT__DT__COUNT];
+    bt__ref_kind ref;
+    char ref_host[BT_NAME_MAX];
+    bt_config ref_config;
+    char *ref_src_opencl, *ref_src_cuda, *ref_entry;
+    bt__kexpr ref_grid[3], ref_block[3];
+    int nboundary;
+    int64_t boundary[BT__MAX_BOUNDARY][BT__MAX_PROBLEM]; /* -1 = keep the default */
+};
+
+struct bt_problem {
+    const bt_kdesc *k;
+    int64_t values[BT__MAX_PROBLEM];
+    bt__dtype dtype;
+};
+
+/* Device symbols available to every expression, in slot order after elem_bytes. */
+typedef struct bt__dev_sym {
+    const char *name;
+    int64_t (*get)(const bt_gpu *g);
+} bt__dev_sym;
+const bt__dev_sym *bt__dev_syms(int *count);
+
+/* Number of configs in the kernel's space (the explicit list, or the cartesian product). */
+uint64_t bt__kdesc_count(const bt_kdesc *k);
+void bt__kdesc_config_at(const bt_kdesc *k, uint64_t i, bt_config *out);
+
+/* Fills the symbol slots for a config, a problem and a GPU (slots has k->nslots entries). */
+void bt__kdesc_fill_slots(const bt_kdesc *k, const bt_config *c, const bt_problem *p,
+                          const bt_gpu *g, int64_t *slots);
+
+/* Evaluates a kexpr; on error fills diag with field, position and message. */
+bt_status bt__kexpr_eval(const bt_kdesc *k, const bt__kexpr *x, const int64_t *slots,
+                         int64_t *out, bt_diag *diag);
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * model.h — the architecture-aware analytic model, per config (internal).
+ *
+ * For one config of a kernel, a problem and a GPU: shared memory, estimated registers, threads,
+ * blocks per SM with the limiting resource named, occupancy, grid, waves and last-wave fill,
+ * last-tile efficiency per tiled dimension, vector alignment, tensor-core eligibility, the rules
+ * of the kernel's rule set and its constraints (every broken one kept, with numbers), warnings,
+ * and a predicted time used for ranking (docs/model.md). Per problem: the roofline.
+ */
+#ifndef BT_CORE_MODEL_H
+#define BT_CORE_MODEL_H
+
+#include "core/kdesc.h"
+
+#define BT__MAX_WARNINGS 4
+
+typedef struct bt__cfg_eval {
+    bt_config cfg;
+    uint64_t index;   /* position in the kernel's enumeration */
+    bool valid;
+    char *reasons;    /* malloc'd, '\n'-separated; NULL when valid */
+    uint32_t broken;  /* bit per bt__rule broken; bit 30 constraint, bit 31 evaluation error */
+    int nwarnings;
+    char warnings[BT__MAX_WARNINGS][200];
+
+    int64_t smem, threads, warps, regs, acc_bytes, dyn_smem;
+    int64_t blocks_per_sm, by_smem, by_regs, by_threads, by_blocks; /* -1: not limiting/unknown */
+    const char *limiter; /* "shared memory", "registers", "threads", "block limit" */
+    double occupancy;
+    int64_t grid_dims[3], block_dims[3], grid;
+    int64_t waves;
+    double last_wave_fill;
+    int ntiles;
+    double last_tile_eff[BT__MAX_TILES]; /* (dim % tile)/tile, 1 when it divides */
+    double tile_eff;                     /* useful / padded work over all tiled dims */
+    bool vector_ok, tensor_core;
+    double pred_us; /* predicted time (ranking); the perf expression's value when given */
+} bt__cfg_eval;
+
+#define BT__BROKEN_CONSTRAINT (1u << 30)
+#define BT__BROKEN_EVAL (1u << 31)
+
+typedef struct bt__roofline {
+    double flops, bytes, intensity, ridge, peak_tflops, bw_gbps, floor_us;
+    const char *peak_name; /* "fp16 tensor" ... */
+    bool memory_bound;
+} bt__roofline;
+
+/* A model context: the kernel, problem and GPU with the constant slots filled once. */
+typedef struct bt__model {
+    const bt_kdesc *k;
+    const bt_problem *p;
+    const bt_gpu *g;
+    uint32_t rules;
+    int64_t *slots; /* k->nslots */
+    bt__roofline roof;
+} bt__model;
+
+bt_status bt__model_init(bt__model *m, const bt_kdesc *k, const bt_problem *p, const bt_gpu *g,
+                         uint32_t rules, bt_diag *diag);
+void bt__model_fini(bt__model *m);
+/* Evaluates one config into ev (ev->reasons must be freed by bt__cfg_eval_clear). Not
+ * thread-safe on one model (it uses m->slots). */
+bt_status bt__model_eval(bt__model *m, const bt_config *c, bt__cfg_eval *ev);
+void bt__cfg_eval_clear(bt__cfg_eval *ev);
+
+/* Peak for a dtype and unit ("fp16 tensor"); 0 if the GPU lacks it. */
+double bt__peak_for(const bt_gpu *g, bt__dtype t, bt__compute_unit u, bool allow_tf32,
+                    const char **name);
+
+#endif
