@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# plan.sh — `blocktune plan` end to end: the seeds' numbers in the text output, the JSON schema,
+# and one clear line with a non-zero exit for each kind of bad input.
+set -u
+bt="$1"
+fail=0
+check() { # check NAME COND...
+    local name="$1"; shift
+    if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+out=$("$bt" plan gemm --gpu h200 --m 4096 --n 4096 --k 4096 --dtype fp16 --all)
+check "plan exits 0" test $? -eq 0
+check "roofline is compute-bound" grep -q "compute-bound" <<<"$out"
+check "5-stage 128x256x64 rejected with numbers" grep -q "shared memory 245760 B > 232448 B per block" <<<"$out"
+check "recommendation printed" grep -q "Measure these" <<<"$out"
+
+out=$("$bt" plan softmax --gpu "NVIDIA H200" --rows 32768 --cols 1024)
+check "softmax memory-bound" grep -q "memory-bound" <<<"$out"
+
+json=$("$bt" plan gemm --gpu a100-sxm4-80gb --dtype fp16 --json)
+check "json exits 0" test $? -eq 0
+if command -v python3 >/dev/null; then
+    check "json parses with the documented keys" python3 -c '
+import json,sys
+j=json.loads(sys.stdin.read())
+r=j["roofline"]
+assert all(k in r for k in ("flops","bytes","intensity","ridge","bound"))
+c=j["candidates"][0]
+assert all(k in c for k in ("config","smem_bytes","regs_per_thread","blocks_per_sm","occupancy","limiter","waves","last_tile_efficiency"))
+assert all("reasons" in e and e["reasons"] for e in j["eliminated"])
+assert 150 < r["ridge"] < 160, r["ridge"]
+' <<<"$json"
+else
+    echo "note: python3 absent, JSON structure not checked"
+fi
+csv=$("$bt" plan vector_add --gpu l4 --n 1000003 --csv)
+check "csv has a header and rows" test "$(wc -l <<<"$csv")" -gt 3
+
+one=$("$bt" plan gemm --gpu h200 --dtype fp16 --config BLOCK_M=96,BLOCK_N=128,BLOCK_K=32,num_warps=4,num_stages=3,GROUP_M=8)
+check "--config BLOCK_M=96 rejected under triton" grep -q "BLOCK_M=96 is not a power of two" <<<"$one"
+one=$("$bt" plan gemm --gpu h200 --dtype fp16 --rules cuda --config block_m=96,block_n=128,block_k=32,NUM_WARPS=4,num_stages=3,group_m=8)
+check "--config BLOCK_M=96 accepted under cuda" grep -q "Candidates" <<<"$one"
+check "  ... and listed as a candidate" grep -q "BLOCK_M=96" <<<"$(sed -n '/Candidates/,/Eliminated/p' <<<"$one")"
+
+bad() { # bad NAME PATTERN ARGS...: exits non-zero with one line on stderr matching PATTERN
+    local name="$1" pat="$2"; shift 2
+    local err rc
+    err=$("$bt" "$@" 2>&1 >/dev/null); rc=$?
+    if [ $rc -ne 0 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -qi -- "$pat" <<<"$err"; then
+        echo "ok   $name"
+    else
+        echo "FAIL $name (rc=$rc): $err"; fail=1
+    fi
+}
+bad "unknown kernel" "unknown kernel 'gemmm'" plan gemmm --gpu h200
+bad "unknown gpu" "h300" plan gemm --gpu h300
+bad "unknown dtype" "dtype 'fp12'" plan gemm --gpu h200 --dtype fp12
+bad "malformed config" "BLOCK_N" plan gemm --gpu h200 --config BLOCK_M=64
+bad "missing size value" "needs a value" plan gemm --gpu h200 --m
+bad "non-integer size" "integer" plan gemm --gpu h200 --m big
+bad "unknown size" "--q" plan gemm --gpu h200 --q 5
+bad "missing gpu" "--gpu" plan gemm
+bad "bad rules" "unknown rule" plan gemm --gpu h200 --rules pow3
+exit $fail

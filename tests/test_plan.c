@@ -1,0 +1,363 @@
+/*
+ * test_plan.c — the analytic model and the planner against the seeds' worked numbers, the rule
+ * sets, spec loading errors and the speed of filtering a large space.
+ */
+#include "test_util.h"
+
+#include "core/plan.h"
+
+static const bt_gpu *gpu(bt_gpudb *db, const char *name)
+{
+    const bt_gpu *g = NULL;
+    bt_diag d;
+    assert_int_equal(bt_gpudb_find(db, name, &g, &d), BT_OK);
+    return g;
+}
+
+typedef struct fx {
+    bt_gpudb *db;
+    bt_kdesc *gemm;
+} fx;
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    bt_diag d;
+    if (bt_gpudb_load_default(&f->db, &d) != BT_OK || bt_kdesc_builtin("gemm", &f->gemm, &d) != BT_OK)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    bt_kdesc_free(f->gemm);
+    bt_gpudb_free(f->db);
+    free(f);
+    return 0;
+}
+
+/* Plans one gemm config, returns the plan (caller frees). */
+static bt_plan *plan_one(fx *f, const char *gpu_name, const char *dtype, const char *cfg,
+                         const char *rules)
+{
+    bt_problem *p;
+    bt_diag d;
+    assert_int_equal(bt_problem_create(f->gemm, &p), BT_OK);
+    assert_int_equal(bt_problem_set_dtype(p, dtype, &d), BT_OK);
+    bt_config c;
+    assert_int_equal(bt_kdesc_parse_config(f->gemm, cfg, &c, &d), BT_OK);
+    bt_plan_options o = {.rules = rules, .only = &c};
+    bt_plan *pl = NULL;
+    assert_int_equal(bt_plan_create(f->gemm, p, gpu(f->db, gpu_name), &o, &pl, &d), BT_OK);
+    bt_problem_free(p);
+    return pl;
+}
+
+static const bt__cfg_eval *the_eval(const bt_plan *pl)
+{
+    return pl->ncand ? &pl->cand[0] : &pl->elim[0];
+}
+
+static void test_a100_fp16_ridge_is_about_156(void **state)
+{
+    fx *f = *state;
+    bt_plan *pl = plan_one(f, "A100-SXM4-80GB", "fp16",
+                           "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,num_warps=4,num_stages=3,GROUP_M=8", NULL);
+    double ridge = pl->model.roof.ridge;
+    assert_true(ridge > 150 && ridge < 160);
+    assert_true(pl->model.roof.peak_tflops > 300 && pl->model.roof.peak_tflops < 320);
+    assert_false(pl->model.roof.memory_bound); /* 4096^3 fp16: intensity ~1365 */
+    bt_plan_free(pl);
+}
+
+static const char *CFG_5STAGES = "block_m=128,BLOCK_N=256,block_k=64,num_warps=8,num_stages=5,group_m=8";
+static const char *CFG_4STAGES = "BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=4,GROUP_M=8";
+
+static void test_five_stages_128x256x64_fp16_is_245760_bytes_and_rejected(void **state)
+{
+    fx *f = *state;
+    const char *gpus[] = {"A100-SXM4-80GB", "H100-SXM", "h200"};
+    for (size_t i = 0; i < 3; i++) {
+        bt_plan *pl = plan_one(f, gpus[i], "fp16", CFG_5STAGES, NULL);
+        const bt__cfg_eval *ev = the_eval(pl);
+        assert_int_equal(ev->smem, 245760);
+        assert_false(ev->valid);
+        assert_true(ev->broken & (1u << BT__RULE_SMEM));
+        assert_non_null(strstr(ev->reasons, "shared memory 245760 B >"));
+        assert_non_null(strstr(ev->reasons, "5 \xc3\x97 (128\xc3\x9764 + 64\xc3\x97" "256) \xc3\x97 2"));
+        if (i > 0)
+            assert_non_null(strstr(ev->reasons, "> 232448 B per block"));
+        bt_plan_free(pl);
+    }
+}
+
+static void test_four_stages_fit_hopper_but_not_a100(void **state)
+{
+    fx *f = *state;
+    bt_plan *pl = plan_one(f, "H100-SXM", "fp16", CFG_4STAGES, NULL);
+    assert_int_equal(the_eval(pl)->smem, 196608);
+    assert_true(the_eval(pl)->valid);
+    assert_int_equal(the_eval(pl)->blocks_per_sm, 1);
+    assert_string_equal(the_eval(pl)->limiter, "shared memory");
+    bt_plan_free(pl);
+    pl = plan_one(f, "NVIDIA H200", "fp16", CFG_4STAGES, NULL);
+    assert_true(the_eval(pl)->valid);
+    bt_plan_free(pl);
+    pl = plan_one(f, "A100-SXM4-80GB", "fp16", CFG_4STAGES, NULL);
+    assert_false(the_eval(pl)->valid);
+    assert_non_null(strstr(the_eval(pl)->reasons, "196608 B > 166912 B per block"));
+    bt_plan_free(pl);
+}
+
+static void test_128x128_fp32_accumulator_is_64KiB(void **state)
+{
+    fx *f = *state;
+    bt_plan *pl = plan_one(f, "A100-SXM4-80GB", "fp32",
+                           "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,num_warps=8,num_stages=3,GROUP_M=8", NULL);
+    assert_int_equal(the_eval(pl)->acc_bytes, 65536);
+    /* 64 KiB over 256 threads = 64 fp32 registers each for the accumulator alone */
+    assert_true(the_eval(pl)->regs >= 64);
+    bt_plan_free(pl);
+}
+
+static void test_block_m_96_depends_on_rule_set(void **state)
+{
+    fx *f = *state;
+    const char *cfg = "BLOCK_M=96,BLOCK_N=128,BLOCK_K=32,num_warps=4,num_stages=3,GROUP_M=8";
+    bt_plan *pl = plan_one(f, "h200", "fp16", cfg, "triton");
+    assert_false(the_eval(pl)->valid);
+    assert_non_null(strstr(the_eval(pl)->reasons, "BLOCK_M=96 is not a power of two"));
+    assert_false(pl->in_space);
+    bt_plan_free(pl);
+    pl = plan_one(f, "h200", "fp16", cfg, "cuda");
+    assert_true(the_eval(pl)->valid);
+    bt_plan_free(pl);
+}
+
+static void test_every_broken_rule_is_kept(void **state)
+{
+    fx *f = *state;
+    /* 256x256x128, 5 stages, 16 warps (not in triton's set? 16 is) -> smem and more */
+    bt_plan *pl = plan_one(f, "T4", "fp16",
+                           "BLOCK_M=96,BLOCK_N=256,BLOCK_K=8,num_warps=8,num_stages=5,GROUP_M=8", "triton");
+    const bt__cfg_eval *ev = the_eval(pl);
+    assert_false(ev->valid);
+    assert_true(ev->broken & (1u << BT__RULE_POW2_TILES));
+    assert_true(ev->broken & (1u << BT__RULE_TC_DIMS));
+    assert_true(ev->broken & (1u << BT__RULE_SMEM));
+    bt_plan_free(pl);
+}
+
+static void test_softmax_is_memory_bound(void **state)
+{
+    fx *f = *state;
+    bt_kdesc *k;
+    bt_diag d;
+    assert_int_equal(bt_kdesc_builtin("softmax", &k, &d), BT_OK);
+    bt_problem *p;
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    assert_int_equal(bt_problem_set(p, "rows", 32768, &d), BT_OK);
+    assert_int_equal(bt_problem_set(p, "COLS", 1024, &d), BT_OK);
+    bt_plan *pl;
+    assert_int_equal(bt_plan_create(k, p, gpu(f->db, "h200"), NULL, &pl, &d), BT_OK);
+    assert_true(pl->model.roof.memory_bound);
+    assert_true(pl->model.roof.intensity < 3);
+    assert_true(pl->ncand >= 3);
+    assert_true(pl->nelim > 0); /* BLOCK_N far above cols is pruned by the constraint */
+    /* smem is BLOCK_N x elem for every candidate */
+    for (size_t i = 0; i < pl->ncand; i++)
+        assert_int_equal(pl->cand[i].smem, pl->cand[i].cfg.v[0] * 4);
+    bt_plan_free(pl);
+    bt_problem_free(p);
+    bt_kdesc_free(k);
+}
+
+static void test_builtin_spaces_are_wide_enough(void **state)
+{
+    fx *f = *state;
+    const char *const *names = bt_kdesc_builtin_names();
+    for (; *names; names++) {
+        bt_kdesc *k;
+        bt_diag d;
+        assert_int_equal(bt_kdesc_builtin(*names, &k, &d), BT_OK);
+        bt_problem *p;
+        bt_problem_create(k, &p);
+        bt_plan *pl;
+        assert_int_equal(bt_plan_create(k, p, gpu(f->db, "h200"), NULL, &pl, &d), BT_OK);
+        size_t need = strcmp(*names, "gemm") ? 3 : 6;
+        if (pl->ncand < need)
+            fail_msg("%s has %zu valid configs on h200 (< %zu)", *names, pl->ncand, need);
+        /* ranked by predicted time */
+        for (size_t i = 1; i < pl->ncand; i++)
+            assert_true(pl->cand[i - 1].pred_us <= pl->cand[i].pred_us);
+        bt_plan_free(pl);
+        bt_problem_free(p);
+        bt_kdesc_free(k);
+    }
+}
+
+static void test_gemm_waves_and_last_tile(void **state)
+{
+    fx *f = *state;
+    bt_problem *p;
+    bt_diag d;
+    bt_problem_create(f->gemm, &p);
+    bt_problem_set(p, "M", 3001, &d);
+    bt_problem_set(p, "N", 2999, &d);
+    bt_problem_set(p, "K", 1031, &d);
+    bt_problem_set_dtype(p, "fp16", &d);
+    bt_config c;
+    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=4,GROUP_M=8", &c, &d), BT_OK);
+    bt_plan_options o = {.only = &c};
+    bt_plan *pl;
+    assert_int_equal(bt_plan_create(f->gemm, p, gpu(f->db, "h200"), &o, &pl, &d), BT_OK);
+    const bt__cfg_eval *ev = the_eval(pl);
+    assert_int_equal(ev->grid, 24 * 47); /* cdiv(3001,128) x cdiv(2999,64) */
+    assert_float_equal(ev->last_tile_eff[0], (3001 % 128) / 128.0, 1e-9);
+    assert_float_equal(ev->last_tile_eff[1], (2999 % 64) / 64.0, 1e-9);
+    assert_float_equal(ev->last_tile_eff[2], (1031 % 32) / 32.0, 1e-9);
+    assert_false(ev->vector_ok); /* K*2 and N*2 not multiples of 16 */
+    assert_true(ev->tensor_core);
+    int64_t slots = ev->blocks_per_sm * 132;
+    assert_int_equal(ev->waves, (ev->grid + slots - 1) / slots);
+    bt_plan_free(pl);
+    bt_problem_free(p);
+}
+
+static void test_spec_errors_name_file_line_column(void **state)
+{
+    (void)state;
+    bt_kdesc *k = (bt_kdesc *)1;
+    bt_diag d;
+    const char *bad_expr = "{\n  \"name\": \"x\",\n  \"problem\": {\"n\": 10},\n"
+                           "  \"params\": {\"B\": [1, 2]},\n"
+                           "  \"constraints\": [\"B * (n + 2\"]\n}\n";
+    assert_int_equal(bt_kdesc_load_string(bad_expr, "bad.json", &k, &d), BT_PARSE);
+    assert_null(k);
+    assert_string_equal(d.file, "bad.json");
+    assert_int_equal(d.line, 5);
+    assert_string_equal(d.field, "constraints[0]");
+    assert_true(d.column > 19); /* inside the string, past its quote at column 19 */
+    const char *typo = "{\"name\": \"x\", \"params\": {\"B\": [1]}, \"constraint\": []}";
+    assert_int_equal(bt_kdesc_load_string(typo, "t.json", &k, &d), BT_PARSE);
+    assert_non_null(strstr(d.msg, "did you mean 'constraints'"));
+    const char *syntax = "{\"name\": \"x\",\n \"params\": {\"B\": [1,]}}";
+    assert_int_equal(bt_kdesc_load_string(syntax, "s.json", &k, &d), BT_PARSE);
+    assert_int_equal(d.line, 2);
+    const char *unknown = "{\"name\": \"x\", \"params\": {\"B\": [1]},\n \"constraints\": [\"B < BB\"]}";
+    assert_int_equal(bt_kdesc_load_string(unknown, "u.json", &k, &d), BT_PARSE);
+    assert_non_null(strstr(d.msg, "BB"));
+    assert_int_equal(d.line, 2);
+    const char *dup = "{\"name\": \"x\", \"params\": {\"B\": [1, 1]}}";
+    assert_int_equal(bt_kdesc_load_string(dup, "d.json", &k, &d), BT_PARSE);
+    assert_non_null(strstr(d.msg, "twice"));
+}
+
+static void test_division_by_zero_eliminates_the_config_only(void **state)
+{
+    fx *f = *state;
+    const char *spec = "{\"name\": \"z\", \"problem\": {\"n\": 100},"
+                       " \"params\": {\"D\": [0, 1, 2]},"
+                       " \"constraints\": [\"n / D > 10\"]}";
+    bt_kdesc *k;
+    bt_diag d;
+    assert_int_equal(bt_kdesc_load_string(spec, "z.json", &k, &d), BT_OK);
+    bt_problem *p;
+    bt_problem_create(k, &p);
+    bt_plan *pl;
+    assert_int_equal(bt_plan_create(k, p, gpu(f->db, "h200"), NULL, &pl, &d), BT_OK);
+    assert_int_equal(pl->ncand, 2);
+    assert_int_equal(pl->nelim, 1);
+    assert_non_null(strstr(pl->elim[0].reasons, "division by zero"));
+    bt_plan_free(pl);
+    bt_problem_free(p);
+    bt_kdesc_free(k);
+}
+
+static void test_parse_config_errors(void **state)
+{
+    fx *f = *state;
+    bt_config c;
+    bt_diag d;
+    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=64", &c, &d), BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "BLOCK_N"));
+    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_Q=64", &c, &d), BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "BLOCK_Q"));
+    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=sixty", &c, &d), BT_INVALID_ARG);
+    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M", &c, &d), BT_INVALID_ARG);
+}
+
+static void test_100k_configs_filter_in_well_under_a_second(void **state)
+{
+    fx *f = *state;
+    /* 10 * 10 * 10 * 10 * 12 = 120000 configs */
+    const char *spec =
+        "{\"name\": \"big\", \"problem\": {\"M\": 4096, \"N\": 4096, \"K\": 4096},"
+        " \"params\": {\"BLOCK_M\": {\"range\": [16, 160, 16]}, \"BLOCK_N\": {\"range\": [16, 160, 16]},"
+        "  \"BLOCK_K\": {\"range\": [8, 80, 8]}, \"num_stages\": {\"range\": [1, 10]},"
+        "  \"num_warps\": [1, 2, 4, 8, 16, 32, 3, 5, 6, 7, 12, 24]},"
+        " \"constraints\": [\"BLOCK_M * BLOCK_N >= 32 * num_warps * warp_size\"],"
+        " \"rules\": \"cuda\","
+        " \"model\": {\"kind\": \"gemm\", \"unit\": \"tensor\", \"inner\": \"BLOCK_N\","
+        "  \"tiles\": [{\"param\": \"BLOCK_M\", \"dim\": \"M\"}, {\"param\": \"BLOCK_N\", \"dim\": \"N\"}],"
+        "  \"smem\": \"num_stages * (BLOCK_M*BLOCK_K + BLOCK_K*BLOCK_N) * elem_bytes\"},"
+        " \"launch\": {\"grid\": [\"cdiv(M, BLOCK_M)\", \"cdiv(N, BLOCK_N)\"], \"block\": [\"num_warps*warp_size\"]},"
+        " \"flops\": \"2*M*N*K\", \"bytes\": \"(M*K+K*N+M*N)*elem_bytes\"}";
+    bt_kdesc *k;
+    bt_diag d;
+    assert_int_equal(bt_kdesc_load_string(spec, "big.json", &k, &d), BT_OK);
+    assert_true(bt__kdesc_count(k) == 120000);
+    bt_problem *p;
+    bt_problem_create(k, &p);
+    bt_plan *pl;
+    double t0 = bt_test_now();
+    assert_int_equal(bt_plan_create(k, p, gpu(f->db, "h200"), NULL, &pl, &d), BT_OK);
+    double dt = bt_test_now() - t0;
+    printf("# 120000 configs planned in %.3f s (%zu valid)\n", dt, pl->ncand);
+    assert_int_equal(pl->ncand + pl->nelim, 120000);
+    if (!bt_test_sanitized())
+        assert_true(dt < 1.0);
+    bt_plan_free(pl);
+    bt_problem_free(p);
+    bt_kdesc_free(k);
+}
+
+static void test_json_has_the_documented_fields(void **state)
+{
+    fx *f = *state;
+    bt_plan *pl = plan_one(f, "h200", "fp16", CFG_5STAGES, NULL);
+    json_t *j = bt__plan_to_json(pl);
+    json_t *rf = json_object_get(j, "roofline");
+    const char *keys[] = {"flops", "bytes", "intensity", "ridge", "bound"};
+    for (size_t i = 0; i < 5; i++)
+        assert_non_null(json_object_get(rf, keys[i]));
+    json_t *e = json_array_get(json_object_get(j, "eliminated"), 0);
+    assert_non_null(e);
+    assert_true(json_array_size(json_object_get(e, "reasons")) >= 1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(e, "config"), "num_stages")), 5);
+    json_decref(j);
+    bt_plan_free(pl);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a100_fp16_ridge_is_about_156),
+        cmocka_unit_test(test_five_stages_128x256x64_fp16_is_245760_bytes_and_rejected),
+        cmocka_unit_test(test_four_stages_fit_hopper_but_not_a100),
+        cmocka_unit_test(test_128x128_fp32_accumulator_is_64KiB),
+        cmocka_unit_test(test_block_m_96_depends_on_rule_set),
+        cmocka_unit_test(test_every_broken_rule_is_kept),
+        cmocka_unit_test(test_softmax_is_memory_bound),
+        cmocka_unit_test(test_builtin_spaces_are_wide_enough),
+        cmocka_unit_test(test_gemm_waves_and_last_tile),
+        cmocka_unit_test(test_spec_errors_name_file_line_column),
+        cmocka_unit_test(test_division_by_zero_eliminates_the_config_only),
+        cmocka_unit_test(test_parse_config_errors),
+        cmocka_unit_test(test_100k_configs_filter_in_well_under_a_second),
+        cmocka_unit_test(test_json_has_the_documented_fields),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
