@@ -7,11 +7,14 @@
  *
  * Needs an OpenCL device (PoCL on the CPU does); without one the test prints why and exits 77.
  */
+/* cmocka.h needs these first. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+/* clang-format off */
 #include <cmocka.h>
+/* clang-format on */
 
 #include "backends/opencl/opencl.h"
 #include "core/device.h"
@@ -75,8 +78,14 @@ static bt__bbuf *alloc(size_t bytes)
     return b;
 }
 
-static bt__karg buf_arg(bt__bbuf *b) { return (bt__karg){.kind = BT__ARG_BUF, .u.buf = b}; }
-static bt__karg i32_arg(int32_t v) { return (bt__karg){.kind = BT__ARG_I32, .u.i32 = v}; }
+static bt__karg buf_arg(bt__bbuf *b)
+{
+    return (bt__karg){.kind = BT__ARG_BUF, .u.buf = b};
+}
+static bt__karg i32_arg(int32_t v)
+{
+    return (bt__karg){.kind = BT__ARG_I32, .u.i32 = v};
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Listing and info
@@ -343,8 +352,7 @@ static void test_binary_round_trip(void **state)
     enum { N = 4099 };
     bt__blob blob = {0};
     char *log = NULL;
-    assert_int_equal(g_if->compile(g_bd, vadd_src, NULL, 0, "-cl-std=CL1.2", &blob, &log),
-                     BT_OK);
+    assert_int_equal(g_if->compile(g_bd, vadd_src, NULL, 0, "-cl-std=CL1.2", &blob, &log), BT_OK);
     free(log);
     assert_true(blob.size > 32);
     float *c1 = malloc(N * sizeof(float)), *c2 = malloc(N * sizeof(float));
@@ -505,7 +513,8 @@ static void test_function_resources(void **state)
     assert_int_equal(g_if->function_get(g_bd, m, "withlocal", &f, &res, &d), BT_OK);
     assert_int_equal(res.regs_per_thread, -1);
     assert_true(res.max_threads_per_block >= 1);
-    assert_true(res.max_threads_per_block <= bt_device_get_info(g_dev)->props.max_threads_per_block);
+    assert_true(res.max_threads_per_block <=
+                bt_device_get_info(g_dev)->props.max_threads_per_block);
     assert_true(res.preferred_multiple >= 1);
     assert_true(res.static_smem >= 256 * 4); /* the spec counts __local variables */
     assert_true(res.local_bytes >= 0);
@@ -555,8 +564,8 @@ static void test_local_memory_argument(void **state)
         in[i] = (int)(rnd() & 0xffffff);
     bt__bbuf *bi = alloc(sizeof in), *bo = alloc(sizeof out);
     assert_int_equal(g_if->buf_write(g_bd, bi, 0, in, sizeof in, &d), BT_OK);
-    bt__karg args[] = {buf_arg(bi), buf_arg(bo),
-                       {.kind = BT__ARG_LOCAL, .u.local_bytes = B * sizeof(int)}};
+    bt__karg args[] = {
+        buf_arg(bi), buf_arg(bo), {.kind = BT__ARG_LOCAL, .u.local_bytes = B * sizeof(int)}};
     uint32_t grid[3] = {G, 1, 1}, block[3] = {B, 1, 1};
     /* dyn_smem is ignored by OpenCL: a large value must not matter. */
     assert_int_equal(g_if->launch(g_bd, f, grid, block, 1u << 30, args, 3, NULL, &d), BT_OK);

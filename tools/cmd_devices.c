@@ -99,12 +99,12 @@ static json_t *device_json(const bt_device_info *d)
         /* In bt_peak_kind order (fp64, fp32, fp16, tf32_tc, fp16_tc, bf16_tc, fp8_tc, int8_tc,
          * fp64_tc); 0 where unknown. */
         "peak_tflops", peaks, "source", g->source);
-    return json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:o, s:s}",
-                     "id", d->id, "backend", d->backend, "index", d->index, "name", d->name,
-                     "vendor", d->vendor, "platform", d->platform, "api_version", d->api_version,
-                     "driver_version", d->driver_version, "compiler_version",
-                     d->compiler_version, "uuid", d->uuid, "is_gpu", d->is_gpu, "is_default",
-                     d->is_default, "props", props, "table_row", d->table_row);
+    return json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:o, s:s}", "id",
+                     d->id, "backend", d->backend, "index", d->index, "name", d->name, "vendor",
+                     d->vendor, "platform", d->platform, "api_version", d->api_version,
+                     "driver_version", d->driver_version, "compiler_version", d->compiler_version,
+                     "uuid", d->uuid, "is_gpu", d->is_gpu, "is_default", d->is_default, "props",
+                     props, "table_row", d->table_row);
 }
 
 static int print_json(const bt_device_info *devs, size_t n)

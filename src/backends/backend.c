@@ -13,11 +13,16 @@
 BT__BACKEND_LIST(BT__BACKEND_DECLARE)
 #undef BT__BACKEND_DECLARE
 
+/* clang-format off */
 static const bt__backend_iface *const backends[] = {
 #define BT__BACKEND_ENTRY(n) &bt__backend_##n,
     BT__BACKEND_LIST(BT__BACKEND_ENTRY)
 #undef BT__BACKEND_ENTRY
     NULL,
 };
+/* clang-format on */
 
-const bt__backend_iface *const *bt__backends(void) { return backends; }
+const bt__backend_iface *const *bt__backends(void)
+{
+    return backends;
+}

@@ -25,8 +25,8 @@ struct bt_device {
 /* One registered backend after its load attempt. */
 typedef struct backend_slot {
     const bt__backend_iface *iface;
-    void *ctx;          /* NULL when it did not load */
-    char reason[1024];  /* why it did not load (or why some device was skipped) */
+    void *ctx;         /* NULL when it did not load */
+    char reason[1024]; /* why it did not load (or why some device was skipped) */
 } backend_slot;
 
 /* One listed device. */
@@ -239,11 +239,20 @@ void bt_device_close(bt_device *d)
     free(d);
 }
 
-const bt_device_info *bt_device_get_info(const bt_device *d) { return d ? &d->info : NULL; }
+const bt_device_info *bt_device_get_info(const bt_device *d)
+{
+    return d ? &d->info : NULL;
+}
 
-const bt__backend_iface *bt__device_iface(const bt_device *d) { return d ? d->iface : NULL; }
+const bt__backend_iface *bt__device_iface(const bt_device *d)
+{
+    return d ? d->iface : NULL;
+}
 
-bt__bdev *bt__device_bdev(const bt_device *d) { return d ? d->bdev : NULL; }
+bt__bdev *bt__device_bdev(const bt_device *d)
+{
+    return d ? d->bdev : NULL;
+}
 
 int bt__device_backend_count(void)
 {

@@ -11,7 +11,8 @@ check_json() {
     if command -v python3 >/dev/null; then
         python3 -m json.tool >/dev/null <<<"$1" || fail "invalid JSON: $1"
     else
-        grep -q '"devices"' <<<"$1" && grep -q '"unavailable"' <<<"$1" || fail "not the JSON shape: $1"
+        grep -q '"devices"' <<<"$1" && grep -q '"unavailable"' <<<"$1" ||
+            fail "not the JSON shape: $1"
     fi
 }
 
@@ -28,7 +29,8 @@ out="$(BLOCKTUNE_OPENCL_LIBRARY=$missing "$bin" devices)" || fail "devices witho
 grep -q "^no devices: " <<<"$out" || fail "expected 'no devices: ...', got: $out"
 grep -q "opencl: .*$missing" <<<"$out" || fail "the reason does not name the library: $out"
 grep -q "opencl:0" <<<"$out" && fail "opencl:0 listed without OpenCL"
-out="$(BLOCKTUNE_OPENCL_LIBRARY=$missing "$bin" devices --json)" || fail "--json without OpenCL exited $?"
+out="$(BLOCKTUNE_OPENCL_LIBRARY=$missing "$bin" devices --json)" ||
+    fail "--json without OpenCL exited $?"
 check_json "$out"
 grep -q '"devices": \[\]' <<<"$out" || fail "--json without OpenCL must list no device: $out"
 grep -q '"backend": "opencl"' <<<"$out" || fail "--json must say opencl is unavailable: $out"

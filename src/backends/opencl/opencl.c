@@ -46,11 +46,13 @@
  * Error names
  * ========================================================================================== */
 
+/* clang-format off */
+#define E(n) {n, #n}
+/* clang-format on */
 static const struct {
     int code;
     const char *name;
 } ocl_errors[] = {
-#define E(n) {n, #n}
     E(CL_SUCCESS),
     E(CL_DEVICE_NOT_FOUND),
     E(CL_DEVICE_NOT_AVAILABLE),
@@ -179,14 +181,14 @@ static bt_status ocl_fail(bt_diag *diag, bt_status st, const char *fn, cl_int er
     X(cl_mem, clCreateBuffer, (cl_context, cl_mem_flags, size_t, void *, cl_int *))                \
     X(cl_int, clReleaseMemObject, (cl_mem))                                                        \
     X(cl_int, clEnqueueWriteBuffer,                                                                \
-      (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint,                   \
-       const cl_event *, cl_event *))                                                              \
+      (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint, const cl_event *, \
+       cl_event *))                                                                                \
     X(cl_int, clEnqueueReadBuffer,                                                                 \
       (cl_command_queue, cl_mem, cl_bool, size_t, size_t, void *, cl_uint, const cl_event *,       \
        cl_event *))                                                                                \
     X(cl_int, clEnqueueFillBuffer,                                                                 \
-      (cl_command_queue, cl_mem, const void *, size_t, size_t, size_t, cl_uint,                    \
-       const cl_event *, cl_event *))                                                              \
+      (cl_command_queue, cl_mem, const void *, size_t, size_t, size_t, cl_uint, const cl_event *,  \
+       cl_event *))                                                                                \
     X(cl_int, clEnqueueCopyBuffer,                                                                 \
       (cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t, cl_uint, const cl_event *,        \
        cl_event *))                                                                                \
@@ -198,14 +200,14 @@ static bt_status ocl_fail(bt_diag *diag, bt_status st, const char *fn, cl_int er
     X(cl_int, clBuildProgram,                                                                      \
       (cl_program, cl_uint, const cl_device_id *, const char *,                                    \
        void(CL_CALLBACK *)(cl_program, void *), void *))                                           \
-    X(cl_int, clGetProgramInfo, (cl_program, cl_program_info, size_t, void *, size_t *))          \
+    X(cl_int, clGetProgramInfo, (cl_program, cl_program_info, size_t, void *, size_t *))           \
     X(cl_int, clGetProgramBuildInfo,                                                               \
       (cl_program, cl_device_id, cl_program_build_info, size_t, void *, size_t *))                 \
     X(cl_int, clReleaseProgram, (cl_program))                                                      \
     X(cl_kernel, clCreateKernel, (cl_program, const char *, cl_int *))                             \
     X(cl_int, clReleaseKernel, (cl_kernel))                                                        \
     X(cl_int, clGetKernelWorkGroupInfo,                                                            \
-      (cl_kernel, cl_device_id, cl_kernel_work_group_info, size_t, void *, size_t *))             \
+      (cl_kernel, cl_device_id, cl_kernel_work_group_info, size_t, void *, size_t *))              \
     X(cl_int, clSetKernelArg, (cl_kernel, cl_uint, size_t, const void *))                          \
     X(cl_int, clEnqueueNDRangeKernel,                                                              \
       (cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *, const size_t *,       \
@@ -268,10 +270,10 @@ struct bt__bbuf {
 struct bt__bfn {
     cl_kernel k;
     char *name;
-    size_t wg_max;          /* CL_KERNEL_WORK_GROUP_SIZE */
-    cl_ulong static_local;  /* CL_KERNEL_LOCAL_MEM_SIZE */
+    size_t wg_max;         /* CL_KERNEL_WORK_GROUP_SIZE */
+    cl_ulong static_local; /* CL_KERNEL_LOCAL_MEM_SIZE */
     bt__kres res;
-    pthread_mutex_t lock;   /* held across clSetKernelArg + enqueue */
+    pthread_mutex_t lock; /* held across clSetKernelArg + enqueue */
     struct bt__bfn *next;
 };
 
@@ -335,8 +337,9 @@ static bt_status ocl_load(void **ctx, bt_diag *diag)
 #define BT__CL_RESOLVE(ret, name, params)                                                          \
     cx->api.name = (ret(CL_API_CALL *) params)bt__dl_sym(cx->lib, #name, &dd);                     \
     if (!cx->api.name) {                                                                           \
-        bt__diag_set(diag, "the OpenCL library lacks %s (a loader older than OpenCL 1.2?)", #name); \
-        ocl_unload(cx);                                                                             \
+        bt__diag_set(diag, "the OpenCL library lacks %s (a loader older than OpenCL 1.2?)",        \
+                     #name);                                                                       \
+        ocl_unload(cx);                                                                            \
         return BT_NO_BACKEND;                                                                      \
     }
     BT__CL_REQUIRED(BT__CL_RESOLVE)
@@ -353,7 +356,8 @@ static bt_status ocl_load(void **ctx, bt_diag *diag)
         err = -1001; /* CL_PLATFORM_NOT_FOUND_KHR, what ICD loaders return for "no vendor ICD" */
     if (err != CL_SUCCESS) {
         ocl_fail(diag, BT_NO_BACKEND, "clGetPlatformIDs", err);
-        bt__diag_prefix(diag, "no OpenCL platform (is a vendor ICD listed in /etc/OpenCL/vendors?): ");
+        bt__diag_prefix(diag,
+                        "no OpenCL platform (is a vendor ICD listed in /etc/OpenCL/vendors?): ");
         ocl_unload(cx);
         return BT_NO_BACKEND;
     }
@@ -415,12 +419,15 @@ static bt_status ocl_load(void **ctx, bt_diag *diag)
     return BT_OK;
 }
 
-static int ocl_device_count(void *ctx) { return ctx ? ((ocl_ctx *)ctx)->ndev : 0; }
+static int ocl_device_count(void *ctx)
+{
+    return ctx ? ((ocl_ctx *)ctx)->ndev : 0;
+}
 
 /* Reads a string device/platform property into buf (truncated, trimmed of surrounding spaces,
  * which some vendors pad names with). Returns the CL status. */
 static cl_int ocl_str(const ocl_api *a, cl_device_id dev, cl_platform_id plat, cl_uint param,
-                     char *buf, size_t size)
+                      char *buf, size_t size)
 {
     size_t need = 0;
     cl_int err = dev ? a->clGetDeviceInfo(dev, param, 0, NULL, &need)
@@ -476,15 +483,15 @@ static char *ocl_extensions(const ocl_api *a, cl_device_id dev)
 
 #define CL_TRY_STR(param, field)                                                                   \
     do {                                                                                           \
-        cl_int e_ = ocl_str(a, r->device, NULL, param, field, sizeof field);                        \
+        cl_int e_ = ocl_str(a, r->device, NULL, param, field, sizeof field);                       \
         if (e_ != CL_SUCCESS)                                                                      \
-            return ocl_fail(diag, ocl_status(e_), "clGetDeviceInfo(" #param ")", e_);               \
+            return ocl_fail(diag, ocl_status(e_), "clGetDeviceInfo(" #param ")", e_);              \
     } while (0)
 #define CL_TRY_DEV(param, var)                                                                     \
     do {                                                                                           \
-        cl_int e_ = ocl_dev(a, r->device, param, &(var), sizeof(var));                              \
+        cl_int e_ = ocl_dev(a, r->device, param, &(var), sizeof(var));                             \
         if (e_ != CL_SUCCESS)                                                                      \
-            return ocl_fail(diag, ocl_status(e_), "clGetDeviceInfo(" #param ")", e_);               \
+            return ocl_fail(diag, ocl_status(e_), "clGetDeviceInfo(" #param ")", e_);              \
     } while (0)
 
 /* Fills *out from the device's queries. Fields it cannot tell stay 0 (the device layer merges the
@@ -552,8 +559,7 @@ static bt_status ocl_device_info(void *ctx, int idx, bt_device_info *out, bt_dia
         if (ocl_dev(a, r->device, BT__CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, &v, sizeof v) ==
             CL_SUCCESS)
             g->cc_minor = (int)v;
-        if (ocl_dev(a, r->device, BT__CL_DEVICE_REGISTERS_PER_BLOCK_NV, &v, sizeof v) ==
-            CL_SUCCESS)
+        if (ocl_dev(a, r->device, BT__CL_DEVICE_REGISTERS_PER_BLOCK_NV, &v, sizeof v) == CL_SUCCESS)
             g->regs_per_block = (int)v;
     } else if (has_ext(exts, "cl_amd_device_attribute_query")) {
         if (ocl_dev(a, r->device, BT__CL_DEVICE_WAVEFRONT_WIDTH_AMD, &v, sizeof v) == CL_SUCCESS)
@@ -608,8 +614,9 @@ static size_t host_llc_bytes(void)
 /* The size of the buffer flush_cache writes: twice the last-level cache, because a write of
  * exactly the cache's size leaves lines behind under non-LRU replacement, at least 2 MiB, and at
  * most an eighth of the device's memory and its largest allocation. CPU devices often report the
- * L2 of one core as CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, while the data a kernel reads back would sit in
- * the shared L3: below 8 MiB on a CPU we read the host's largest cache level from sysfs instead. */
+ * L2 of one core as CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, while the data a kernel reads back would sit
+ * in the shared L3: below 8 MiB on a CPU we read the host's largest cache level from sysfs instead.
+ */
 static size_t flush_size(const ocl_api *a, cl_device_id dev)
 {
     cl_ulong cache = 0, global = 0, max_alloc = 0;
@@ -693,8 +700,8 @@ static bt_status ocl_device_open(void *ctx, int idx, bt__bdev **out, bt_diag *di
         fn = "clGetDeviceInfo(CL_DEVICE_MAX_WORK_GROUP_SIZE)";
     else if ((err = max_item_sizes(a, d->dev, d->max_items)))
         fn = "clGetDeviceInfo(CL_DEVICE_MAX_WORK_ITEM_SIZES)";
-    else if ((err = ocl_dev(a, d->dev, CL_DEVICE_LOCAL_MEM_SIZE, &d->local_mem,
-                           sizeof d->local_mem)))
+    else if ((err =
+                  ocl_dev(a, d->dev, CL_DEVICE_LOCAL_MEM_SIZE, &d->local_mem, sizeof d->local_mem)))
         fn = "clGetDeviceInfo(CL_DEVICE_LOCAL_MEM_SIZE)";
     if (fn) {
         ocl_device_close(d);
@@ -708,7 +715,7 @@ static bt_status ocl_device_open(void *ctx, int idx, bt__bdev **out, bt_diag *di
         d->ctx = NULL;
         ocl_device_close(d);
         return ocl_fail(diag, ocl_status(err ? err : CL_INVALID_CONTEXT), "clCreateContext",
-                       err ? err : CL_INVALID_CONTEXT);
+                        err ? err : CL_INVALID_CONTEXT);
     }
     /* clCreateCommandQueue is deprecated from 2.0 on but still exported by every ICD loader; the
      * 2.0 entry point is used where the platform has it. */
@@ -747,8 +754,9 @@ static bt_status ocl_buf_alloc(bt__bdev *d, size_t bytes, bt__bbuf **out, bt_dia
     b->mem = d->api->clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
     if (!b->mem || err != CL_SUCCESS) {
         free(b);
-        bt_status st = ocl_fail(diag, err == CL_INVALID_BUFFER_SIZE ? BT_RESOURCES : ocl_status(err),
-                               "clCreateBuffer", err);
+        bt_status st =
+            ocl_fail(diag, err == CL_INVALID_BUFFER_SIZE ? BT_RESOURCES : ocl_status(err),
+                     "clCreateBuffer", err);
         bt__diag_prefix(diag, "%zu bytes: ", bytes);
         return st;
     }
@@ -775,15 +783,15 @@ static bt_status check_range(const bt__bbuf *b, size_t off, size_t n, const char
         return BT_INVALID_ARG;
     }
     if (off > b->size || n > b->size - off) {
-        bt__diag_set(diag, "%s: bytes [%zu, %zu) outside a buffer of %zu bytes", what, off,
-                     off + n, b->size);
+        bt__diag_set(diag, "%s: bytes [%zu, %zu) outside a buffer of %zu bytes", what, off, off + n,
+                     b->size);
         return BT_INVALID_ARG;
     }
     return BT_OK;
 }
 
 static bt_status ocl_buf_write(bt__bdev *d, bt__bbuf *b, size_t off, const void *src, size_t n,
-                              bt_diag *diag)
+                               bt_diag *diag)
 {
     bt_status st = check_range(b, off, n, "buf_write", diag);
     if (st != BT_OK || n == 0)
@@ -793,7 +801,7 @@ static bt_status ocl_buf_write(bt__bdev *d, bt__bbuf *b, size_t off, const void 
 }
 
 static bt_status ocl_buf_read(bt__bdev *d, bt__bbuf *b, size_t off, void *dst, size_t n,
-                             bt_diag *diag)
+                              bt_diag *diag)
 {
     bt_status st = check_range(b, off, n, "buf_read", diag);
     if (st != BT_OK || n == 0)
@@ -804,19 +812,21 @@ static bt_status ocl_buf_read(bt__bdev *d, bt__bbuf *b, size_t off, void *dst, s
 }
 
 static bt_status ocl_buf_fill(bt__bdev *d, bt__bbuf *b, size_t off, size_t n, const void *pattern,
-                             size_t pattern_size, bt_diag *diag)
+                              size_t pattern_size, bt_diag *diag)
 {
     bt_status st = check_range(b, off, n, "buf_fill", diag);
     if (st != BT_OK)
         return st;
-    if (!pattern || (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 &&
-                     pattern_size != 8)) {
+    if (!pattern ||
+        (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8)) {
         bt__diag_set(diag, "buf_fill: pattern size %zu (must be 1, 2, 4 or 8)", pattern_size);
         return BT_INVALID_ARG;
     }
     if (off % pattern_size || n % pattern_size) {
-        bt__diag_set(diag, "buf_fill: offset %zu and size %zu must be multiples of the %zu-byte "
-                     "pattern", off, n, pattern_size);
+        bt__diag_set(diag,
+                     "buf_fill: offset %zu and size %zu must be multiples of the %zu-byte "
+                     "pattern",
+                     off, n, pattern_size);
         return BT_INVALID_ARG;
     }
     if (n == 0)
@@ -865,8 +875,8 @@ static char *build_log(const ocl_api *a, cl_program p, cl_device_id dev)
     if (a->clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) == CL_SUCCESS &&
         need > 0) {
         log = calloc(need + 1, 1);
-        if (log && a->clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, need, log, NULL) !=
-                       CL_SUCCESS)
+        if (log &&
+            a->clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, need, log, NULL) != CL_SUCCESS)
             log[0] = '\0';
     }
     if (!log)
@@ -921,7 +931,7 @@ static bt_status make_blob(uint32_t kind, const void *p1, size_t n1, const void 
 /* Builds source with defines + options into *out (a blob container). Thread-safe: each call uses
  * its own cl_program on the shared context. *log always receives a malloc'd log. */
 static bt_status ocl_compile(bt__bdev *d, const char *src, const char *const *defines, int ndefines,
-                            const char *options, bt__blob *out, char **log)
+                             const char *options, bt__blob *out, char **log)
 {
     out->data = NULL;
     out->size = 0;
@@ -941,8 +951,8 @@ static bt_status ocl_compile(bt__bdev *d, const char *src, const char *const *de
             bad = isspace((unsigned char)*c);
         if (bad) {
             char msg[256];
-            snprintf(msg, sizeof msg, "compile: define %d '%s' is not NAME=value without spaces",
-                     i, def ? def : "(null)");
+            snprintf(msg, sizeof msg, "compile: define %d '%s' is not NAME=value without spaces", i,
+                     def ? def : "(null)");
             set_log(log, msg, NULL);
             bt__sbuf_free(&opts);
             return BT_INVALID_ARG;
@@ -974,8 +984,8 @@ static bt_status ocl_compile(bt__bdev *d, const char *src, const char *const *de
         snprintf(prefix, sizeof prefix, "clBuildProgram: %s (%d)", bt__cl_error_name(err),
                  (int)err);
         if (err == CL_INVALID_BUILD_OPTIONS || err == CL_INVALID_COMPILER_OPTIONS)
-            snprintf(prefix + strlen(prefix), sizeof prefix - strlen(prefix), " with options '%.80s'",
-                     opts.s);
+            snprintf(prefix + strlen(prefix), sizeof prefix - strlen(prefix),
+                     " with options '%.80s'", opts.s);
         set_log(log, prefix, raw);
         a->clReleaseProgram(p);
         bt__sbuf_free(&opts);
@@ -1025,7 +1035,7 @@ static bt_status ocl_compile(bt__bdev *d, const char *src, const char *const *de
  * magic, size or checksum) or that the device refuses (CL_INVALID_BINARY: another device or
  * driver). Freed by ocl_module_free. */
 static bt_status ocl_module_load(bt__bdev *d, const void *bin, size_t size, bt__bmod **out,
-                                bt_diag *diag)
+                                 bt_diag *diag)
 {
     *out = NULL;
     const ocl_api *a = d->api;
@@ -1041,9 +1051,10 @@ static bt_status ocl_module_load(bt__bdev *d, const void *bin, size_t size, bt__
         return BT_CORRUPT;
     }
     if (h.size != size - sizeof h || (h.kind != BLOB_BINARY && h.kind != BLOB_SOURCE)) {
-        bt__diag_set(diag, "module_load: truncated or malformed binary (%zu bytes, header says "
-                     "%llu + %zu, kind %u)", size, (unsigned long long)h.size, sizeof h,
-                     (unsigned)h.kind);
+        bt__diag_set(diag,
+                     "module_load: truncated or malformed binary (%zu bytes, header says "
+                     "%llu + %zu, kind %u)",
+                     size, (unsigned long long)h.size, sizeof h, (unsigned)h.kind);
         return BT_CORRUPT;
     }
     if (bt__fnv1a(payload, (size_t)h.size, BT__FNV_SEED) != h.hash) {
@@ -1059,8 +1070,7 @@ static bt_status ocl_module_load(bt__bdev *d, const void *bin, size_t size, bt__
     if (h.kind == BLOB_BINARY) {
         size_t n = (size_t)h.size;
         cl_int bin_status = CL_SUCCESS;
-        m->prog = a->clCreateProgramWithBinary(d->ctx, 1, &d->dev, &n, &payload, &bin_status,
-                                               &err);
+        m->prog = a->clCreateProgramWithBinary(d->ctx, 1, &d->dev, &n, &payload, &bin_status, &err);
         if (err == CL_SUCCESS && bin_status != CL_SUCCESS)
             err = bin_status;
         if (!m->prog || err != CL_SUCCESS) {
@@ -1068,7 +1078,7 @@ static bt_status ocl_module_load(bt__bdev *d, const void *bin, size_t size, bt__
                 a->clReleaseProgram(m->prog);
             free(m);
             bt_status st = ocl_fail(diag, err == CL_INVALID_BINARY ? BT_CORRUPT : ocl_status(err),
-                                   "clCreateProgramWithBinary", err);
+                                    "clCreateProgramWithBinary", err);
             if (err == CL_INVALID_BINARY)
                 bt__diag_prefix(diag, "the device refused the binary (built for another device or "
                                       "driver?): ");
@@ -1133,7 +1143,7 @@ static void ocl_module_free(bt__bdev *d, bt__bmod *m)
 /* Returns the kernel `entry` of m (created once, then the same bt__bfn, owned by m) and its
  * resources. BT_NOT_FOUND when the module has no such kernel. */
 static bt_status ocl_function_get(bt__bdev *d, bt__bmod *m, const char *entry, bt__bfn **out,
-                                 bt__kres *res, bt_diag *diag)
+                                  bt__kres *res, bt_diag *diag)
 {
     *out = NULL;
     const ocl_api *a = d->api;
@@ -1160,8 +1170,10 @@ static bt_status ocl_function_get(bt__bdev *d, bt__bmod *m, const char *entry, b
         free(f->name);
         free(f);
         if (err == CL_INVALID_KERNEL_NAME) {
-            bt__diag_set(diag, "clCreateKernel: CL_INVALID_KERNEL_NAME (%d): no kernel '%s' in "
-                         "the module", (int)err, entry);
+            bt__diag_set(diag,
+                         "clCreateKernel: CL_INVALID_KERNEL_NAME (%d): no kernel '%s' in "
+                         "the module",
+                         (int)err, entry);
             return BT_NOT_FOUND;
         }
         return ocl_fail(diag, ocl_status(err), "clCreateKernel", err);
@@ -1279,8 +1291,8 @@ static bt_status set_args(bt__bdev *d, bt__bfn *f, const bt__karg *args, int nar
  * held from the first clSetKernelArg to the enqueue. With a timer, the launch's event is kept in
  * it (replacing the previous one; a failed launch leaves it empty). */
 static bt_status ocl_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
-                           const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
-                           int nargs, bt__btimer *timer, bt_diag *diag)
+                            const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
+                            int nargs, bt__btimer *timer, bt_diag *diag)
 {
     (void)dyn_smem;
     const ocl_api *a = d->api;
@@ -1288,9 +1300,10 @@ static bt_status ocl_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
     cl_uint dims = 1;
     for (int i = 0; i < 3; i++) {
         if (grid[i] == 0 || block[i] == 0) {
-            bt__diag_set(diag, "launch of %s: grid (%u,%u,%u) and block (%u,%u,%u) must be "
-                         "positive", f->name, grid[0], grid[1], grid[2], block[0], block[1],
-                         block[2]);
+            bt__diag_set(diag,
+                         "launch of %s: grid (%u,%u,%u) and block (%u,%u,%u) must be "
+                         "positive",
+                         f->name, grid[0], grid[1], grid[2], block[0], block[1], block[2]);
             return BT_INVALID_ARG;
         }
         global[i] = (size_t)grid[i] * block[i];
@@ -1305,8 +1318,10 @@ static bt_status ocl_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
         }
     }
     if (threads > f->wg_max) {
-        bt__diag_set(diag, "launch of %s: block of %zu work-items, above the kernel's "
-                     "CL_KERNEL_WORK_GROUP_SIZE %zu", f->name, threads, f->wg_max);
+        bt__diag_set(diag,
+                     "launch of %s: block of %zu work-items, above the kernel's "
+                     "CL_KERNEL_WORK_GROUP_SIZE %zu",
+                     f->name, threads, f->wg_max);
         return BT_RESOURCES;
     }
 
@@ -1314,9 +1329,10 @@ static bt_status ocl_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
     cl_ulong local_total = 0;
     bt_status st = set_args(d, f, args, nargs, &local_total, diag);
     if (st == BT_OK && local_total + f->static_local > d->local_mem) {
-        bt__diag_set(diag, "launch of %s: %llu bytes of local memory (%llu dynamic + %llu static),"
-                     " above the device's %llu", f->name,
-                     (unsigned long long)(local_total + f->static_local),
+        bt__diag_set(diag,
+                     "launch of %s: %llu bytes of local memory (%llu dynamic + %llu static),"
+                     " above the device's %llu",
+                     f->name, (unsigned long long)(local_total + f->static_local),
                      (unsigned long long)local_total, (unsigned long long)f->static_local,
                      (unsigned long long)d->local_mem);
         st = BT_RESOURCES;
@@ -1327,8 +1343,8 @@ static bt_status ocl_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
                                                timer ? &ev : NULL);
         if (err != CL_SUCCESS) {
             st = ocl_fail(diag, launch_status(err), "clEnqueueNDRangeKernel", err);
-            bt__diag_prefix(diag, "launch of %s, block (%u,%u,%u): ", f->name, block[0],
-                            block[1], block[2]);
+            bt__diag_prefix(diag, "launch of %s, block (%u,%u,%u): ", f->name, block[0], block[1],
+                            block[2]);
             ev = NULL;
         }
     }
@@ -1371,18 +1387,18 @@ static bt_status ocl_timer_read(bt__bdev *d, bt__btimer *t, double *ms, bt_diag 
     }
     cl_int err = a->clWaitForEvents(1, &t->ev);
     if (err != CL_SUCCESS)
-        return ocl_fail(diag, err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? BT_LAUNCH
-                                                                                 : ocl_status(err),
-                       "clWaitForEvents", err);
+        return ocl_fail(
+            diag, err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? BT_LAUNCH : ocl_status(err),
+            "clWaitForEvents", err);
     cl_ulong start = 0, end = 0;
     err = a->clGetEventProfilingInfo(t->ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
     if (err != CL_SUCCESS)
-        return ocl_fail(diag, ocl_status(err), "clGetEventProfilingInfo(CL_PROFILING_COMMAND_START)",
-                       err);
+        return ocl_fail(diag, ocl_status(err),
+                        "clGetEventProfilingInfo(CL_PROFILING_COMMAND_START)", err);
     err = a->clGetEventProfilingInfo(t->ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
     if (err != CL_SUCCESS)
         return ocl_fail(diag, ocl_status(err), "clGetEventProfilingInfo(CL_PROFILING_COMMAND_END)",
-                       err);
+                        err);
     *ms = end > start ? (double)(end - start) / 1e6 : 0.0;
     return BT_OK;
 }
@@ -1404,8 +1420,8 @@ static bt_status ocl_flush_cache(bt__bdev *d, bt_diag *diag)
         }
     }
     uint32_t pattern = 0x9e3779b9u * ++d->flush_count;
-    err = a->clEnqueueFillBuffer(d->q, d->flush_buf, &pattern, sizeof pattern, 0, d->flush_bytes,
-                                 0, NULL, NULL);
+    err = a->clEnqueueFillBuffer(d->q, d->flush_buf, &pattern, sizeof pattern, 0, d->flush_bytes, 0,
+                                 NULL, NULL);
     return err ? ocl_fail(diag, ocl_status(err), "clEnqueueFillBuffer (flush_cache)", err) : BT_OK;
 }
 
@@ -1415,7 +1431,7 @@ static bt_status ocl_sync(bt__bdev *d, bt_diag *diag)
 {
     cl_int err = d->api->clFinish(d->q);
     return err ? ocl_fail(diag, err == CL_OUT_OF_RESOURCES ? BT_LAUNCH : ocl_status(err),
-                         "clFinish", err)
+                          "clFinish", err)
                : BT_OK;
 }
 
