@@ -175,6 +175,25 @@ typedef struct bt_device_info {
     char table_row[96];        /* name of the matching hardware-table row, empty if none */
 } bt_device_info;
 
+/* An opened device: a context and a queue/stream of one backend's device. */
+typedef struct bt_device bt_device;
+
+/* Lists every device of every backend that loads, in backend registry order and device
+ * order within each. Backends are loaded once per process (thread-safe) and stay loaded until
+ * exit. Exactly one device has is_default set when there is any. *out is malloc'd (free() it), or
+ * NULL when *count is 0. Returns BT_OK also when there are no devices; then, and whenever a
+ * backend did not load, diag->msg (when diag is non-NULL) says why each backend did not load
+ * ("opencl: no OpenCL ICD loader ..."), and is empty otherwise. */
+BT_API bt_status bt_devices_list(bt_device_info **out, size_t *count, bt_diag *diag);
+/* Opens a device by id: "opencl:0", "cuda:1", a bare backend name for its first device, or NULL /
+ * "default" for the default device. BT_NO_DEVICE when there is no such device: the diag lists the
+ * ids that exist, or why no backend loaded. Each open gets its own context and queue; close with
+ * bt_device_close. */
+BT_API bt_status bt_device_open(const char *id, bt_device **out, bt_diag *diag);
+BT_API void bt_device_close(bt_device *d);
+/* The device's information (owned by d). */
+BT_API const bt_device_info *bt_device_get_info(const bt_device *d);
+
 /* ---------------------------------------------------------------------------------------------
  * Kernels: a kernel description (a spec: source, parameters, constraints, rules, geometry,
  * arguments, model formulas). Built-in kernels are specs compiled into the library.

@@ -1,0 +1,273 @@
+/*
+ * device.c — the device layer: loads every registered backend once per process, lists the devices
+ * of those that load (with the default marked), and opens devices by id into bt_device handles
+ * that carry the backend vtable, its context and the opened backend device.
+ *
+ * Backends are never unloaded: their contexts live until exit, so a bt_device can be used from any
+ * thread at any time without reference counting on the registry.
+ */
+#include "core/device.h"
+
+#include "core/util.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct bt_device {
+    const bt__backend_iface *iface;
+    void *ctx;
+    bt__bdev *bdev;
+    bt_device_info info;
+};
+
+/* One registered backend after its load attempt. */
+typedef struct backend_slot {
+    const bt__backend_iface *iface;
+    void *ctx;         /* NULL when it did not load */
+    char reason[1024]; /* why it did not load (or why some device was skipped) */
+} backend_slot;
+
+/* One listed device. */
+typedef struct device_slot {
+    backend_slot *backend;
+    bt_device_info info;
+} device_slot;
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static backend_slot *g_backends;
+static int g_nbackends;
+static device_slot *g_devices;
+static size_t g_ndevices;
+static bt_status g_status = BT_OK; /* BT_NOMEM when the registry itself could not be built */
+
+void bt__device_merge_table(bt_device_info *info)
+{
+    /* The hardware table lives on another branch; the lead wires bt_gpudb lookups in here. */
+    (void)info;
+}
+
+/* Loads every backend and reads every device's info (pthread_once). */
+static void load_all(void)
+{
+    const bt__backend_iface *const *table = bt__backends();
+    int n = 0;
+    while (table[n])
+        n++;
+    g_backends = calloc(n ? (size_t)n : 1, sizeof *g_backends);
+    if (!g_backends) {
+        g_status = BT_NOMEM;
+        return;
+    }
+    g_nbackends = n;
+    for (int b = 0; b < n; b++) {
+        backend_slot *s = &g_backends[b];
+        s->iface = table[b];
+        if (s->iface->api_version != BT__BACKEND_API_VERSION) {
+            snprintf(s->reason, sizeof s->reason,
+                     "built for backend API version %d, this library speaks %d",
+                     s->iface->api_version, BT__BACKEND_API_VERSION);
+            continue;
+        }
+        bt_diag d = {0};
+        bt_status st = s->iface->load(&s->ctx, &d);
+        if (st != BT_OK) {
+            s->ctx = NULL;
+            snprintf(s->reason, sizeof s->reason, "%.1000s", d.msg[0] ? d.msg : bt_strerror(st));
+            continue;
+        }
+        int count = s->iface->device_count(s->ctx);
+        for (int i = 0; i < count; i++) {
+            device_slot *grown = realloc(g_devices, (g_ndevices + 1) * sizeof *grown);
+            if (!grown) {
+                g_status = BT_NOMEM;
+                return;
+            }
+            g_devices = grown;
+            device_slot *ds = &g_devices[g_ndevices];
+            memset(ds, 0, sizeof *ds);
+            bt_diag dd = {0};
+            st = s->iface->device_info(s->ctx, i, &ds->info, &dd);
+            if (st != BT_OK) {
+                /* Listed no further; the reason stays for a listing with no device. */
+                snprintf(s->reason, sizeof s->reason, "device %d: %.900s", i,
+                         dd.msg[0] ? dd.msg : bt_strerror(st));
+                continue;
+            }
+            ds->backend = s;
+            /* The layer owns id/backend/index so that every backend spells them alike. */
+            snprintf(ds->info.id, sizeof ds->info.id, "%s:%d", s->iface->name, i);
+            snprintf(ds->info.backend, sizeof ds->info.backend, "%s", s->iface->name);
+            ds->info.index = i;
+            ds->info.is_default = 0;
+            bt__device_merge_table(&ds->info);
+            g_ndevices++;
+        }
+    }
+    /* The default: the first GPU, else the first device (a CPU). */
+    size_t def = 0;
+    for (size_t i = 0; i < g_ndevices; i++) {
+        if (g_devices[i].info.is_gpu) {
+            def = i;
+            break;
+        }
+    }
+    if (g_ndevices)
+        g_devices[def].info.is_default = 1;
+}
+
+static bt_status ensure_loaded(void)
+{
+    pthread_once(&g_once, load_all);
+    return g_status;
+}
+
+/* Writes "name: reason; name: reason" for the backends that did not load into diag->msg. */
+static void backend_reasons(bt_diag *diag)
+{
+    if (!diag)
+        return;
+    bt__sbuf b = {0};
+    for (int i = 0; i < g_nbackends; i++)
+        if (!g_backends[i].ctx || g_backends[i].reason[0])
+            bt__sbuf_printf(&b, "%s%s: %s", b.len ? "; " : "", g_backends[i].iface->name,
+                            g_backends[i].reason[0] ? g_backends[i].reason : "no device");
+    if (g_nbackends == 0)
+        bt__sbuf_printf(&b, "no backend is built into this library");
+    bt__diag_set(diag, "%s", b.s ? b.s : "");
+    bt__sbuf_free(&b);
+}
+
+bt_status bt_devices_list(bt_device_info **out, size_t *count, bt_diag *diag)
+{
+    if (out)
+        *out = NULL;
+    if (count)
+        *count = 0;
+    if (!out || !count) {
+        bt__diag_set(diag, "bt_devices_list: NULL out or count");
+        return BT_INVALID_ARG;
+    }
+    bt_status st = ensure_loaded();
+    if (st != BT_OK) {
+        bt__diag_set(diag, "out of memory while loading the backends");
+        return st;
+    }
+    if (diag)
+        bt__diag_clear(diag);
+    backend_reasons(diag);
+    if (g_ndevices == 0)
+        return BT_OK;
+    bt_device_info *infos = malloc(g_ndevices * sizeof *infos);
+    if (!infos)
+        return BT_NOMEM;
+    for (size_t i = 0; i < g_ndevices; i++)
+        infos[i] = g_devices[i].info;
+    *out = infos;
+    *count = g_ndevices;
+    return BT_OK;
+}
+
+/* The device slot an id names, NULL when none. */
+static device_slot *find_device(const char *id)
+{
+    if (!id || !*id || bt__streq_nocase(id, "default")) {
+        for (size_t i = 0; i < g_ndevices; i++)
+            if (g_devices[i].info.is_default)
+                return &g_devices[i];
+        return NULL;
+    }
+    for (size_t i = 0; i < g_ndevices; i++)
+        if (bt__streq_nocase(id, g_devices[i].info.id))
+            return &g_devices[i];
+    /* A bare backend name: its first device. */
+    for (size_t i = 0; i < g_ndevices; i++)
+        if (bt__streq_nocase(id, g_devices[i].info.backend))
+            return &g_devices[i];
+    return NULL;
+}
+
+bt_status bt_device_open(const char *id, bt_device **out, bt_diag *diag)
+{
+    if (!out) {
+        bt__diag_set(diag, "bt_device_open: NULL out");
+        return BT_INVALID_ARG;
+    }
+    *out = NULL;
+    bt_status st = ensure_loaded();
+    if (st != BT_OK) {
+        bt__diag_set(diag, "out of memory while loading the backends");
+        return st;
+    }
+    if (g_ndevices == 0) {
+        backend_reasons(diag);
+        bt__diag_prefix(diag, "no devices: ");
+        return BT_NO_DEVICE;
+    }
+    device_slot *ds = find_device(id);
+    if (!ds) {
+        bt__sbuf b = {0};
+        for (size_t i = 0; i < g_ndevices; i++)
+            bt__sbuf_printf(&b, "%s%s (%s)", i ? ", " : "", g_devices[i].info.id,
+                            g_devices[i].info.name);
+        bt__diag_set(diag, "unknown device '%s'; the devices are: %s", id, b.s ? b.s : "");
+        bt__sbuf_free(&b);
+        return BT_NO_DEVICE;
+    }
+    bt_device *d = calloc(1, sizeof *d);
+    if (!d)
+        return BT_NOMEM;
+    d->iface = ds->backend->iface;
+    d->ctx = ds->backend->ctx;
+    d->info = ds->info;
+    st = d->iface->device_open(d->ctx, d->info.index, &d->bdev, diag);
+    if (st != BT_OK) {
+        bt__diag_prefix(diag, "%s: ", d->info.id);
+        free(d);
+        return st;
+    }
+    *out = d;
+    return BT_OK;
+}
+
+void bt_device_close(bt_device *d)
+{
+    if (!d)
+        return;
+    d->iface->device_close(d->bdev);
+    free(d);
+}
+
+const bt_device_info *bt_device_get_info(const bt_device *d)
+{
+    return d ? &d->info : NULL;
+}
+
+const bt__backend_iface *bt__device_iface(const bt_device *d)
+{
+    return d ? d->iface : NULL;
+}
+
+bt__bdev *bt__device_bdev(const bt_device *d)
+{
+    return d ? d->bdev : NULL;
+}
+
+int bt__device_backend_count(void)
+{
+    ensure_loaded();
+    return g_nbackends;
+}
+
+int bt__device_backend_status(int i, const char **name, const char **reason)
+{
+    ensure_loaded();
+    if (i < 0 || i >= g_nbackends)
+        return 0;
+    if (name)
+        *name = g_backends[i].iface->name;
+    if (reason)
+        *reason = g_backends[i].ctx ? NULL : g_backends[i].reason;
+    return 1;
+}
