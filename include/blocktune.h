@@ -257,6 +257,66 @@ BT_API bt_status bt_plan_write_csv(const bt_plan *plan, FILE *f);
 BT_API bt_status bt_kdesc_parse_config(const bt_kdesc *k, const char *text, bt_config *out,
                                        bt_diag *diag);
 
+/* ---------------------------------------------------------------------------------------------
+ * Tuning and dispatch on a device.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct bt_kernel bt_kernel;
+typedef struct bt_result bt_result;
+typedef struct bt_buffer bt_buffer;
+
+typedef struct bt_tune_options {
+    double warmup_ms;   /* warm-up budget per config (default 25) */
+    double rep_ms;      /* measurement budget per config (default 100) */
+    int max_configs;    /* measure at most this many (0: every valid config when there are at
+                           most 64, else the model's best 32) */
+    int threads;        /* compile threads (0: all cores) */
+    int verify_boundary;/* also verify at the spec's boundary problem sizes (default 1) */
+    int top_k;          /* finalists re-measured interleaved A B C A B C ... (default 3) */
+    int rounds;         /* interleaved rounds (default 5) */
+    const char *rules;  /* rule set override (NULL: the kernel's own) */
+    uint64_t seed;      /* input data seed (default 1) */
+    int progress;       /* 1: a progress line on stderr when it is a terminal */
+    double timeout_s;   /* a config whose single run exceeds this is recorded as timed out (10) */
+} bt_tune_options;
+
+BT_API void bt_tune_options_default(bt_tune_options *o);
+
+/* A tunable kernel on a device. `k` must outlive the kernel. Thread-safe for launch. */
+BT_API bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out,
+                                  bt_diag *diag);
+BT_API void bt_kernel_destroy(bt_kernel *kn);
+
+/* Tunes for a problem on generated data (seeded random inputs): compile (in parallel), verify,
+ * measure, select. The result holds the full table; the winner also enters the kernel's dispatch
+ * cache. A tune that measured nothing successfully still returns BT_OK with a result saying why;
+ * only failures of the machinery (device lost, out of memory) return an error. */
+BT_API bt_status bt_kernel_tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *o,
+                                bt_result **out, bt_diag *diag);
+
+/* Launches for a problem with the caller's buffers, given in the order of the spec's buffer
+ * arguments (scalars and local memory come from the spec). The first launch for a new key tunes
+ * on the caller's data (inputs are read, outputs poisoned and then rewritten by the winner;
+ * reset_to_zero / restore_value are honoured); later launches find the key in memory and launch
+ * the compiled winner. Safe from several threads. Asynchronous: see bt_device_sync. */
+BT_API bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
+                                  int nbuffers, bt_diag *diag);
+/* How many tunes this kernel has run (a cached launch does not add one). */
+BT_API int bt_kernel_tune_count(const bt_kernel *kn);
+BT_API void bt_kernel_set_options(bt_kernel *kn, const bt_tune_options *o);
+
+BT_API bt_status bt_device_sync(bt_device *d, bt_diag *diag);
+BT_API bt_status bt_buffer_create(bt_device *d, size_t bytes, bt_buffer **out, bt_diag *diag);
+BT_API void bt_buffer_destroy(bt_buffer *b);
+BT_API bt_status bt_buffer_write(bt_buffer *b, size_t off, const void *src, size_t n, bt_diag *diag);
+BT_API bt_status bt_buffer_read(bt_buffer *b, size_t off, void *dst, size_t n, bt_diag *diag);
+
+/* The result: the seeds' report as text, or JSON (docs/tune-json.md). */
+BT_API bt_status bt_result_write_table(const bt_result *r, FILE *f);
+BT_API bt_status bt_result_write_json(const bt_result *r, FILE *f);
+/* 1 and the winner's config and median (ms) when there is a winner, else 0. */
+BT_API int bt_result_winner(const bt_result *r, bt_config *cfg, double *median_ms);
+BT_API void bt_result_free(bt_result *r);
+
 #ifdef __cplusplus
 }
 #endif

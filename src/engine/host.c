@@ -1,0 +1,270 @@
+/*
+ * host.c — host buffers, random initialisers, fp16/bf16 conversion, poison patterns and the
+ * allclose comparison (see host.h).
+ */
+#include "engine/host.h"
+
+#include "core/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void bt__rng_seed(bt__rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t bt__rng_next(bt__rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+double bt__rng_uniform(bt__rng *r) { return (double)(bt__rng_next(r) >> 11) * 0x1.0p-53; }
+
+double bt__rng_normal(bt__rng *r)
+{
+    double u1 = bt__rng_uniform(r), u2 = bt__rng_uniform(r);
+    if (u1 < 1e-300)
+        u1 = 1e-300;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static uint32_t f2u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static float u2f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+uint16_t bt__f32_to_f16(float f)
+{
+    uint32_t u = f2u(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    if (a > 0x7f800000u)
+        return (uint16_t)(sign | 0x7e00u);
+    if (a >= 0x477ff000u)
+        return (uint16_t)(sign | 0x7c00u);
+    if (a < 0x38800000u) {
+        float v = u2f(a) * 16777216.0f;
+        return (uint16_t)(sign | (uint32_t)nearbyintf(v));
+    }
+    uint32_t r = a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u;
+    return (uint16_t)(sign | (r >> 13));
+}
+
+float bt__f16_to_f32(uint16_t h)
+{
+    uint32_t sign = ((uint32_t)h & 0x8000u) << 16, e = ((uint32_t)h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0x1f)
+        return u2f(sign | 0x7f800000u | (m << 13));
+    if (e == 0) {
+        float v = (float)m * 5.9604644775390625e-8f;
+        return sign ? -v : v;
+    }
+    return u2f(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+uint16_t bt__f32_to_bf16(float f)
+{
+    uint32_t u = f2u(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+float bt__bf16_to_f32(uint16_t h) { return u2f((uint32_t)h << 16); }
+
+bt_status bt__hostbuf_alloc(bt__hostbuf *b, bt__dtype t, size_t count)
+{
+    b->dtype = t;
+    b->count = count;
+    size_t bytes = count * (size_t)bt__dtype_size(t);
+    b->data = malloc(bytes ? bytes : 1);
+    return b->data ? BT_OK : BT_NOMEM;
+}
+
+void bt__hostbuf_free(bt__hostbuf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->count = 0;
+}
+
+double bt__hostbuf_get(const bt__hostbuf *b, size_t i)
+{
+    switch (b->dtype) {
+    case BT__DT_FP32: return ((const float *)b->data)[i];
+    case BT__DT_FP16: return bt__f16_to_f32(((const uint16_t *)b->data)[i]);
+    case BT__DT_BF16: return bt__bf16_to_f32(((const uint16_t *)b->data)[i]);
+    case BT__DT_FP64: return ((const double *)b->data)[i];
+    case BT__DT_INT8: return ((const int8_t *)b->data)[i];
+    case BT__DT_FP8: return ((const uint8_t *)b->data)[i];
+    case BT__DT_INT32: return ((const int32_t *)b->data)[i];
+    case BT__DT_INT64: return (double)((const int64_t *)b->data)[i];
+    default: return 0;
+    }
+}
+
+void bt__hostbuf_set(bt__hostbuf *b, size_t i, double v)
+{
+    switch (b->dtype) {
+    case BT__DT_FP32: ((float *)b->data)[i] = (float)v; break;
+    case BT__DT_FP16: ((uint16_t *)b->data)[i] = bt__f32_to_f16((float)v); break;
+    case BT__DT_BF16: ((uint16_t *)b->data)[i] = bt__f32_to_bf16((float)v); break;
+    case BT__DT_FP64: ((double *)b->data)[i] = v; break;
+    case BT__DT_INT8: ((int8_t *)b->data)[i] = (int8_t)llround(v); break;
+    case BT__DT_FP8: ((uint8_t *)b->data)[i] = (uint8_t)llround(v); break;
+    case BT__DT_INT32: ((int32_t *)b->data)[i] = (int32_t)llround(v); break;
+    case BT__DT_INT64: ((int64_t *)b->data)[i] = (int64_t)llround(v); break;
+    default: break;
+    }
+}
+
+void bt__hostbuf_init(bt__hostbuf *b, bt__init_kind kind, double a, double c, bt__rng *r)
+{
+    bool is_int = b->dtype == BT__DT_INT8 || b->dtype == BT__DT_INT32 || b->dtype == BT__DT_INT64;
+    for (size_t i = 0; i < b->count; i++) {
+        double v;
+        switch (kind) {
+        case BT__INIT_NORMAL: v = a + c * bt__rng_normal(r); break;
+        case BT__INIT_UNIFORM: v = a + (c - a) * bt__rng_uniform(r); break;
+        case BT__INIT_INT: v = floor(a + (c - a + 1) * bt__rng_uniform(r)); break;
+        case BT__INIT_IOTA: v = a + (double)i * c; break;
+        case BT__INIT_CONST: v = a; break;
+        default: v = NAN; break;
+        }
+        if (is_int && kind != BT__INIT_INT)
+            v = round(v);
+        bt__hostbuf_set(b, i, v);
+    }
+    /* never time or verify on zeros: a random buffer that came out all zero gets a 1 */
+    if ((kind == BT__INIT_NORMAL || kind == BT__INIT_UNIFORM || kind == BT__INIT_INT) && b->count) {
+        bool all_zero = true;
+        for (size_t i = 0; i < b->count && all_zero; i++)
+            all_zero = bt__hostbuf_get(b, i) == 0;
+        if (all_zero)
+            bt__hostbuf_set(b, 0, 1);
+    }
+}
+
+void bt__poison_pattern(bt__dtype t, uint8_t pattern[8], size_t *size)
+{
+    memset(pattern, 0xff, 8);
+    *size = (size_t)bt__dtype_size(t);
+    switch (t) {
+    case BT__DT_FP32: {
+        uint32_t q = 0x7fc00000u;
+        memcpy(pattern, &q, 4);
+        break;
+    }
+    case BT__DT_FP16: {
+        uint16_t q = 0x7e00u;
+        memcpy(pattern, &q, 2);
+        break;
+    }
+    case BT__DT_BF16: {
+        uint16_t q = 0x7fc0u;
+        memcpy(pattern, &q, 2);
+        break;
+    }
+    case BT__DT_FP64: {
+        uint64_t q = 0x7ff8000000000000ULL;
+        memcpy(pattern, &q, 8);
+        break;
+    }
+    default: break; /* integers: all ones */
+    }
+}
+
+void bt__verify_compare(const bt__hostbuf *out, const double *ref, const size_t *sample,
+                        size_t nsample, double rtol, double atol, bt__verify *v)
+{
+    memset(v, 0, sizeof *v);
+    v->ok = true;
+    v->first_bad = SIZE_MAX;
+    /* every element: NaN/Inf where the reference is finite fails (poisoned = unwritten) */
+    for (size_t i = 0; i < out->count; i++) {
+        double o = bt__hostbuf_get(out, i);
+        if (!isfinite(o)) {
+            bool ref_known = !sample || nsample == 0;
+            if (ref_known && !isfinite(ref[i]) && (isnan(o) == isnan(ref[i])) &&
+                (isnan(o) || signbit(o) == signbit(ref[i])))
+                continue;
+            if (!ref_known) { /* sampled: the reference is only known at sampled indices */
+                bool in_sample = false;
+                for (size_t s = 0; s < nsample && !in_sample; s++)
+                    in_sample = sample[s] == i && !isfinite(ref[i]) && isnan(o) == isnan(ref[i]);
+                if (in_sample)
+                    continue;
+            }
+            v->nonfinite++;
+            if (v->first_bad == SIZE_MAX) {
+                v->first_bad = i;
+                v->got = o;
+                v->want = ref_known ? ref[i] : NAN;
+            }
+        }
+    }
+    size_t n = nsample ? nsample : out->count;
+    for (size_t s = 0; s < n; s++) {
+        size_t i = nsample ? sample[s] : s;
+        double o = bt__hostbuf_get(out, i), r = ref[i];
+        v->checked++;
+        if (!isfinite(o) || !isfinite(r))
+            continue; /* counted above */
+        double err = fabs(o - r);
+        double rel = err / fmax(fabs(r), 1e-30);
+        if (err > v->max_abs_err)
+            v->max_abs_err = err;
+        if (rel > v->max_rel_err && fabs(r) > atol)
+            v->max_rel_err = rel;
+        if (err > atol + rtol * fabs(r)) {
+            v->bad++;
+            if (v->first_bad == SIZE_MAX || (v->nonfinite == 0 && v->bad == 1)) {
+                v->first_bad = i;
+                v->got = o;
+                v->want = r;
+            }
+        }
+    }
+    v->ok = v->bad == 0 && v->nonfinite == 0;
+    if (v->nonfinite)
+        snprintf(v->msg, sizeof v->msg,
+                 "%zu non-finite outputs (first at [%zu]: got %g, want %g): unwritten or overflowed",
+                 v->nonfinite, v->first_bad, v->got, v->want);
+    else if (v->bad)
+        snprintf(v->msg, sizeof v->msg,
+                 "%zu of %zu outputs off (first at [%zu]: got %.9g, want %.9g); max abs err %.3g, "
+                 "max rel err %.3g (rtol %.3g, atol %.3g)",
+                 v->bad, v->checked, v->first_bad, v->got, v->want, v->max_abs_err, v->max_rel_err,
+                 rtol, atol);
+    else
+        snprintf(v->msg, sizeof v->msg, "%zu outputs match (max abs err %.3g, max rel err %.3g)",
+                 v->checked, v->max_abs_err, v->max_rel_err);
+}

@@ -1,0 +1,170 @@
+/*
+ * hostref.c — fp64 host references of the built-in kernels, computed from the very inputs the
+ * device saw (read back in their storage dtype), so only the device's arithmetic is judged.
+ */
+#include "engine/host.h"
+
+#include "core/util.h"
+
+#include <math.h>
+#include <string.h>
+
+static int64_t pv(const bt__href_ctx *c, const char *name)
+{
+    for (int i = 0; i < c->k->nproblem; i++)
+        if (!strcmp(c->k->problem_names[i], name))
+            return c->p->values[i];
+    return 0;
+}
+
+/* Index of an argument by name, -1 when absent. */
+static int arg(const bt__href_ctx *c, const char *name)
+{
+    for (int i = 0; i < c->k->nargs; i++)
+        if (!strcmp(c->k->args[i].name, name))
+            return i;
+    return -1;
+}
+
+static bt_status need(const bt__href_ctx *c, const char *const *names, int *idx, int n, bt_diag *d)
+{
+    for (int i = 0; i < n; i++) {
+        idx[i] = arg(c, names[i]);
+        if (idx[i] < 0) {
+            bt__diag_set(d, "host reference of '%s' needs an argument named '%s'", c->k->name,
+                         names[i]);
+            return BT_INVALID_ARG;
+        }
+    }
+    return BT_OK;
+}
+
+static bt_status ref_vector_add(const bt__href_ctx *c, bt_diag *d)
+{
+    static const char *const names[] = {"x", "y", "z"};
+    int a[3];
+    bt_status st = need(c, names, a, 3, d);
+    if (st)
+        return st;
+    size_t n = (size_t)pv(c, "n");
+    for (size_t i = 0; i < n; i++) {
+        /* the device adds in fp32 and rounds to the storage type */
+        float s = (float)bt__hostbuf_get(&c->args[a[0]], i) + (float)bt__hostbuf_get(&c->args[a[1]], i);
+        c->ref[a[2]][i] = s;
+    }
+    return BT_OK;
+}
+
+static bt_status ref_reduce(const bt__href_ctx *c, bt_diag *d)
+{
+    static const char *const names[] = {"x", "out"};
+    int a[2];
+    bt_status st = need(c, names, a, 2, d);
+    if (st)
+        return st;
+    size_t n = (size_t)pv(c, "n");
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += bt__hostbuf_get(&c->args[a[0]], i);
+    c->ref[a[1]][0] = s;
+    return BT_OK;
+}
+
+static bt_status ref_softmax(const bt__href_ctx *c, bt_diag *d)
+{
+    static const char *const names[] = {"x", "y"};
+    int a[2];
+    bt_status st = need(c, names, a, 2, d);
+    if (st)
+        return st;
+    size_t rows = (size_t)pv(c, "rows"), cols = (size_t)pv(c, "cols");
+    const bt__hostbuf *x = &c->args[a[0]];
+    double *y = c->ref[a[1]];
+    for (size_t r = 0; r < rows; r++) {
+        double m = -INFINITY, s = 0;
+        for (size_t i = 0; i < cols; i++)
+            m = fmax(m, bt__hostbuf_get(x, r * cols + i));
+        for (size_t i = 0; i < cols; i++)
+            s += exp(bt__hostbuf_get(x, r * cols + i) - m);
+        for (size_t i = 0; i < cols; i++)
+            y[r * cols + i] = exp(bt__hostbuf_get(x, r * cols + i) - m) / s;
+    }
+    return BT_OK;
+}
+
+static bt_status ref_layernorm(const bt__href_ctx *c, bt_diag *d)
+{
+    static const char *const names[] = {"x", "gamma", "beta", "y"};
+    int a[4];
+    bt_status st = need(c, names, a, 4, d);
+    if (st)
+        return st;
+    size_t rows = (size_t)pv(c, "rows"), cols = (size_t)pv(c, "cols");
+    const bt__hostbuf *x = &c->args[a[0]];
+    double *y = c->ref[a[3]];
+    for (size_t r = 0; r < rows; r++) {
+        double mean = 0, var = 0;
+        for (size_t i = 0; i < cols; i++)
+            mean += bt__hostbuf_get(x, r * cols + i);
+        mean /= (double)cols;
+        for (size_t i = 0; i < cols; i++) {
+            double dd = bt__hostbuf_get(x, r * cols + i) - mean;
+            var += dd * dd;
+        }
+        var /= (double)cols;
+        double rstd = 1.0 / sqrt(var + 1e-5);
+        for (size_t i = 0; i < cols; i++)
+            y[r * cols + i] = (bt__hostbuf_get(x, r * cols + i) - mean) * rstd *
+                                  bt__hostbuf_get(&c->args[a[1]], i) +
+                              bt__hostbuf_get(&c->args[a[2]], i);
+    }
+    return BT_OK;
+}
+
+static bt_status ref_gemm(const bt__href_ctx *c, bt_diag *d)
+{
+    static const char *const names[] = {"A", "B", "C"};
+    int a[3];
+    bt_status st = need(c, names, a, 3, d);
+    if (st)
+        return st;
+    size_t M = (size_t)pv(c, "M"), N = (size_t)pv(c, "N"), K = (size_t)pv(c, "K");
+    const bt__hostbuf *A = &c->args[a[0]], *B = &c->args[a[1]];
+    double *C = c->ref[a[2]];
+    size_t n = c->nsample ? c->nsample : M * N;
+    for (size_t s = 0; s < n; s++) {
+        size_t idx = c->nsample ? c->sample[s] : s;
+        size_t i = idx / N, j = idx % N;
+        double acc = 0;
+        for (size_t k = 0; k < K; k++)
+            acc += bt__hostbuf_get(A, i * K + k) * bt__hostbuf_get(B, k * N + j);
+        C[idx] = acc;
+    }
+    return BT_OK;
+}
+
+static const struct {
+    const char *name;
+    bt__href_fn fn;
+    bool sampled;
+} refs[] = {
+    {"vector_add", ref_vector_add, false}, {"reduce", ref_reduce, false},
+    {"softmax", ref_softmax, false},       {"layernorm", ref_layernorm, false},
+    {"gemm", ref_gemm, true},
+};
+
+bt__href_fn bt__hostref_find(const char *name)
+{
+    for (size_t i = 0; i < BT__ARRAY_LEN(refs); i++)
+        if (!strcmp(refs[i].name, name))
+            return refs[i].fn;
+    return NULL;
+}
+
+bool bt__hostref_sampled(const char *name)
+{
+    for (size_t i = 0; i < BT__ARRAY_LEN(refs); i++)
+        if (!strcmp(refs[i].name, name))
+            return refs[i].sampled;
+    return false;
+}
