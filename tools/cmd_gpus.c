@@ -14,35 +14,35 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: blocktune gpus [--gpu-file FILE]... [--json] [NAME]\n"
-            "\n"
-            "Prints the hardware table: the GPUs blocktune can plan for without a device. A row\n"
-            "holds the limits the occupancy model uses (SMs, threads, warps, blocks, registers,\n"
-            "shared memory per SM and per block), the memory system (L2, capacity, bandwidth) and\n"
-            "the dense peak rates the roofline uses, with the documents the numbers come from.\n"
-            "\n"
-            "  NAME             show one GPU in full, with its ridge points and sources. Matching\n"
-            "                   is loose: case, spaces, '-', '_' and a leading NVIDIA, GeForce or\n"
-            "                   Tesla are ignored, aliases count, and a unique prefix or part of a\n"
-            "                   name is enough: 'h200', \"NVIDIA H200\", a100-sxm4-80gb, 4090.\n"
-            "                   Plain 'a100' means A100-SXM4-80GB, 'h100' means H100-SXM.\n"
-            "  --gpu-file FILE  overlay FILE (the same format) on the table: its rows replace the\n"
-            "                   rows of the same name and add the others. May be repeated.\n"
-            "  --json           print the rows as a gpus.json document instead, a starting point\n"
-            "                   for a --gpu-file of your own.\n"
-            "  -h, --help       show this help.\n"
-            "\n"
-            "The table is $BLOCKTUNE_DATA_DIR/gpus.json if there is one, else the installed\n"
-            "gpus.json, else the copy built into blocktune. docs/gpus.md describes the format.\n"
-            "Peaks are dense (no structured sparsity), in TFLOP/s (int8: TOP/s); tensor-core\n"
-            "peaks of GeForce cards are those with fp32 accumulation.\n"
-            "\n"
-            "examples:\n"
-            "  blocktune gpus                              the whole table\n"
-            "  blocktune gpus h200                         one GPU in full\n"
-            "  blocktune gpus --json H100-SXM > my.json    edit the name and numbers, then:\n"
-            "  blocktune gpus --gpu-file my.json           your GPU beside the others\n");
+    fprintf(
+        f, "usage: blocktune gpus [--gpu-file FILE]... [--json] [NAME]\n"
+           "\n"
+           "Prints the hardware table: the GPUs blocktune can plan for without a device. A row\n"
+           "holds the limits the occupancy model uses (SMs, threads, warps, blocks, registers,\n"
+           "shared memory per SM and per block), the memory system (L2, capacity, bandwidth) and\n"
+           "the dense peak rates the roofline uses, with the documents the numbers come from.\n"
+           "\n"
+           "  NAME             show one GPU in full, with its ridge points and sources. Matching\n"
+           "                   is loose: case, spaces, '-', '_' and a leading NVIDIA, GeForce or\n"
+           "                   Tesla are ignored, aliases count, and a unique prefix or part of a\n"
+           "                   name is enough: 'h200', \"NVIDIA H200\", a100-sxm4-80gb, 4090.\n"
+           "                   Plain 'a100' means A100-SXM4-80GB, 'h100' means H100-SXM.\n"
+           "  --gpu-file FILE  overlay FILE (the same format) on the table: its rows replace the\n"
+           "                   rows of the same name and add the others. May be repeated.\n"
+           "  --json           print the rows as a gpus.json document instead, a starting point\n"
+           "                   for a --gpu-file of your own.\n"
+           "  -h, --help       show this help.\n"
+           "\n"
+           "The table is $BLOCKTUNE_DATA_DIR/gpus.json if there is one, else the installed\n"
+           "gpus.json, else the copy built into blocktune. docs/gpus.md describes the format.\n"
+           "Peaks are dense (no structured sparsity), in TFLOP/s (int8: TOP/s); tensor-core\n"
+           "peaks of GeForce cards are those with fp32 accumulation.\n"
+           "\n"
+           "examples:\n"
+           "  blocktune gpus                              the whole table\n"
+           "  blocktune gpus h200                         one GPU in full\n"
+           "  blocktune gpus --json H100-SXM > my.json    edit the name and numbers, then:\n"
+           "  blocktune gpus --gpu-file my.json           your GPU beside the others\n");
 }
 
 /* "228" for whole units, else "1.5". */
@@ -72,8 +72,8 @@ static void print_table(const bt_gpudb *db)
         if (l > w)
             w = l;
     }
-    printf("%-*s  %-7s %-4s %4s %8s %8s %6s %7s   %s\n", w, "", "", "", "", "smem/SM",
-           "smem/blk", "L2", "mem BW", "--------- dense TFLOP/s ---------");
+    printf("%-*s  %-7s %-4s %4s %8s %8s %6s %7s   %s\n", w, "", "", "", "", "smem/SM", "smem/blk",
+           "L2", "mem BW", "--------- dense TFLOP/s ---------");
     printf("%-*s  %-7s %-4s %4s %8s %8s %6s %7s   %7s %8s %8s %7s\n", w, "name", "arch", "cc",
            "SMs", "KiB", "opt-in", "MiB", "GB/s", "fp32", "fp16 TC", "bf16 TC", "fp8 TC");
     for (size_t i = 0; i < n; i++) {
@@ -149,8 +149,8 @@ static void print_full(const bt_gpudb *db, const bt_gpu *g)
     }
     printf("  %-*s%d\n", ind - 2, "SMs", g->sm_count);
     printf("  %-*s%d\n", ind - 2, "warp size", g->warp_size);
-    printf("  %-*s%d per SM (%d warps), %d per block\n", ind - 2, "threads",
-           g->max_threads_per_sm, g->max_warps_per_sm, g->max_threads_per_block);
+    printf("  %-*s%d per SM (%d warps), %d per block\n", ind - 2, "threads", g->max_threads_per_sm,
+           g->max_warps_per_sm, g->max_threads_per_block);
     printf("  %-*s%d at most\n", ind - 2, "blocks per SM", g->max_blocks_per_sm);
     printf("  %-*s%d per SM, %d per block, %d per thread; allocated per warp in units of %d\n",
            ind - 2, "registers", g->regs_per_sm, g->regs_per_block, g->max_regs_per_thread,
@@ -178,8 +178,8 @@ static void print_full(const bt_gpudb *db, const bt_gpu *g)
             printf("    %-*s%10g  %8.1f%s\n", ind - 4, bt_peak_kind_name((bt_peak_kind)k), v,
                    v * 1e3 / g->mem_bw_gbps, k == BT_PEAK_INT8_TC ? "  (TOP/s; ops per byte)" : "");
         else
-            printf("    %-*s%10s  %8s  (no such unit)\n", ind - 4, bt_peak_kind_name((bt_peak_kind)k),
-                   "-", "-");
+            printf("    %-*s%10s  %8s  (no such unit)\n", ind - 4,
+                   bt_peak_kind_name((bt_peak_kind)k), "-", "-");
     }
     printf("  %-*s", ind - 2, "source");
     print_wrapped(g->source, ind);
@@ -213,14 +213,12 @@ int bt_cmd_gpus(int argc, char **argv)
             return 0;
         } else if (!options_done && !strcmp(a, "--json")) {
             json = 1;
-        } else if (!options_done &&
-                   (!strcmp(a, "--gpu-file") || !strncmp(a, "--gpu-file=", 11))) {
+        } else if (!options_done && (!strcmp(a, "--gpu-file") || !strncmp(a, "--gpu-file=", 11))) {
             const char *v = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : NULL);
             if (!v || !v[0])
                 return bt_cli_usage_error("gpus", "--gpu-file needs a file name");
             if (nfiles == MAX_GPU_FILES)
-                return bt_cli_usage_error("gpus", "at most %d --gpu-file options",
-                                          MAX_GPU_FILES);
+                return bt_cli_usage_error("gpus", "at most %d --gpu-file options", MAX_GPU_FILES);
             files[nfiles++] = v;
         } else if (!options_done && !strcmp(a, "--")) {
             options_done = 1;

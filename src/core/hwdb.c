@@ -26,15 +26,15 @@
 
 #define FORMAT_NAME "blocktune-gpus"
 #define FORMAT_VERSION 1
-#define KEY_MAX 128     /* a name key; names and aliases are at most 95 characters */
-#define ALIASES_MAX 32  /* aliases per row */
+#define KEY_MAX 128    /* a name key; names and aliases are at most 95 characters */
+#define ALIASES_MAX 32 /* aliases per row */
 #define EMBEDDED_NAME "(built-in) data/gpus.json"
 
 struct bt_gpudb {
     bt_gpu *rows;
-    size_t *origin;  /* per row: index into origins */
+    size_t *origin; /* per row: index into origins */
     size_t n;
-    char **origins;  /* the files the rows came from, in load order */
+    char **origins; /* the files the rows came from, in load order */
     size_t norigins;
 };
 
@@ -50,23 +50,44 @@ typedef struct field_spec {
     int min; /* 1: must be positive; 0: must not be negative */
 } field_spec;
 
-#define FI(name, min) {#name, F_INT, offsetof(bt_gpu, name), min}
-#define FL(name, min) {#name, F_I64, offsetof(bt_gpu, name), min}
-#define FN(name, min) {#name, F_NUM, offsetof(bt_gpu, name), min}
+#define FI(name, min)                                                                              \
+    {                                                                                              \
+#name, F_INT, offsetof(bt_gpu, name), min                                                  \
+    }
+#define FL(name, min)                                                                              \
+    {                                                                                              \
+#name, F_I64, offsetof(bt_gpu, name), min                                                  \
+    }
+#define FN(name, min)                                                                              \
+    {                                                                                              \
+#name, F_NUM, offsetof(bt_gpu, name), min                                                  \
+    }
 static const field_spec num_fields[] = {
-    FI(sm_count, 1),           FI(warp_size, 1),          FI(max_threads_per_sm, 1),
-    FI(max_warps_per_sm, 1),   FI(max_blocks_per_sm, 1),  FI(max_threads_per_block, 1),
-    FI(regs_per_sm, 1),        FI(regs_per_block, 1),     FI(max_regs_per_thread, 1),
-    FI(reg_alloc_unit, 1),     FL(smem_per_sm, 1),        FL(smem_per_block, 1),
-    FL(smem_per_block_optin, 1), FL(smem_reserved_per_block, 0), FL(l2_bytes, 1),
-    FL(mem_bytes, 1),          FN(mem_bw_gbps, 1),        FN(clock_mhz, 1),
+    FI(sm_count, 1),
+    FI(warp_size, 1),
+    FI(max_threads_per_sm, 1),
+    FI(max_warps_per_sm, 1),
+    FI(max_blocks_per_sm, 1),
+    FI(max_threads_per_block, 1),
+    FI(regs_per_sm, 1),
+    FI(regs_per_block, 1),
+    FI(max_regs_per_thread, 1),
+    FI(reg_alloc_unit, 1),
+    FL(smem_per_sm, 1),
+    FL(smem_per_block, 1),
+    FL(smem_per_block_optin, 1),
+    FL(smem_reserved_per_block, 0),
+    FL(l2_bytes, 1),
+    FL(mem_bytes, 1),
+    FN(mem_bw_gbps, 1),
+    FN(clock_mhz, 1),
 };
 #undef FI
 #undef FL
 #undef FN
 
-static const char *const string_fields[] = {"name", "aliases", "vendor", "arch",
-                                            "compute_capability", "peak_tflops", "source"};
+static const char *const string_fields[] = {
+    "name", "aliases", "vendor", "arch", "compute_capability", "peak_tflops", "source"};
 
 static const char *const peak_names[BT_PEAK__COUNT] = {
     [BT_PEAK_FP64] = "fp64",       [BT_PEAK_FP32] = "fp32",       [BT_PEAK_FP16] = "fp16",
@@ -304,9 +325,10 @@ static void locate(const pctx *c, long row, const char *key, const char *sub, in
 
 /* Fills c->diag for a problem with gpus[row].key[.sub] (row < 0: a top-level field) and returns
  * st. `rowname`, when known, is appended so that the row is named as well as numbered. */
-__attribute__((format(printf, 7, 8))) static bt_status
-fail_at(const pctx *c, bt_status st, long row, const char *rowname, const char *key,
-        const char *sub, const char *fmt, ...)
+__attribute__((format(printf, 7, 8))) static bt_status fail_at(const pctx *c, bt_status st,
+                                                               long row, const char *rowname,
+                                                               const char *key, const char *sub,
+                                                               const char *fmt, ...)
 {
     bt_diag *d = c->diag;
     if (!d)
@@ -475,7 +497,8 @@ static bt_status get_aliases(const pctx *c, size_t row, const char *rowname, con
     size_t used = 0;
     size_t i;
     const json_t *v;
-    json_array_foreach(a, i, v) {
+    json_array_foreach(a, i, v)
+    {
         if (!json_is_string(v))
             return fail_at(c, BT_PARSE, (long)row, rowname, "aliases", NULL,
                            "alias %zu: expected a string, got %s", i, type_name(v));
@@ -503,8 +526,7 @@ static bt_status get_aliases(const pctx *c, size_t row, const char *rowname, con
     return BT_OK;
 }
 
-static bt_status get_cc(const pctx *c, size_t row, const char *rowname, const json_t *o,
-                        bt_gpu *g)
+static bt_status get_cc(const pctx *c, size_t row, const char *rowname, const json_t *o, bt_gpu *g)
 {
     const json_t *v = json_object_get(o, "compute_capability");
     g->cc_major = g->cc_minor = 0;
@@ -533,7 +555,8 @@ static bt_status get_peaks(const pctx *c, size_t row, const char *rowname, const
                        "expected an object {\"fp32\": TFLOP/s, ...}, got %s", type_name(p));
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)p, key, v) {
+    json_object_foreach((json_t *)p, key, v)
+    {
         if (bt__peak_kind_from_name(key) >= 0 || key[0] == '_')
             continue;
         const char *near = closest_of(key, peak_names, BT_PEAK__COUNT);
@@ -549,8 +572,8 @@ static bt_status get_peaks(const pctx *c, size_t row, const char *rowname, const
             return fail_at(c, BT_PARSE, (long)row, rowname, "peak_tflops", peak_names[k],
                            "missing (every kind is required; write 0 where the GPU has no such "
                            "unit)");
-        if (!json_is_number(v) || !(positive ? json_number_value(v) > 0
-                                             : json_number_value(v) >= 0))
+        if (!json_is_number(v) ||
+            !(positive ? json_number_value(v) > 0 : json_number_value(v) >= 0))
             return fail_at(c, BT_PARSE, (long)row, rowname, "peak_tflops", peak_names[k],
                            "expected a %s number of TFLOP/s, got %s",
                            positive ? "positive" : "non-negative", type_name(v));
@@ -605,7 +628,8 @@ static bt_status parse_row(const pctx *c, size_t row, const json_t *o, bt_gpu *g
     const char *rn = g->name;
     const char *k;
     const json_t *v;
-    json_object_foreach((json_t *)o, k, v) {
+    json_object_foreach((json_t *)o, k, v)
+    {
         if (is_known_row_field(k) || k[0] == '_')
             continue;
         const char *near = closest_row_field(k);
@@ -656,10 +680,10 @@ static bt_status check_unique(const pctx *c, const bt_gpu *rows, size_t n)
                                      "\"%s\" is the name of gpus[%zu] (\"%s\") already (%s)",
                                      rows[j].name, i, rows[i].name, same_name_rule);
                     else
-                        st = fail_at(c, BT_PARSE, (long)j, rows[j].name,
-                                     x == 0 ? "name" : "aliases", NULL,
-                                     "\"%s\" also names gpus[%zu] (\"%s\") (%s)", b->raw[x], i,
-                                     rows[i].name, same_name_rule);
+                        st =
+                            fail_at(c, BT_PARSE, (long)j, rows[j].name, x == 0 ? "name" : "aliases",
+                                    NULL, "\"%s\" also names gpus[%zu] (\"%s\") (%s)", b->raw[x], i,
+                                    rows[i].name, same_name_rule);
                 }
             }
         }
@@ -716,7 +740,8 @@ static bt_status parse_table(const pctx *c, bt_gpu **rows_out, size_t *n_out)
     }
     const char *k;
     const json_t *v;
-    json_object_foreach(root, k, v) {
+    json_object_foreach(root, k, v)
+    {
         if (strcmp(k, "format") && strcmp(k, "version") && strcmp(k, "gpus") && k[0] != '_') {
             st = fail_at(c, BT_PARSE, -1, NULL, k, NULL,
                          "unknown field (expected format, version and gpus; fields starting "
@@ -1039,7 +1064,10 @@ bt_status bt_gpudb_load_default(bt_gpudb **out, bt_diag *diag)
     return bt__gpudb_load_text(text, size, EMBEDDED_NAME, out, diag);
 }
 
-size_t bt_gpudb_count(const bt_gpudb *db) { return db ? db->n : 0; }
+size_t bt_gpudb_count(const bt_gpudb *db)
+{
+    return db ? db->n : 0;
+}
 
 const bt_gpu *bt_gpudb_at(const bt_gpudb *db, size_t i)
 {
@@ -1125,8 +1153,8 @@ static void closest_rows(const bt_gpudb *db, const char *q, row_keys *k, bool *h
             break;
         hit[best] = true;
         if (used < size) {
-            int w = snprintf(buf + used, size - used, "%s%s", pick ? ", " : "",
-                             db->rows[best].name);
+            int w =
+                snprintf(buf + used, size - used, "%s%s", pick ? ", " : "", db->rows[best].name);
             if (w > 0)
                 used += (size_t)w;
         }
