@@ -410,6 +410,13 @@ static void test_loose_matching(void **state)
         if (strcmp(g->name, cases[i].want) != 0)
             fail_msg("'%s' found %s, want %s", cases[i].query, g->name, cases[i].want);
     }
+    /* Exact-only lookup (for device names): no prefix guesses. */
+    assert_ptr_equal(bt__gpudb_find_exact(g_db, "NVIDIA L40S"), must_find(g_db, "L40S"));
+    assert_ptr_equal(bt__gpudb_find_exact(g_db, "NVIDIA H200"), must_find(g_db, "H200-SXM"));
+    assert_null(bt__gpudb_find_exact(g_db, "NVIDIA L40"));
+    assert_null(bt__gpudb_find_exact(g_db, "NVIDIA A10G"));
+    assert_null(bt__gpudb_find_exact(g_db, "NVIDIA"));
+    assert_null(bt__gpudb_find_exact(NULL, "h200"));
     char key[128];
     assert_string_equal(bt__gpu_name_key("NVIDIA GeForce RTX-4090", key, sizeof key), "rtx4090");
     assert_string_equal(bt__gpu_name_key("Tesla", key, sizeof key), "tesla");

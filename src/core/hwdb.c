@@ -1162,6 +1162,33 @@ static void closest_rows(const bt_gpudb *db, const char *q, row_keys *k, bool *h
     free(dist);
 }
 
+/* The row whose canonical name, else alias, has key q (unique in a valid table), or NULL. */
+static const bt_gpu *exact_match(const bt_gpudb *db, const char *q, row_keys *k)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < db->n; i++) {
+            get_row_keys(&db->rows[i], k);
+            for (size_t x = pass ? 1 : 0; x < (pass ? k->n : 1); x++)
+                if (strcmp(k->key[x], q) == 0)
+                    return &db->rows[i];
+        }
+    }
+    return NULL;
+}
+
+const bt_gpu *bt__gpudb_find_exact(const bt_gpudb *db, const char *name)
+{
+    char q[KEY_MAX];
+    if (!db || !name || !bt__gpu_name_key(name, q, sizeof q)[0])
+        return NULL;
+    row_keys *k = malloc(sizeof *k);
+    if (!k)
+        return NULL;
+    const bt_gpu *g = exact_match(db, q, k);
+    free(k);
+    return g;
+}
+
 bt_status bt_gpudb_find(const bt_gpudb *db, const char *name, const bt_gpu **out, bt_diag *diag)
 {
     if (out)
@@ -1181,16 +1208,7 @@ bt_status bt_gpudb_find(const bt_gpudb *db, const char *name, const bt_gpu **out
         goto out;
     }
     if (q[0]) {
-        /* Exact: a canonical name first, then an alias (unique in a valid table). */
-        for (int pass = 0; pass < 2 && !*out; pass++) {
-            for (size_t i = 0; i < db->n && !*out; i++) {
-                get_row_keys(&db->rows[i], k);
-                for (size_t x = pass ? 1 : 0; x < (pass ? k->n : 1) && !*out; x++)
-                    if (strcmp(k->key[x], q) == 0)
-                        *out = &db->rows[i];
-            }
-        }
-        if (*out)
+        if ((*out = exact_match(db, q, k)))
             goto out;
         /* Loose: a unique prefix, else a unique substring (two characters at least). */
         for (int pass = 0; pass < 2 && strlen(q) >= 2; pass++) {

@@ -22,6 +22,11 @@ bt_status bt__gpudb_merge_text(bt_gpudb *db, const char *text, size_t size, cons
  * range. The string lives as long as db. */
 const char *bt__gpudb_row_origin(const bt_gpudb *db, size_t i);
 
+/* Exact lookup only: the row whose canonical name, else alias, has the same key as `name`; NULL if
+ * none. No prefix or substring matching, so that a device that is not in the table ("NVIDIA L40")
+ * is not taken for one that is (L40S); the devices layer wants this. */
+const bt_gpu *bt__gpudb_find_exact(const bt_gpudb *db, const char *name);
+
 /* The key a GPU name is matched by: lower case, with spaces, '-' and '_' removed and leading
  * "nvidia", "geforce" and "tesla" stripped ("NVIDIA GeForce RTX-4090" -> "rtx4090"). Writes at
  * most size-1 characters and a NUL into buf; returns buf. */
