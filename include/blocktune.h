@@ -132,24 +132,28 @@ typedef struct bt_gpu {
     int64_t mem_bytes;
     double mem_bw_gbps;        /* GB/s (1e9 B/s) */
     double clock_mhz;          /* boost clock */
-    double peak_tflops[BT_PEAK__COUNT]; /* dense peaks, 0 when the unit does not exist */
+    double peak_tflops[BT_PEAK__COUNT]; /* dense, TFLOP/s (int8: TOP/s); 0: no such unit */
     char source[512];          /* where the numbers come from */
 } bt_gpu;
 
 typedef struct bt_gpudb bt_gpudb;
 
-/* Loads the installed hardware table (found next to the library, in the install prefix, or in
- * $BLOCKTUNE_DATA_DIR), falling back to the copy compiled into the library. */
+/* Loads the hardware table: $BLOCKTUNE_DATA_DIR/gpus.json if it exists, else the installed
+ * <datadir>/blocktune/gpus.json, else the copy compiled into the library. A table that exists but
+ * is malformed is an error, not skipped. Free *out with bt_gpudb_free. */
 BT_API bt_status bt_gpudb_load_default(bt_gpudb **out, bt_diag *diag);
 /* Loads a user's table (same JSON format, docs/gpus.md). Errors name file:line:column. */
 BT_API bt_status bt_gpudb_load_file(const char *path, bt_gpudb **out, bt_diag *diag);
-/* Adds the rows of `path` to db, replacing rows of the same name (user overlay). */
+/* Adds the rows of `path` to db, replacing rows of the same name (user overlay); an alias the
+ * file gives its rows is taken from the table's rows. All or nothing: on failure db is unchanged. */
 BT_API bt_status bt_gpudb_merge_file(bt_gpudb *db, const char *path, bt_diag *diag);
 BT_API void bt_gpudb_free(bt_gpudb *db);
 BT_API size_t bt_gpudb_count(const bt_gpudb *db);
 BT_API const bt_gpu *bt_gpudb_at(const bt_gpudb *db, size_t i);
-/* Loose lookup: case, spaces, dashes and a leading "NVIDIA" are ignored; aliases count. An unknown
- * name fails with BT_NOT_FOUND and a diag that lists the closest names. */
+/* Loose lookup: case, spaces, '-', '_' and a leading "NVIDIA", "GeForce" or "Tesla" are ignored;
+ * a canonical name, then an alias, must match exactly, else a unique prefix, else a unique part of
+ * a name or alias is accepted. An unknown or ambiguous name fails with BT_NOT_FOUND and a diag that
+ * lists the closest (or the matching) rows. *out points into db. */
 BT_API bt_status bt_gpudb_find(const bt_gpudb *db, const char *name, const bt_gpu **out,
                                bt_diag *diag);
 
