@@ -8,6 +8,7 @@
  */
 #include "core/device.h"
 
+#include "core/hwdb.h"
 #include "core/util.h"
 
 #include <pthread.h>
@@ -44,8 +45,34 @@ static bt_status g_status = BT_OK; /* BT_NOMEM when the registry itself could no
 
 void bt__device_merge_table(bt_device_info *info)
 {
-    /* The hardware table lives on another branch; the lead wires bt_gpudb lookups in here. */
-    (void)info;
+    /* The device's name picks a hardware-table row by canonical name or alias only (a loose match
+     * could give an "NVIDIA L40" the L40S's peaks). Fields the device left 0 and every peak come
+     * from the row; what the device reported wins. */
+    bt_gpudb *db = NULL;
+    if (bt_gpudb_load_default(&db, NULL) != BT_OK)
+        return;
+    const bt_gpu *row = bt__gpudb_find_exact(db, info->name);
+    if (row) {
+        bt_gpu *p = &info->props;
+        snprintf(info->table_row, sizeof info->table_row, "%s", row->name);
+#define FILL(f)                                                                                    \
+    if (!p->f)                                                                                     \
+        p->f = row->f;
+        FILL(cc_major) FILL(cc_minor) FILL(sm_count) FILL(warp_size) FILL(max_threads_per_sm)
+        FILL(max_warps_per_sm) FILL(max_blocks_per_sm) FILL(max_threads_per_block)
+        FILL(regs_per_sm) FILL(regs_per_block) FILL(max_regs_per_thread) FILL(reg_alloc_unit)
+        FILL(smem_per_sm) FILL(smem_per_block) FILL(smem_per_block_optin)
+        FILL(smem_reserved_per_block) FILL(l2_bytes) FILL(mem_bytes) FILL(mem_bw_gbps)
+        FILL(clock_mhz)
+#undef FILL
+        if (!p->arch[0])
+            snprintf(p->arch, sizeof p->arch, "%s", row->arch);
+        for (int i = 0; i < BT_PEAK__COUNT; i++)
+            p->peak_tflops[i] = row->peak_tflops[i];
+        snprintf(p->source, sizeof p->source, "device; peaks from the hardware table row %s",
+                 row->name);
+    }
+    bt_gpudb_free(db);
 }
 
 /* Loads every backend and reads every device's info (pthread_once). */

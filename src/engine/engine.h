@@ -1,0 +1,136 @@
+/*
+ * engine.h — the tuning engine's internal types (internal): per-config entries with typed
+ * statuses, timing statistics, the do_bench loop, the result object and the kernel handle's
+ * dispatch cache.
+ */
+#ifndef BT_ENGINE_ENGINE_H
+#define BT_ENGINE_ENGINE_H
+
+#include "backends/backend.h"
+#include "core/device.h"
+#include "core/plan.h"
+#include "engine/host.h"
+
+#include <pthread.h>
+
+typedef enum bt__cfg_status {
+    BT__CS_PENDING = 0,
+    BT__CS_OK,
+    BT__CS_INVALID,     /* eliminated by a rule or constraint (never compiled) */
+    BT__CS_COMPILE,     /* compile failed (log kept) */
+    BT__CS_RESOURCES,   /* resources exceeded at load or launch */
+    BT__CS_LAUNCH,      /* launch failed */
+    BT__CS_WRONG,       /* wrong result */
+    BT__CS_TIMEOUT,     /* one run took longer than the timeout */
+    BT__CS_SKIPPED,     /* valid but not measured (budget) */
+} bt__cfg_status;
+const char *bt__cfg_status_name(bt__cfg_status s);
+
+typedef struct bt__stats {
+    double median, p20, p80, min, max, mad;
+    int n;
+} bt__stats;
+/* Statistics of n samples (sorted in place). */
+void bt__stats_compute(double *t, int n, bt__stats *s);
+
+/* One timed run: pre() (resets, not timed) then the launch into timer. */
+typedef struct bt__bench_ops {
+    bt_status (*pre)(void *user, bt_diag *diag);
+    bt_status (*launch)(void *user, bt__btimer *timer, bt_diag *diag);
+    void *user;
+    const bt__backend_iface *iface;
+    bt__bdev *bdev;
+    bool flush;
+} bt__bench_ops;
+
+/* do_bench (seed 000 §6 done right): estimate from a few timed runs, then warm-up and repetition
+ * counts from the time budgets, a cache flush before every timed run, device timers around the
+ * launch alone. samples (optional, malloc'd) receives every timed run. BT_TIMEOUT when one run
+ * exceeds timeout_ms. */
+bt_status bt__bench(const bt__bench_ops *ops, double warmup_ms, double rep_ms, double timeout_ms,
+                    bt__stats *out, double **samples, int *nsamples, bt_diag *diag);
+
+typedef struct bt__entry {
+    bt__cfg_eval ev;
+    size_t model_rank; /* 1-based rank by predicted time among valid configs */
+    bt__cfg_status status;
+    char *error; /* malloc'd */
+    char *log;   /* malloc'd compile log (kept when compile failed or warned) */
+    double compile_s;
+    bt__kres res;
+    bt__blob blob;
+    bt__bmod *mod;
+    bt__bfn *fn;
+    bt__verify ver;
+    int boundary_checked;
+    bt__stats st;
+    double gbps, tflops, eff; /* from the final median */
+    int64_t grid[3], block[3], dyn_smem;
+} bt__entry;
+
+struct bt_result {
+    const bt_kdesc *k;
+    bt_problem problem;
+    bt_device_info dev;
+    bt_plan *plan;
+    bt__entry *e;
+    size_t n;
+    size_t not_measured;
+    int winner, runner_up;
+    double margin, noise;
+    bool tie;
+    int finalists, rounds;
+    double t_total, t_compile, t_verify, t_measure;
+    int compile_threads;
+    char source_hash[20];
+    char timestamp[40];
+    bt_tune_options opts;
+    char reference[64];
+};
+
+/* A dispatch cache entry: a key and the compiled winner. */
+typedef struct bt__dispatch {
+    uint64_t hash;
+    char *key;
+    bt_config cfg;
+    bt__bmod *mod;
+    bt__bfn *fn;
+} bt__dispatch;
+
+struct bt_kernel {
+    bt_device *dev;
+    const bt__backend_iface *iface;
+    bt__bdev *bdev;
+    const bt_kdesc *k;
+    char *src;        /* the source compiled for this backend (prelude included) */
+    uint64_t src_hash;
+    bt_tune_options opts;
+    pthread_rwlock_t lock; /* guards the dispatch table */
+    bt__dispatch *tab;
+    size_t ntab, cap;
+    pthread_mutex_t tune_lock;
+    int tunes;
+};
+
+struct bt_buffer {
+    bt_device *dev;
+    bt__bbuf *b;
+    size_t bytes;
+};
+
+/* The tuner behind bt_kernel_tune and the first launch of a key: caller_bufs (may be NULL) are
+ * the caller's buffers in buffer-argument order. On success the winner is in the dispatch table. */
+bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *o,
+                   bt_buffer *const *caller_bufs, int ncaller, bt_result **out, bt_diag *diag);
+
+/* Key text of a problem for kn ("vector_add@3f2a..:n=1024,dtype=fp32@opencl:0"). */
+void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, char *buf, size_t size);
+/* Inserts (takes ownership of mod). */
+bt_status bt__dispatch_put(bt_kernel *kn, const char *key, const bt_config *cfg, bt__bmod *mod,
+                           bt__bfn *fn);
+
+/* Geometry and scalar arguments of a config for a problem. */
+bt_status bt__geometry(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
+                       int64_t grid[3], int64_t block[3], int64_t *dyn_smem, bt_diag *diag);
+
+#endif

@@ -1,0 +1,342 @@
+/*
+ * kernel.c — the bt_kernel handle: its source for the device's backend, the dispatch cache (key →
+ * compiled winner; an rwlock-guarded hash table that the hot path only reads), launch, and the
+ * user-facing buffers.
+ */
+#include "engine/engine.h"
+
+#include "core/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, bt_diag *diag)
+{
+    if (!out)
+        return BT_INVALID_ARG;
+    *out = NULL;
+    if (!dev || !k)
+        return BT_INVALID_ARG;
+    const bt__backend_iface *I = bt__device_iface(dev);
+    bool cuda = !strcmp(I->name, "cuda");
+    const char *src = cuda ? k->src_cuda : k->src_opencl;
+    if (!src) {
+        bt__diag_set(diag, "kernel '%s' has no %s source (spec field sources.%s)", k->name, I->name,
+                     I->name);
+        return BT_UNSUPPORTED;
+    }
+    if (!k->entry || !k->grid[0].e) {
+        bt__diag_set(diag, "kernel '%s' needs an entry point and launch geometry", k->name);
+        return BT_INVALID_ARG;
+    }
+    bt_kernel *kn = calloc(1, sizeof *kn);
+    if (!kn)
+        return BT_NOMEM;
+    kn->dev = dev;
+    kn->iface = I;
+    kn->bdev = bt__device_bdev(dev);
+    kn->k = k;
+    bt_tune_options_default(&kn->opts);
+    /* built-in kernels get the prelude of their language (storage types, LOAD/STORE) */
+    const char *prelude = NULL;
+    size_t plen = 0;
+    if (k->file && !strncmp(k->file, "kernels/specs/", 14))
+        prelude = bt__embedded(cuda ? "kernels/cuda/prelude.cuh" : "kernels/opencl/prelude.cl", &plen);
+    size_t slen = strlen(src);
+    kn->src = malloc(plen + slen + 2);
+    if (!kn->src) {
+        free(kn);
+        return BT_NOMEM;
+    }
+    if (prelude)
+        memcpy(kn->src, prelude, plen);
+    kn->src[plen] = '\n';
+    memcpy(kn->src + plen + 1, src, slen + 1);
+    kn->src_hash = bt__fnv1a(kn->src, strlen(kn->src), BT__FNV_SEED);
+    if (k->options)
+        kn->src_hash = bt__fnv1a(k->options, strlen(k->options), kn->src_hash);
+    pthread_rwlock_init(&kn->lock, NULL);
+    pthread_mutex_init(&kn->tune_lock, NULL);
+    *out = kn;
+    return BT_OK;
+}
+
+void bt_kernel_destroy(bt_kernel *kn)
+{
+    if (!kn)
+        return;
+    for (size_t i = 0; i < kn->cap; i++)
+        if (kn->tab && kn->tab[i].key) {
+            free(kn->tab[i].key);
+            if (kn->tab[i].mod)
+                kn->iface->module_free(kn->bdev, kn->tab[i].mod);
+        }
+    free(kn->tab);
+    pthread_rwlock_destroy(&kn->lock);
+    pthread_mutex_destroy(&kn->tune_lock);
+    free(kn->src);
+    free(kn);
+}
+
+void bt_kernel_set_options(bt_kernel *kn, const bt_tune_options *o)
+{
+    if (kn && o)
+        kn->opts = *o;
+}
+
+int bt_kernel_tune_count(const bt_kernel *kn) { return kn ? kn->tunes : 0; }
+
+void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, char *buf, size_t size)
+{
+    const bt_kdesc *k = kn->k;
+    size_t o = 0;
+    int w = snprintf(buf, size, "%s@%016llx:", k->name, (unsigned long long)kn->src_hash);
+    if (w > 0)
+        o = (size_t)w;
+    for (int i = 0; i < k->nkey && o < size; i++) {
+        int s = k->key_slots[i] - k->slot_problem0;
+        w = snprintf(buf + o, size - o, "%s%s=%lld", i ? "," : "", k->problem_names[s],
+                     (long long)p->values[s]);
+        if (w > 0)
+            o += (size_t)w;
+    }
+    if (k->key_dtype && o < size) {
+        w = snprintf(buf + o, size - o, "%sdtype=%s", k->nkey ? "," : "", bt__dtype_name(p->dtype));
+        if (w > 0)
+            o += (size_t)w;
+    }
+    if (o < size)
+        snprintf(buf + o, size - o, "@%s", bt_device_get_info(kn->dev)->id);
+}
+
+/* Open addressing; the table only grows. Callers hold the write lock. */
+static bt_status tab_insert(bt_kernel *kn, bt__dispatch *e)
+{
+    if ((kn->ntab + 1) * 2 > kn->cap) {
+        size_t cap = kn->cap ? kn->cap * 2 : 16;
+        bt__dispatch *t = calloc(cap, sizeof *t);
+        if (!t)
+            return BT_NOMEM;
+        for (size_t i = 0; i < kn->cap; i++)
+            if (kn->tab[i].key) {
+                size_t j = kn->tab[i].hash & (cap - 1);
+                while (t[j].key)
+                    j = (j + 1) & (cap - 1);
+                t[j] = kn->tab[i];
+            }
+        free(kn->tab);
+        kn->tab = t;
+        kn->cap = cap;
+    }
+    size_t j = e->hash & (kn->cap - 1);
+    while (kn->tab[j].key) {
+        if (kn->tab[j].hash == e->hash && !strcmp(kn->tab[j].key, e->key)) {
+            /* replace: a re-tune's winner */
+            if (kn->tab[j].mod)
+                kn->iface->module_free(kn->bdev, kn->tab[j].mod);
+            free(kn->tab[j].key);
+            kn->tab[j] = *e;
+            return BT_OK;
+        }
+        j = (j + 1) & (kn->cap - 1);
+    }
+    kn->tab[j] = *e;
+    kn->ntab++;
+    return BT_OK;
+}
+
+bt_status bt__dispatch_put(bt_kernel *kn, const char *key, const bt_config *cfg, bt__bmod *mod,
+                           bt__bfn *fn)
+{
+    bt__dispatch e = {bt__fnv1a(key, strlen(key), BT__FNV_SEED), bt__strdup(key), *cfg, mod, fn};
+    if (!e.key)
+        return BT_NOMEM;
+    pthread_rwlock_wrlock(&kn->lock);
+    bt_status st = tab_insert(kn, &e);
+    pthread_rwlock_unlock(&kn->lock);
+    if (st)
+        free(e.key);
+    return st;
+}
+
+static bool tab_find(bt_kernel *kn, const char *key, uint64_t h, bt__dispatch *out)
+{
+    bool found = false;
+    pthread_rwlock_rdlock(&kn->lock);
+    if (kn->cap) {
+        size_t j = h & (kn->cap - 1);
+        while (kn->tab[j].key) {
+            if (kn->tab[j].hash == h && !strcmp(kn->tab[j].key, key)) {
+                *out = kn->tab[j];
+                found = true;
+                break;
+            }
+            j = (j + 1) & (kn->cap - 1);
+        }
+    }
+    pthread_rwlock_unlock(&kn->lock);
+    return found;
+}
+
+bt_status bt_kernel_tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *o,
+                         bt_result **out, bt_diag *diag)
+{
+    if (!out)
+        return BT_INVALID_ARG;
+    *out = NULL;
+    if (!kn || !p || p->k != kn->k)
+        return BT_INVALID_ARG;
+    pthread_mutex_lock(&kn->tune_lock);
+    bt_status st = bt__tune(kn, p, o ? o : &kn->opts, NULL, 0, out, diag);
+    if (st == BT_OK)
+        kn->tunes++;
+    pthread_mutex_unlock(&kn->tune_lock);
+    return st;
+}
+
+bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
+                           int nbuffers, bt_diag *diag)
+{
+    if (!kn || !p || p->k != kn->k || (nbuffers && !buffers))
+        return BT_INVALID_ARG;
+    const bt_kdesc *k = kn->k;
+    char key[512];
+    bt__dispatch_key(kn, p, key, sizeof key);
+    uint64_t h = bt__fnv1a(key, strlen(key), BT__FNV_SEED);
+    bt__dispatch e;
+    if (!tab_find(kn, key, h, &e)) {
+        pthread_mutex_lock(&kn->tune_lock);
+        bt_status st = BT_OK;
+        if (!tab_find(kn, key, h, &e)) { /* nobody tuned it meanwhile */
+            bt_result *r = NULL;
+            st = bt__tune(kn, p, &kn->opts, buffers, nbuffers, &r, diag);
+            if (st == BT_OK) {
+                kn->tunes++;
+                if (r->winner < 0) {
+                    bt__diag_set(diag, "no config of '%s' passed verification for this problem "
+                                       "(blocktune tune shows why)", k->name);
+                    st = BT_WRONG_RESULT;
+                }
+            }
+            if (st == BT_OK && getenv("BLOCKTUNE_LOG"))
+                bt_result_write_table(r, stderr);
+            bt_result_free(r);
+            if (st == BT_OK && !tab_find(kn, key, h, &e))
+                st = BT_INTERNAL;
+        }
+        pthread_mutex_unlock(&kn->tune_lock);
+        if (st)
+            return st;
+    }
+    /* hot path: geometry and arguments from the spec, then the backend launch */
+    const bt_gpu *g = &bt_device_get_info(kn->dev)->props;
+    int64_t slots[256];
+    bt__kdesc_fill_slots(k, &e.cfg, p, g, slots);
+    bt__karg args[BT__MAX_ARGS];
+    int nb = 0;
+    for (int i = 0; i < k->nargs; i++) {
+        const bt__argspec *a = &k->args[i];
+        if (a->role == BT__KARG_BUFFER) {
+            if (nb >= nbuffers) {
+                bt__diag_set(diag, "kernel '%s' takes more than the %d buffers given", k->name, nbuffers);
+                return BT_INVALID_ARG;
+            }
+            args[i].kind = BT__ARG_BUF;
+            args[i].u.buf = buffers[nb++]->b;
+            continue;
+        }
+        int64_t v;
+        bt_status st = bt__expr_eval(a->size.e, slots, &v, diag);
+        if (st)
+            return st;
+        if (a->role == BT__KARG_LOCAL) {
+            args[i].kind = BT__ARG_LOCAL;
+            args[i].u.local_bytes = (size_t)v;
+        } else if (a->dtype == BT__DT_INT64) {
+            args[i].kind = BT__ARG_I64;
+            args[i].u.i64 = v;
+        } else if (a->dtype == BT__DT_FP32) {
+            args[i].kind = BT__ARG_F32;
+            args[i].u.f32 = (float)v;
+        } else if (a->dtype == BT__DT_FP64) {
+            args[i].kind = BT__ARG_F64;
+            args[i].u.f64 = (double)v;
+        } else {
+            args[i].kind = BT__ARG_I32;
+            args[i].u.i32 = (int32_t)v;
+        }
+    }
+    if (nb != nbuffers) {
+        bt__diag_set(diag, "kernel '%s' takes %d buffers, %d given", k->name, nb, nbuffers);
+        return BT_INVALID_ARG;
+    }
+    uint32_t grid[3], block[3];
+    int64_t dyn = 0;
+    for (int d = 0; d < 3; d++) {
+        int64_t gv, bv;
+        bt_status st = bt__expr_eval(k->grid[d].e, slots, &gv, diag);
+        if (!st)
+            st = bt__expr_eval(k->block[d].e, slots, &bv, diag);
+        if (st)
+            return st;
+        grid[d] = (uint32_t)gv;
+        block[d] = (uint32_t)bv;
+    }
+    if (k->dyn_smem.e && bt__expr_eval(k->dyn_smem.e, slots, &dyn, diag))
+        return BT_EVAL;
+    if (!grid[0] || !grid[1] || !grid[2])
+        return BT_OK;
+    return kn->iface->launch(kn->bdev, e.fn, grid, block, (size_t)dyn, args, k->nargs, NULL, diag);
+}
+
+/* --- buffers ---------------------------------------------------------------------------------- */
+bt_status bt_buffer_create(bt_device *d, size_t bytes, bt_buffer **out, bt_diag *diag)
+{
+    if (!out)
+        return BT_INVALID_ARG;
+    *out = NULL;
+    if (!d || !bytes)
+        return BT_INVALID_ARG;
+    bt_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return BT_NOMEM;
+    bt_status st = bt__device_iface(d)->buf_alloc(bt__device_bdev(d), bytes, &b->b, diag);
+    if (st) {
+        free(b);
+        return st;
+    }
+    b->dev = d;
+    b->bytes = bytes;
+    *out = b;
+    return BT_OK;
+}
+
+void bt_buffer_destroy(bt_buffer *b)
+{
+    if (!b)
+        return;
+    bt__device_iface(b->dev)->buf_free(bt__device_bdev(b->dev), b->b);
+    free(b);
+}
+
+bt_status bt_buffer_write(bt_buffer *b, size_t off, const void *src, size_t n, bt_diag *diag)
+{
+    if (!b || (!src && n) || off > b->bytes || n > b->bytes - off)
+        return BT_INVALID_ARG;
+    return bt__device_iface(b->dev)->buf_write(bt__device_bdev(b->dev), b->b, off, src, n, diag);
+}
+
+bt_status bt_buffer_read(bt_buffer *b, size_t off, void *dst, size_t n, bt_diag *diag)
+{
+    if (!b || (!dst && n) || off > b->bytes || n > b->bytes - off)
+        return BT_INVALID_ARG;
+    return bt__device_iface(b->dev)->buf_read(bt__device_bdev(b->dev), b->b, off, dst, n, diag);
+}
+
+bt_status bt_device_sync(bt_device *d, bt_diag *diag)
+{
+    if (!d)
+        return BT_INVALID_ARG;
+    return bt__device_iface(d)->sync(bt__device_bdev(d), diag);
+}

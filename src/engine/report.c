@@ -1,0 +1,258 @@
+/*
+ * report.c — the tune report in the seeds' output format (candidate table with measured median
+ * and spread, GB/s or TFLOP/s and efficiency against the roofline, eliminated and failed configs
+ * with their reasons, the winner and its margin, provenance) as text and as JSON.
+ */
+#include "engine/engine.h"
+
+#include "core/util.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static void cfg_text(const bt_result *r, const bt_config *c, char *buf, size_t n)
+{
+    const bt__space *s = &r->k->space;
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < s->nparams && o < n; i++) {
+        int w = snprintf(buf + o, n - o, "%s%s=%lld", i ? " " : "", s->params[i].name, (long long)c->v[i]);
+        if (w > 0)
+            o += (size_t)w;
+    }
+}
+
+static void problem_text(const bt_result *r, char *buf, size_t n)
+{
+    const bt_kdesc *k = r->k;
+    size_t o = 0;
+    for (int i = 0; i < k->nproblem && o < n; i++) {
+        int w = snprintf(buf + o, n - o, "%s=%lld ", k->problem_names[i], (long long)r->problem.values[i]);
+        if (w > 0)
+            o += (size_t)w;
+    }
+    if (o < n)
+        snprintf(buf + o, n - o, "dtype=%s", bt__dtype_name(r->problem.dtype));
+}
+
+bt_status bt_result_write_table(const bt_result *r, FILE *f)
+{
+    const bt__roofline *rf = &r->plan->model.roof;
+    bool mem = rf->memory_bound;
+    char prob[256], cfg[256];
+    problem_text(r, prob, sizeof prob);
+    fprintf(f, "blocktune tune: %s on %s (%s, %s), %s\n", r->k->name, r->dev.id, r->dev.name,
+            r->dev.platform, prob);
+    size_t failed = 0, ok = 0;
+    for (size_t i = 0; i < r->n; i++)
+        failed += r->e[i].status != BT__CS_OK, ok += r->e[i].status == BT__CS_OK;
+    fprintf(f, "space %llu configs: %zu eliminated by the model, %zu measured, %zu not measured (budget); "
+               "%zu ok, %zu failed\n",
+            (unsigned long long)r->plan->total, r->plan->nelim + r->plan->elim_dropped, r->n,
+            r->not_measured, ok, failed);
+    fprintf(f, "time: compile %.2f s (%d threads), verify %.2f s, measure %.2f s, total %.2f s\n\n",
+            r->t_compile, r->compile_threads, r->t_verify, r->t_measure, r->t_total);
+    fprintf(f, "Roofline: %s-bound (intensity %.2f FLOP/B, ridge %.1f for %s at %.0f GB/s); floor %.2f us\n\n",
+            mem ? "memory" : "compute", rf->intensity, rf->ridge, rf->peak_name, rf->bw_gbps, rf->floor_us);
+    fprintf(f, "Candidates (measured; median and p20-p80 of device-timed runs after a cache flush)\n");
+    fprintf(f, "  %3s %-44s %9s %5s %6s %4s %11s %19s %5s %9s %6s %s\n", "#", "config", "smem", "regs",
+            "blk/SM", "occ", "median us", "p20-p80 us", "reps", mem ? "GB/s" : "TFLOP/s", "eff", "status");
+    /* ok ones sorted by median first */
+    size_t order[4096];
+    size_t m = 0;
+    for (size_t i = 0; i < r->n && m < 4096; i++)
+        if (r->e[i].status == BT__CS_OK)
+            order[m++] = i;
+    for (size_t a = 1; a < m; a++)
+        for (size_t b = a; b > 0 && r->e[order[b]].st.median < r->e[order[b - 1]].st.median; b--) {
+            size_t t = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = t;
+        }
+    for (size_t j = 0; j < m; j++) {
+        const bt__entry *e = &r->e[order[j]];
+        cfg_text(r, &e->ev.cfg, cfg, sizeof cfg);
+        char spread[40], regs[16];
+        snprintf(spread, sizeof spread, "%.2f-%.2f", e->st.p20 * 1e3, e->st.p80 * 1e3);
+        if (e->res.regs_per_thread > 0)
+            snprintf(regs, sizeof regs, "%d", e->res.regs_per_thread);
+        else
+            snprintf(regs, sizeof regs, "~%lld", (long long)e->ev.regs);
+        fprintf(f, "  %3zu %-44s %9lld %5s %6lld %3.0f%% %11.2f %19s %5d %9.2f %5.1f%% %s%s\n", j + 1, cfg,
+                (long long)(e->ev.smem + e->ev.dyn_smem), regs, (long long)e->ev.blocks_per_sm,
+                e->ev.occupancy * 100, e->st.median * 1e3, spread, e->st.n, mem ? e->gbps : e->tflops,
+                e->eff * 100, (int)order[j] == r->winner ? "WINNER" : "ok",
+                e->boundary_checked ? "" : "");
+    }
+    bool any_failed = false;
+    for (size_t i = 0; i < r->n; i++) {
+        const bt__entry *e = &r->e[i];
+        if (e->status == BT__CS_OK)
+            continue;
+        if (!any_failed)
+            fprintf(f, "\nFailed (never eligible to win)\n");
+        any_failed = true;
+        cfg_text(r, &e->ev.cfg, cfg, sizeof cfg);
+        fprintf(f, "  %-44s %s: %s\n", cfg, bt__cfg_status_name(e->status), e->error ? e->error : "");
+        if (e->log && e->log[0]) {
+            /* the first lines of the compiler log */
+            const char *s = e->log;
+            for (int line = 0; line < 6 && *s; line++) {
+                const char *nl = strchr(s, '\n');
+                int len = nl ? (int)(nl - s) : (int)strlen(s);
+                fprintf(f, "      | %.*s\n", len > 160 ? 160 : len, s);
+                s += len + (nl ? 1 : 0);
+            }
+        }
+    }
+    size_t ne = r->plan->nelim + r->plan->elim_dropped;
+    fprintf(f, "\nEliminated by the model before compiling: %zu\n", ne);
+    for (size_t i = 0; i < r->plan->nelim && i < 10; i++) {
+        const bt__cfg_eval *ev = &r->plan->elim[i];
+        cfg_text(r, &ev->cfg, cfg, sizeof cfg);
+        const char *nl = ev->reasons ? strchr(ev->reasons, '\n') : NULL;
+        int len = ev->reasons ? (nl ? (int)(nl - ev->reasons) : (int)strlen(ev->reasons)) : 0;
+        fprintf(f, "  %-44s %.*s%s\n", cfg, len, ev->reasons ? ev->reasons : "", nl ? " (+ more)" : "");
+    }
+    if (ne > 10)
+        fprintf(f, "  ... %zu more ('blocktune plan' lists them all)\n", ne - 10);
+    fprintf(f, "\nWinner\n");
+    if (r->winner < 0) {
+        fprintf(f, "  none: no config passed verification and measurement.\n");
+    } else {
+        const bt__entry *w = &r->e[r->winner];
+        cfg_text(r, &w->ev.cfg, cfg, sizeof cfg);
+        fprintf(f, "  %s\n  median %.2f us (p20 %.2f, p80 %.2f, min %.2f, MAD %.3f us, %d runs), ",
+                cfg, w->st.median * 1e3, w->st.p20 * 1e3, w->st.p80 * 1e3, w->st.min * 1e3,
+                w->st.mad * 1e3, w->st.n);
+        if (mem)
+            fprintf(f, "%.1f GB/s = %.1f%% of the %.0f GB/s roofline\n", w->gbps, w->eff * 100, rf->bw_gbps);
+        else
+            fprintf(f, "%.2f TFLOP/s = %.1f%% of the %.1f TFLOP/s %s peak\n", w->tflops, w->eff * 100,
+                    rf->peak_tflops, rf->peak_name);
+        fprintf(f, "  verified: %s, %s%s\n", r->reference, w->ver.msg,
+                w->boundary_checked ? "; and at every boundary size" : "");
+        if (r->runner_up >= 0) {
+            cfg_text(r, &r->e[r->runner_up].ev.cfg, cfg, sizeof cfg);
+            if (r->tie)
+                fprintf(f, "  TIE within noise with the runner-up (%s): margin %.2f%% < noise band %.2f%%\n",
+                        cfg, r->margin * 100, r->noise * 100);
+            else
+                fprintf(f, "  margin over the runner-up (%s): %.2f%% (noise band %.2f%%)\n", cfg,
+                        r->margin * 100, r->noise * 100);
+            fprintf(f, "  the top %d were re-measured interleaved over %d rounds before choosing\n",
+                    r->finalists, r->rounds);
+        } else
+            fprintf(f, "  no runner-up: only one config passed\n");
+    }
+    fprintf(f, "\nProvenance: device %s \"%s\" (%s; driver %s; compiler %s), blocktune %s, source %s, "
+               "warm-up %.0f ms, rep %.0f ms, seed %llu, %s\n",
+            r->dev.id, r->dev.name, r->dev.api_version, r->dev.driver_version, r->dev.compiler_version,
+            bt_version(), r->source_hash, r->opts.warmup_ms, r->opts.rep_ms,
+            (unsigned long long)r->opts.seed, r->timestamp);
+    return ferror(f) ? BT_IO : BT_OK;
+}
+
+static json_t *cfg_json(const bt_result *r, const bt_config *c)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < r->k->space.nparams; i++)
+        json_object_set_new(o, r->k->space.params[i].name, json_integer(c->v[i]));
+    return o;
+}
+
+bt_status bt_result_write_json(const bt_result *r, FILE *f)
+{
+    const bt__roofline *rf = &r->plan->model.roof;
+    json_t *o = json_object();
+    json_object_set_new(o, "schema", json_string("blocktune-tune/1"));
+    json_object_set_new(o, "kernel", json_string(r->k->name));
+    json_t *prob = json_object();
+    for (int i = 0; i < r->k->nproblem; i++)
+        json_object_set_new(prob, r->k->problem_names[i], json_integer(r->problem.values[i]));
+    json_object_set_new(prob, "dtype", json_string(bt__dtype_name(r->problem.dtype)));
+    json_object_set_new(o, "problem", prob);
+    json_t *rj = json_object();
+    json_object_set_new(rj, "flops", json_real(rf->flops));
+    json_object_set_new(rj, "bytes", json_real(rf->bytes));
+    json_object_set_new(rj, "intensity", json_real(rf->intensity));
+    json_object_set_new(rj, "ridge", json_real(rf->ridge));
+    json_object_set_new(rj, "bound", json_string(rf->memory_bound ? "memory" : "compute"));
+    json_object_set_new(rj, "floor_us", json_real(rf->floor_us));
+    json_object_set_new(o, "roofline", rj);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < r->n; i++) {
+        const bt__entry *e = &r->e[i];
+        json_t *x = json_object();
+        json_object_set_new(x, "config", cfg_json(r, &e->ev.cfg));
+        json_object_set_new(x, "status", json_string(bt__cfg_status_name(e->status)));
+        json_object_set_new(x, "model_rank", json_integer((json_int_t)e->model_rank));
+        json_object_set_new(x, "predicted_us", json_real(e->ev.pred_us));
+        json_object_set_new(x, "compile_s", json_real(e->compile_s));
+        if (e->error)
+            json_object_set_new(x, "error", json_string(e->error));
+        if (e->log && e->status == BT__CS_COMPILE)
+            json_object_set_new(x, "compile_log", json_string(e->log));
+        if (e->status == BT__CS_OK) {
+            json_object_set_new(x, "median_ms", json_real(e->st.median));
+            json_object_set_new(x, "p20_ms", json_real(e->st.p20));
+            json_object_set_new(x, "p80_ms", json_real(e->st.p80));
+            json_object_set_new(x, "min_ms", json_real(e->st.min));
+            json_object_set_new(x, "mad_ms", json_real(e->st.mad));
+            json_object_set_new(x, "reps", json_integer(e->st.n));
+            json_object_set_new(x, "gbps", json_real(e->gbps));
+            json_object_set_new(x, "tflops", json_real(e->tflops));
+            json_object_set_new(x, "efficiency", json_real(e->eff));
+            json_object_set_new(x, "max_rel_err", json_real(e->ver.max_rel_err));
+        }
+        json_object_set_new(x, "regs_per_thread", json_integer(e->res.regs_per_thread));
+        json_object_set_new(x, "smem_bytes", json_integer(e->ev.smem + e->ev.dyn_smem));
+        json_array_append_new(arr, x);
+    }
+    json_object_set_new(o, "configs", arr);
+    json_t *el = json_array();
+    for (size_t i = 0; i < r->plan->nelim; i++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "config", cfg_json(r, &r->plan->elim[i].cfg));
+        json_object_set_new(x, "reasons", json_string(r->plan->elim[i].reasons ? r->plan->elim[i].reasons : ""));
+        json_array_append_new(el, x);
+    }
+    json_object_set_new(o, "eliminated", el);
+    if (r->winner >= 0) {
+        json_t *w = json_object();
+        json_object_set_new(w, "config", cfg_json(r, &r->e[r->winner].ev.cfg));
+        json_object_set_new(w, "median_ms", json_real(r->e[r->winner].st.median));
+        json_object_set_new(w, "margin", json_real(r->margin));
+        json_object_set_new(w, "noise_band", json_real(r->noise));
+        json_object_set_new(w, "tie", json_boolean(r->tie));
+        if (r->runner_up >= 0)
+            json_object_set_new(w, "runner_up", cfg_json(r, &r->e[r->runner_up].ev.cfg));
+        json_object_set_new(o, "winner", w);
+    } else
+        json_object_set_new(o, "winner", json_null());
+    json_t *pv = json_object();
+    json_object_set_new(pv, "device_id", json_string(r->dev.id));
+    json_object_set_new(pv, "device", json_string(r->dev.name));
+    json_object_set_new(pv, "api", json_string(r->dev.api_version));
+    json_object_set_new(pv, "driver", json_string(r->dev.driver_version));
+    json_object_set_new(pv, "compiler", json_string(r->dev.compiler_version));
+    json_object_set_new(pv, "blocktune", json_string(bt_version()));
+    json_object_set_new(pv, "source_hash", json_string(r->source_hash));
+    json_object_set_new(pv, "timestamp", json_string(r->timestamp));
+    json_object_set_new(pv, "warmup_ms", json_real(r->opts.warmup_ms));
+    json_object_set_new(pv, "rep_ms", json_real(r->opts.rep_ms));
+    json_object_set_new(pv, "seed", json_integer((json_int_t)r->opts.seed));
+    json_object_set_new(o, "provenance", pv);
+    json_t *t = json_object();
+    json_object_set_new(t, "compile_s", json_real(r->t_compile));
+    json_object_set_new(t, "verify_s", json_real(r->t_verify));
+    json_object_set_new(t, "measure_s", json_real(r->t_measure));
+    json_object_set_new(t, "total_s", json_real(r->t_total));
+    json_object_set_new(o, "time", t);
+    int rc = json_dumpf(o, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));
+    fputc('\n', f);
+    json_decref(o);
+    return rc == 0 && !ferror(f) ? BT_OK : BT_IO;
+}

@@ -1,0 +1,824 @@
+/*
+ * tuner.c — the tuning pipeline: plan (prune with the model, with reasons) → compile every
+ * candidate in parallel on a thread pool → verify each against the reference (poisoned outputs,
+ * random inputs, boundary sizes) → measure (do_bench) → re-measure the finalists interleaved →
+ * select the winner with its margin and noise band. Each config ends with a typed status.
+ */
+#include "engine/engine.h"
+
+#include "core/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *bt__cfg_status_name(bt__cfg_status s)
+{
+    switch (s) {
+    case BT__CS_PENDING: return "pending";
+    case BT__CS_OK: return "ok";
+    case BT__CS_INVALID: return "invalid";
+    case BT__CS_COMPILE: return "compile_failed";
+    case BT__CS_RESOURCES: return "resources_exceeded";
+    case BT__CS_LAUNCH: return "launch_failed";
+    case BT__CS_WRONG: return "wrong_result";
+    case BT__CS_TIMEOUT: return "timed_out";
+    case BT__CS_SKIPPED: return "not_measured";
+    }
+    return "?";
+}
+
+void bt_tune_options_default(bt_tune_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->warmup_ms = 25;
+    o->rep_ms = 100;
+    o->verify_boundary = 1;
+    o->top_k = 3;
+    o->rounds = 5;
+    o->seed = 1;
+    o->timeout_s = 10;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Geometry
+ * ------------------------------------------------------------------------------------------- */
+bt_status bt__geometry(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
+                       int64_t grid[3], int64_t block[3], int64_t *dyn_smem, bt_diag *diag)
+{
+    int64_t slots[256];
+    if (k->nslots > 256)
+        return BT_INTERNAL;
+    bt__kdesc_fill_slots(k, c, p, g, slots);
+    for (int d = 0; d < 3; d++) {
+        bt_status st = bt__kexpr_eval(k, &k->grid[d], slots, &grid[d], diag);
+        if (!st)
+            st = bt__kexpr_eval(k, &k->block[d], slots, &block[d], diag);
+        if (st)
+            return st;
+        if (grid[d] < 0 || block[d] < 1 || grid[d] > INT32_MAX || block[d] > 65536) {
+            bt__diag_set(diag, "launch geometry out of range: grid[%d]=%lld block[%d]=%lld", d,
+                         (long long)grid[d], d, (long long)block[d]);
+            return BT_INVALID_ARG;
+        }
+    }
+    *dyn_smem = 0;
+    if (k->dyn_smem.e)
+        return bt__kexpr_eval(k, &k->dyn_smem, slots, dyn_smem, diag);
+    return BT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Data for one problem: host copies, device buffers, reference outputs
+ * ------------------------------------------------------------------------------------------- */
+typedef struct pdata {
+    bt_problem p;
+    bt__hostbuf host[BT__MAX_ARGS];
+    bt__bbuf *dev[BT__MAX_ARGS];
+    bool owned[BT__MAX_ARGS];
+    bt__bbuf *saved[BT__MAX_ARGS]; /* restore_value copies */
+    double *ref[BT__MAX_ARGS];
+    bool have_ref;
+    size_t *sample;
+    size_t nsample;
+    bt__karg scalars[BT__MAX_ARGS];
+} pdata;
+
+typedef struct tctx {
+    bt_kernel *kn;
+    const bt_kdesc *k;
+    const bt__backend_iface *I;
+    bt__bdev *D;
+    const bt_gpu *g;
+    bt_tune_options o;
+    bt_result *r;
+    const char *src;
+    bool is_opencl;
+    /* bench closure */
+    pdata *cur;
+    bt__entry *cur_e;
+} tctx;
+
+static void pdata_free(tctx *T, pdata *d)
+{
+    for (int i = 0; i < T->k->nargs; i++) {
+        bt__hostbuf_free(&d->host[i]);
+        if (d->owned[i] && d->dev[i])
+            T->I->buf_free(T->D, d->dev[i]);
+        if (d->saved[i])
+            T->I->buf_free(T->D, d->saved[i]);
+        free(d->ref[i]);
+    }
+    free(d->sample);
+    memset(d, 0, sizeof *d);
+}
+
+static bt__dtype arg_dtype(const bt__argspec *a, const bt_problem *p)
+{
+    return a->dtype_is_problem ? p->dtype : a->dtype;
+}
+
+/* Prepares inputs and the host reference for a problem. caller: the caller's buffers (may be NULL;
+ * then inputs are generated from the seed). */
+static bt_status pdata_init(tctx *T, pdata *d, const bt_problem *p, uint64_t seed,
+                            bt_buffer *const *caller, int ncaller, bt_diag *diag)
+{
+    const bt_kdesc *k = T->k;
+    memset(d, 0, sizeof *d);
+    d->p = *p;
+    int64_t slots[256];
+    bt__kdesc_fill_slots(k, NULL, p, T->g, slots);
+    bt__rng rng;
+    bt__rng_seed(&rng, seed);
+    int nbuf = 0;
+    bt_status st = BT_OK;
+    for (int i = 0; i < k->nargs && st == BT_OK; i++) {
+        const bt__argspec *a = &k->args[i];
+        int64_t v;
+        st = bt__kexpr_eval(k, &a->size, slots, &v, diag);
+        if (st)
+            break;
+        if (a->role == BT__KARG_SCALAR) {
+            bt__karg *s = &d->scalars[i];
+            switch (a->dtype) {
+            case BT__DT_INT64: s->kind = BT__ARG_I64, s->u.i64 = v; break;
+            case BT__DT_FP32: s->kind = BT__ARG_F32, s->u.f32 = (float)v; break;
+            case BT__DT_FP64: s->kind = BT__ARG_F64, s->u.f64 = (double)v; break;
+            default:
+                if (v > INT32_MAX || v < INT32_MIN) {
+                    bt__diag_set(diag, "scalar '%s' = %lld does not fit int32", a->name, (long long)v);
+                    st = BT_INVALID_ARG;
+                }
+                s->kind = BT__ARG_I32, s->u.i32 = (int32_t)v;
+                break;
+            }
+            continue;
+        }
+        if (a->role == BT__KARG_LOCAL) {
+            d->scalars[i].kind = BT__ARG_LOCAL;
+            d->scalars[i].u.local_bytes = (size_t)v;
+            continue;
+        }
+        if (v < 0 || v > ((int64_t)1 << 40)) {
+            bt__diag_set(diag, "buffer '%s' has %lld elements", a->name, (long long)v);
+            st = BT_INVALID_ARG;
+            break;
+        }
+        size_t count = v > 0 ? (size_t)v : 1;
+        st = bt__hostbuf_alloc(&d->host[i], arg_dtype(a, p), count);
+        if (st)
+            break;
+        size_t bytes = bt__hostbuf_bytes(&d->host[i]);
+        if (caller) {
+            if (nbuf >= ncaller) {
+                bt__diag_set(diag, "kernel '%s' takes more buffers than the %d given", k->name, ncaller);
+                st = BT_INVALID_ARG;
+                break;
+            }
+            bt_buffer *cb = caller[nbuf++];
+            if (!cb || cb->bytes < bytes) {
+                bt__diag_set(diag, "buffer %d ('%s') holds %zu bytes, the problem needs %zu",
+                             nbuf - 1, a->name, cb ? cb->bytes : 0, bytes);
+                st = BT_INVALID_ARG;
+                break;
+            }
+            d->dev[i] = cb->b;
+            if (!a->output || a->restore_value) /* read the caller's inputs for the reference */
+                st = T->I->buf_read(T->D, d->dev[i], 0, d->host[i].data, bytes, diag);
+        } else {
+            if (!a->output)
+                bt__hostbuf_init(&d->host[i], a->init, a->init_a, a->init_b, &rng);
+            st = T->I->buf_alloc(T->D, bytes, &d->dev[i], diag);
+            if (!st) {
+                d->owned[i] = true;
+                st = T->I->buf_write(T->D, d->dev[i], 0, d->host[i].data, bytes, diag);
+            }
+        }
+        if (!st && a->restore_value) {
+            st = T->I->buf_alloc(T->D, bytes, &d->saved[i], diag);
+            if (!st)
+                st = T->I->buf_copy(T->D, d->saved[i], d->dev[i], bytes, diag);
+        }
+        if (!st && a->output) {
+            d->ref[i] = calloc(count, sizeof(double));
+            if (!d->ref[i])
+                st = BT_NOMEM;
+        }
+    }
+    if (!st && caller && nbuf != ncaller) {
+        bt__diag_set(diag, "kernel '%s' takes %d buffers, %d given", k->name, nbuf, ncaller);
+        st = BT_INVALID_ARG;
+    }
+    if (st == BT_OK && k->ref == BT__REF_HOST) {
+        bt__href_fn fn = bt__hostref_find(k->ref_host);
+        if (!fn) {
+            bt__diag_set(diag, "no host reference named '%s'", k->ref_host);
+            st = BT_NOT_FOUND;
+        } else {
+            if (bt__hostref_sampled(k->ref_host)) {
+                /* sample the outputs: every output element still gets the NaN/poison check */
+                size_t total = 0;
+                for (int i = 0; i < k->nargs; i++)
+                    if (k->args[i].output)
+                        total = d->host[i].count;
+                size_t want = total <= 65536 ? total : 4096;
+                d->sample = malloc(sizeof *d->sample * (want ? want : 1));
+                if (!d->sample)
+                    st = BT_NOMEM;
+                bt__rng srng;
+                bt__rng_seed(&srng, seed ^ 0x5a5a5a5aULL);
+                for (size_t s = 0; s < want && !st; s++)
+                    d->sample[s] = want == total ? s : (size_t)(bt__rng_next(&srng) % total);
+                d->nsample = want == total ? 0 : want;
+                if (want == total) {
+                    free(d->sample);
+                    d->sample = NULL;
+                }
+            }
+            if (!st) {
+                bt__href_ctx hc = {k, &d->p, d->host, d->ref, d->sample, d->nsample};
+                st = fn(&hc, diag);
+                d->have_ref = st == BT_OK;
+            }
+        }
+    }
+    if (st)
+        pdata_free(T, d);
+    return st;
+}
+
+/* Before every run, outside the timed region: reset_to_zero and restore_value. */
+static bt_status pre_run(tctx *T, pdata *d, bt_diag *diag)
+{
+    const bt_kdesc *k = T->k;
+    for (int i = 0; i < k->nargs; i++) {
+        const bt__argspec *a = &k->args[i];
+        if (a->role != BT__KARG_BUFFER)
+            continue;
+        size_t bytes = bt__hostbuf_bytes(&d->host[i]);
+        bt_status st = BT_OK;
+        if (a->restore_value)
+            st = T->I->buf_copy(T->D, d->dev[i], d->saved[i], bytes, diag);
+        else if (a->reset_to_zero) {
+            uint8_t zero[4] = {0};
+            st = T->I->buf_fill(T->D, d->dev[i], 0, bytes, zero, bytes % 4 ? 1 : 4, diag);
+        }
+        if (st)
+            return st;
+    }
+    return BT_OK;
+}
+
+static bt_status launch_entry(tctx *T, bt__entry *e, pdata *d, bt__btimer *timer, bt_diag *diag)
+{
+    const bt_kdesc *k = T->k;
+    bt__karg args[BT__MAX_ARGS];
+    for (int i = 0; i < k->nargs; i++) {
+        if (k->args[i].role == BT__KARG_BUFFER) {
+            args[i].kind = BT__ARG_BUF;
+            args[i].u.buf = d->dev[i];
+        } else
+            args[i] = d->scalars[i];
+    }
+    int64_t grid[3], block[3], dyn;
+    bt_status st = bt__geometry(k, &e->ev.cfg, &d->p, T->g, grid, block, &dyn, diag);
+    if (st)
+        return st;
+    uint32_t g32[3] = {(uint32_t)grid[0], (uint32_t)grid[1], (uint32_t)grid[2]};
+    uint32_t b32[3] = {(uint32_t)block[0], (uint32_t)block[1], (uint32_t)block[2]};
+    if (!g32[0] || !g32[1] || !g32[2])
+        return BT_OK; /* an empty problem: nothing to launch */
+    return T->I->launch(T->D, e->fn, g32, b32, (size_t)dyn, args, k->nargs, timer, diag);
+}
+
+/* Poisons outputs, runs once, reads and compares every output. */
+static bt_status verify_on(tctx *T, bt__entry *e, pdata *d, bt__verify *v, bt_diag *diag)
+{
+    const bt_kdesc *k = T->k;
+    memset(v, 0, sizeof *v);
+    v->ok = true;
+    for (int i = 0; i < k->nargs; i++) {
+        if (!k->args[i].output)
+            continue;
+        uint8_t pat[8];
+        size_t ps;
+        bt__poison_pattern(d->host[i].dtype, pat, &ps);
+        bt_status st = T->I->buf_fill(T->D, d->dev[i], 0, bt__hostbuf_bytes(&d->host[i]), pat, ps, diag);
+        if (st)
+            return st;
+    }
+    bt_status st = pre_run(T, d, diag);
+    if (!st)
+        st = launch_entry(T, e, d, NULL, diag);
+    if (!st)
+        st = T->I->sync(T->D, diag);
+    if (st)
+        return st;
+    for (int i = 0; i < k->nargs && v->ok; i++) {
+        if (!k->args[i].output)
+            continue;
+        st = T->I->buf_read(T->D, d->dev[i], 0, d->host[i].data, bt__hostbuf_bytes(&d->host[i]), diag);
+        if (st)
+            return st;
+        bt__tolerance tol = k->tol[d->p.dtype];
+        if (d->have_ref)
+            bt__verify_compare(&d->host[i], d->ref[i], d->sample, d->nsample, tol.rtol, tol.atol, v);
+        else { /* no reference: at least every element written (no poison left) */
+            double *inf = calloc(d->host[i].count, sizeof *inf);
+            if (!inf)
+                return BT_NOMEM;
+            bt__verify_compare(&d->host[i], inf, NULL, 0, INFINITY, INFINITY, v);
+            free(inf);
+        }
+        if (!v->ok) {
+            char m[sizeof v->msg];
+            snprintf(m, sizeof m, "%s", v->msg);
+            snprintf(v->msg, sizeof v->msg, "output '%.40s': %.200s", k->args[i].name, m);
+        }
+    }
+    return BT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Compilation on a thread pool
+ * ------------------------------------------------------------------------------------------- */
+typedef struct pool {
+    tctx *T;
+    bt__entry **jobs;
+    size_t njobs;
+    size_t next;
+    size_t done;
+    pthread_mutex_t mu;
+} pool;
+
+static void defines_for(tctx *T, const bt_config *c, char defs[][96], int *n)
+{
+    const bt_kdesc *k = T->k;
+    int m = 0;
+    for (int i = 0; i < k->space.nparams; i++)
+        snprintf(defs[m++], 96, "%s=%lld", k->space.params[i].name, (long long)c->v[i]);
+    int64_t grid[3], block[3], dyn;
+    bt_diag d;
+    if (bt__geometry(k, c, &T->r->problem, T->g, grid, block, &dyn, &d) == BT_OK)
+        snprintf(defs[m++], 96, "BT_THREADS=%lld", (long long)(block[0] * block[1] * block[2]));
+    snprintf(defs[m++], 96, "BT_WARP_SIZE=%d", T->g->warp_size > 0 ? T->g->warp_size : 32);
+    char up[32];
+    snprintf(up, sizeof up, "%s", bt__dtype_name(T->r->problem.dtype));
+    for (char *u = up; *u; u++)
+        if (*u >= 'a' && *u <= 'z')
+            *u = (char)(*u - 'a' + 'A');
+    snprintf(defs[m++], 96, "BT_DTYPE_%s=1", up);
+    snprintf(defs[m++], 96, "BT_ELEM_BYTES=%d", bt__dtype_size(T->r->problem.dtype));
+    *n = m;
+}
+
+static void compile_one(tctx *T, bt__entry *e)
+{
+    char defs[BT_MAX_PARAMS + 8][96];
+    const char *dp[BT_MAX_PARAMS + 8];
+    int nd = 0;
+    defines_for(T, &e->ev.cfg, defs, &nd);
+    for (int i = 0; i < nd; i++)
+        dp[i] = defs[i];
+    char opts[256];
+    snprintf(opts, sizeof opts, "%s%s", T->k->options ? T->k->options : "",
+             T->k->needs_sm90a ? " --bt-sm90a" : "");
+    double t0 = bt__now();
+    char *log = NULL;
+    bt_status st = T->I->compile(T->D, T->src, dp, nd, opts, &e->blob, &log);
+    e->compile_s = bt__now() - t0;
+    if (st != BT_OK) {
+        e->status = BT__CS_COMPILE;
+        e->log = log;
+        char m[300];
+        snprintf(m, sizeof m, "%s", bt_strerror(st));
+        e->error = bt__strdup(m);
+        return;
+    }
+    free(log);
+}
+
+static void *pool_worker(void *arg)
+{
+    pool *P = arg;
+    for (;;) {
+        pthread_mutex_lock(&P->mu);
+        size_t i = P->next < P->njobs ? P->next++ : SIZE_MAX;
+        pthread_mutex_unlock(&P->mu);
+        if (i == SIZE_MAX)
+            return NULL;
+        compile_one(P->T, P->jobs[i]);
+        pthread_mutex_lock(&P->mu);
+        P->done++;
+        pthread_mutex_unlock(&P->mu);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Progress line
+ * ------------------------------------------------------------------------------------------- */
+static void progress(tctx *T, const char *stage, size_t done, size_t total, double t0)
+{
+    if (!T->o.progress || !isatty(2))
+        return;
+    double el = bt__now() - t0;
+    double eta = done ? el / (double)done * (double)(total - done) : 0;
+    fprintf(stderr, "\r\033[K%s %zu/%zu  elapsed %.1f s  ETA %.0f s", stage, done, total, el, eta);
+    if (done == total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The tune
+ * ------------------------------------------------------------------------------------------- */
+static bt_status bench_pre(void *u, bt_diag *d)
+{
+    tctx *T = u;
+    return pre_run(T, T->cur, d);
+}
+
+static bt_status bench_launch(void *u, bt__btimer *timer, bt_diag *d)
+{
+    tctx *T = u;
+    return launch_entry(T, T->cur_e, T->cur, timer, d);
+}
+
+static void set_error(bt__entry *e, bt__cfg_status s, const char *msg)
+{
+    e->status = s;
+    free(e->error);
+    e->error = bt__strdup(msg);
+}
+
+static bt__cfg_status status_of(bt_status st)
+{
+    switch (st) {
+    case BT_RESOURCES: return BT__CS_RESOURCES;
+    case BT_TIMEOUT: return BT__CS_TIMEOUT;
+    case BT_COMPILE: return BT__CS_COMPILE;
+    default: return BT__CS_LAUNCH;
+    }
+}
+
+static int cmp_entry_median(const void *a, const void *b)
+{
+    const bt__entry *const *x = a, *const *y = b;
+    double mx = (*x)->st.median, my = (*y)->st.median;
+    return mx < my ? -1 : mx > my;
+}
+
+void bt_result_free(bt_result *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->e[i].error);
+        free(r->e[i].log);
+        free(r->e[i].blob.data);
+    }
+    free(r->e);
+    bt_plan_free(r->plan);
+    free(r);
+}
+
+static void unload_all(tctx *T, bt_result *r, int keep)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->e[i].mod && (int)i != keep) {
+            T->I->module_free(T->D, r->e[i].mod);
+            r->e[i].mod = NULL;
+            r->e[i].fn = NULL;
+        }
+}
+
+bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *opts,
+                   bt_buffer *const *caller, int ncaller, bt_result **out, bt_diag *diag)
+{
+    *out = NULL;
+    bt__diag_clear(diag);
+    const bt_kdesc *k = kn->k;
+    tctx T = {0};
+    T.kn = kn;
+    T.k = k;
+    T.I = kn->iface;
+    T.D = kn->bdev;
+    const bt_device_info *info = bt_device_get_info(kn->dev);
+    T.g = &info->props;
+    if (opts)
+        T.o = *opts;
+    else
+        bt_tune_options_default(&T.o);
+    T.src = kn->src;
+    double t0 = bt__now();
+
+    bt_result *r = calloc(1, sizeof *r);
+    if (!r)
+        return BT_NOMEM;
+    T.r = r;
+    r->k = k;
+    r->problem = *p;
+    r->dev = *info;
+    r->opts = T.o;
+    r->winner = r->runner_up = -1;
+    snprintf(r->source_hash, sizeof r->source_hash, "%016llx", (unsigned long long)kn->src_hash);
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(r->timestamp, sizeof r->timestamp, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    snprintf(r->reference, sizeof r->reference, "%s",
+             k->ref == BT__REF_HOST ? "host (fp64)" : k->ref == BT__REF_CONFIG ? "baseline config"
+             : k->ref == BT__REF_KERNEL ? "reference kernel" : "none (outputs checked for being written)");
+
+    /* 1. plan */
+    bt_plan_options po = {.rules = T.o.rules};
+    bt_status st = bt_plan_create(k, p, T.g, &po, &r->plan, diag);
+    if (st) {
+        bt_result_free(r);
+        return st;
+    }
+    size_t budget = T.o.max_configs > 0 ? (size_t)T.o.max_configs
+                                        : (r->plan->ncand <= 64 ? r->plan->ncand : 32);
+    bool need_baseline = k->ref == BT__REF_CONFIG;
+    size_t n = r->plan->ncand < budget ? r->plan->ncand : budget;
+    r->not_measured = r->plan->ncand - n;
+    r->e = calloc(n + 1, sizeof *r->e);
+    if (!r->e) {
+        bt_result_free(r);
+        return BT_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        r->e[i].ev = r->plan->cand[i];
+        r->e[i].ev.reasons = NULL;
+        r->e[i].model_rank = i + 1;
+    }
+    r->n = n;
+    int baseline = -1;
+    if (need_baseline) { /* the baseline config must be compiled too, measured or not */
+        for (size_t i = 0; i < n; i++)
+            if (!memcmp(r->e[i].ev.cfg.v, k->ref_config.v, sizeof(int64_t) * (size_t)k->space.nparams))
+                baseline = (int)i;
+        if (baseline < 0) {
+            bt__entry *b = &r->e[r->n];
+            bt__model_eval(&r->plan->model, &k->ref_config, &b->ev);
+            bt__cfg_eval_clear(&b->ev);
+            baseline = (int)r->n++;
+        }
+    }
+
+    /* 2. compile in parallel */
+    double tc = bt__now();
+    int nthreads = T.o.threads > 0 ? T.o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (nthreads < 1)
+        nthreads = 1;
+    if ((size_t)nthreads > r->n)
+        nthreads = (int)(r->n ? r->n : 1);
+    r->compile_threads = nthreads;
+    pool P = {.T = &T, .njobs = r->n};
+    P.jobs = calloc(r->n + 1, sizeof *P.jobs);
+    if (!P.jobs) {
+        bt_result_free(r);
+        return BT_NOMEM;
+    }
+    for (size_t i = 0; i < r->n; i++)
+        P.jobs[i] = &r->e[i];
+    pthread_mutex_init(&P.mu, NULL);
+    pthread_t th[128];
+    int started = 0;
+    for (int i = 0; i < nthreads && i < 128; i++)
+        if (pthread_create(&th[i], NULL, pool_worker, &P) == 0)
+            started++;
+    if (!started)
+        pool_worker(&P);
+    while (started) {
+        pthread_mutex_lock(&P.mu);
+        size_t done = P.done;
+        pthread_mutex_unlock(&P.mu);
+        progress(&T, "compile", done, r->n, tc);
+        if (done == r->n)
+            break;
+        usleep(50000);
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&P.mu);
+    free(P.jobs);
+    r->t_compile = bt__now() - tc;
+
+    /* 3. data and reference */
+    double tv = bt__now();
+    pdata main_data;
+    st = pdata_init(&T, &main_data, p, T.o.seed, caller, ncaller, diag);
+    if (st) {
+        bt_result_free(r);
+        return st;
+    }
+    /* load every compiled module */
+    for (size_t i = 0; i < r->n; i++) {
+        bt__entry *e = &r->e[i];
+        if (e->status != BT__CS_PENDING)
+            continue;
+        bt_diag d = {0};
+        st = T.I->module_load(T.D, e->blob.data, e->blob.size, &e->mod, &d);
+        if (!st)
+            st = T.I->function_get(T.D, e->mod, k->entry, &e->fn, &e->res, &d);
+        if (!st && T.I->function_set_dyn_smem) {
+            int64_t g3[3], b3[3], dyn = 0;
+            if (bt__geometry(k, &e->ev.cfg, p, T.g, g3, b3, &dyn, &d) == BT_OK && dyn > 0)
+                st = T.I->function_set_dyn_smem(T.D, e->fn, (size_t)dyn, &d);
+        }
+        if (st)
+            set_error(e, status_of(st), d.msg);
+    }
+    if (baseline >= 0) { /* the baseline's outputs become the reference */
+        bt__entry *b = &r->e[baseline];
+        bt__verify v;
+        bt_diag d = {0};
+        if (b->status == BT__CS_PENDING && verify_on(&T, b, &main_data, &v, &d) == BT_OK && v.nonfinite == 0) {
+            for (int i = 0; i < k->nargs; i++)
+                if (k->args[i].output)
+                    for (size_t j = 0; j < main_data.host[i].count; j++)
+                        main_data.ref[i][j] = bt__hostbuf_get(&main_data.host[i], j);
+            main_data.have_ref = true;
+        } else {
+            bt__diag_set(diag, "the reference (baseline) config failed: %s",
+                         b->error ? b->error : d.msg[0] ? d.msg : v.msg);
+            pdata_free(&T, &main_data);
+            unload_all(&T, r, -1);
+            bt_result_free(r);
+            return BT_WRONG_RESULT;
+        }
+        if (baseline >= (int)n) /* not a measured config: drop it from the table */
+            r->n = n;
+    }
+    /* verify every config at the problem, then at the boundary sizes */
+    size_t verified = 0;
+    for (size_t i = 0; i < n; i++) {
+        bt__entry *e = &r->e[i];
+        progress(&T, "verify", i, n, tv);
+        if (e->status != BT__CS_PENDING)
+            continue;
+        bt_diag d = {0};
+        st = verify_on(&T, e, &main_data, &e->ver, &d);
+        if (st)
+            set_error(e, status_of(st), d.msg);
+        else if (!e->ver.ok)
+            set_error(e, BT__CS_WRONG, e->ver.msg);
+        else
+            verified++;
+    }
+    progress(&T, "verify", n, n, tv);
+    if (T.o.verify_boundary && k->nboundary) {
+        for (int b = 0; b < k->nboundary; b++) {
+            bt_problem bp = *p;
+            for (int j = 0; j < k->nproblem; j++)
+                if (k->boundary[b][j] >= 0)
+                    bp.values[j] = k->boundary[b][j];
+            pdata bd;
+            bt_diag d = {0};
+            if (pdata_init(&T, &bd, &bp, T.o.seed + 1 + (uint64_t)b, NULL, 0, &d) != BT_OK) {
+                bt__diag_set(diag, "boundary problem %d: %s", b, d.msg);
+                continue;
+            }
+            for (size_t i = 0; i < n; i++) {
+                bt__entry *e = &r->e[i];
+                if (e->status != BT__CS_PENDING)
+                    continue;
+                bt__verify v;
+                bt_diag d2 = {0};
+                st = verify_on(&T, e, &bd, &v, &d2);
+                char where[128] = "";
+                size_t o = 0;
+                for (int j = 0; j < k->nproblem && o < sizeof where; j++) {
+                    int w = snprintf(where + o, sizeof where - o, "%s%s=%lld", j ? "," : "",
+                                     k->problem_names[j], (long long)bp.values[j]);
+                    if (w > 0)
+                        o += (size_t)w;
+                }
+                char m[400];
+                if (st) {
+                    snprintf(m, sizeof m, "at boundary size %s: %.250s", where, d2.msg);
+                    set_error(e, status_of(st), m);
+                } else if (!v.ok) {
+                    snprintf(m, sizeof m, "at boundary size %s: %s", where, v.msg);
+                    set_error(e, BT__CS_WRONG, m);
+                } else
+                    e->boundary_checked++;
+            }
+            pdata_free(&T, &bd);
+        }
+    }
+    r->t_verify = bt__now() - tv;
+
+    /* 4. measure */
+    double tm = bt__now();
+    bt__bench_ops ops = {bench_pre, bench_launch, &T, T.I, T.D, true};
+    T.cur = &main_data;
+    bt__entry **ok = calloc(n + 1, sizeof *ok);
+    size_t nok = 0;
+    for (size_t i = 0; i < n && ok; i++) {
+        bt__entry *e = &r->e[i];
+        progress(&T, "measure", i, n, tm);
+        if (e->status != BT__CS_PENDING)
+            continue;
+        T.cur_e = e;
+        bt_diag d = {0};
+        st = bt__bench(&ops, T.o.warmup_ms, T.o.rep_ms, T.o.timeout_s * 1e3, &e->st, NULL, NULL, &d);
+        if (st) {
+            set_error(e, status_of(st), d.msg);
+            continue;
+        }
+        e->status = BT__CS_OK;
+        ok[nok++] = e;
+    }
+    progress(&T, "measure", n, n, tm);
+
+    /* 5. select: finalists re-measured interleaved A B C A B C ... */
+    if (ok && nok) {
+        qsort(ok, nok, sizeof *ok, cmp_entry_median);
+        int K = T.o.top_k > 0 ? T.o.top_k : 3;
+        if ((size_t)K > nok)
+            K = (int)nok;
+        int R = T.o.rounds > 0 ? T.o.rounds : 5;
+        r->finalists = K;
+        r->rounds = K > 1 ? R : 0;
+        if (K > 1) {
+            double *pool_t[16] = {0};
+            int pool_n[16] = {0};
+            for (int round = 0; round < R; round++)
+                for (int f = 0; f < K && f < 16; f++) {
+                    T.cur_e = ok[f];
+                    double *s = NULL;
+                    int ns = 0;
+                    bt__stats tmp;
+                    bt_diag d = {0};
+                    if (bt__bench(&ops, T.o.warmup_ms / R, T.o.rep_ms / R, T.o.timeout_s * 1e3, &tmp, &s, &ns, &d) == BT_OK && s) {
+                        double *grown = realloc(pool_t[f], sizeof(double) * (size_t)(pool_n[f] + ns));
+                        if (grown) {
+                            memcpy(grown + pool_n[f], s, sizeof(double) * (size_t)ns);
+                            pool_t[f] = grown;
+                            pool_n[f] += ns;
+                        }
+                    }
+                    free(s);
+                }
+            for (int f = 0; f < K && f < 16; f++) {
+                if (pool_n[f] >= 5)
+                    bt__stats_compute(pool_t[f], pool_n[f], &ok[f]->st);
+                free(pool_t[f]);
+            }
+            qsort(ok, (size_t)K, sizeof *ok, cmp_entry_median);
+        }
+        r->winner = (int)(ok[0] - r->e);
+        if (nok > 1) {
+            r->runner_up = (int)(ok[1] - r->e);
+            double a = ok[0]->st.median, b = ok[1]->st.median;
+            r->margin = (b - a) / a;
+            double na = 2 * 1.4826 * ok[0]->st.mad / a, nb = 2 * 1.4826 * ok[1]->st.mad / b;
+            r->noise = fmax(fmax(na, nb), 0.005);
+            r->tie = r->margin < r->noise;
+        }
+    }
+    free(ok);
+    r->t_measure = bt__now() - tm;
+    for (size_t i = 0; i < n; i++) {
+        bt__entry *e = &r->e[i];
+        if (e->status == BT__CS_OK && e->st.median > 0) {
+            const bt__roofline *rf = &r->plan->model.roof;
+            e->gbps = rf->bytes / (e->st.median * 1e-3) / 1e9;
+            e->tflops = rf->flops / (e->st.median * 1e-3) / 1e12;
+            e->eff = rf->floor_us > 0 ? rf->floor_us / (e->st.median * 1e3) : 0;
+        }
+        bt__geometry(k, &e->ev.cfg, p, T.g, e->grid, e->block, &e->dyn_smem, NULL);
+    }
+    pdata_free(&T, &main_data);
+
+    /* 6. the winner enters the dispatch cache; everything else is unloaded */
+    if (r->winner >= 0) {
+        bt__entry *w = &r->e[r->winner];
+        char key[512];
+        bt__dispatch_key(kn, p, key, sizeof key);
+        if (bt__dispatch_put(kn, key, &w->ev.cfg, w->mod, w->fn) == BT_OK) {
+            w->mod = NULL;
+            w->fn = NULL;
+        }
+    }
+    unload_all(&T, r, -1);
+    r->t_total = bt__now() - t0;
+    *out = r;
+    return BT_OK;
+}
+
+int bt_result_winner(const bt_result *r, bt_config *cfg, double *median_ms)
+{
+    if (!r || r->winner < 0)
+        return 0;
+    if (cfg)
+        *cfg = r->e[r->winner].ev.cfg;
+    if (median_ms)
+        *median_ms = r->e[r->winner].st.median;
+    return 1;
+}
