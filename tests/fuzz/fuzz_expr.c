@@ -1,12 +1,15 @@
 /*
  * fuzz_expr.c — libFuzzer target for the expression language (src/core/expr.c).
  *
- * Not built by CMake. Build and run from the repository root with clang:
+ * Not built by CMake. Build and run from the repository root with clang (build-fuzz/ is ignored
+ * by git; the new corpus goes to its first directory, the seeds are only read):
  *
+ *   mkdir -p build-fuzz/corpus
  *   clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
- *       -fno-sanitize-recover=all -Iinclude -Isrc \
- *       tests/fuzz/fuzz_expr.c src/core/expr.c src/core/util.c src/core/status.c -o fuzz_expr
- *   mkdir -p fuzz-corpus && ./fuzz_expr -max_total_time=60 -max_len=512 fuzz-corpus
+ *       -fno-sanitize-recover=all -Iinclude -Isrc tests/fuzz/fuzz_expr.c \
+ *       src/core/expr.c src/core/util.c src/core/status.c -o build-fuzz/fuzz_expr
+ *   build-fuzz/fuzz_expr -max_total_time=60 -max_len=4096 -dict=tests/fuzz/expr.dict \
+ *       build-fuzz/corpus tests/fuzz/expr_seeds
  *
  * For every input it parses the bytes (up to the first NUL) against a small symbol table and
  * checks the parse contract (NULL output and a column inside the input on failure). For what
