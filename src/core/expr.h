@@ -15,6 +15,15 @@
  * Semantics: / and % truncate toward zero (as C); a / 0, a % 0, cdiv(a, 0), align_up(a, 0),
  * log2(x<=0), a negative power, and any int64 overflow are evaluation errors (BT_EVAL with a
  * message), never a crash. && || and ?: short-circuit, so "K > 0 && N / K > 2" is safe.
+ * Comparisons, ! && || and is_pow2 give 0 or 1; comparisons chain as in C ((1 < 2) < 3).
+ * cdiv(a, b) is the exact ceiling of a/b for any signs; align_up(a, b) is the smallest multiple of
+ * b that is >= a and needs b > 0 (a negative alignment is an error too); clamp(x, lo, hi) needs
+ * lo <= hi; INT64_MIN % -1 is 0; 0 ** 0 is 1. Literals must fit in int64 (9223372036854775807 at
+ * most; write INT64_MIN as -9223372036854775807 - 1).
+ *
+ * Limits (parse errors beyond them): BT__EXPR_MAX_LEN bytes of source, BT__EXPR_MAX_DEPTH levels
+ * of nesting (parentheses, call arguments, ?: branches, unary operators, ** chains) and
+ * BT__EXPR_MAX_STACK evaluation stack entries.
  *
  * An expression is parsed once into flat bytecode and evaluated many times; evaluation does not
  * allocate and is thread-safe (a parsed bt__expr is immutable).
@@ -28,14 +37,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define BT__EXPR_MAX_LEN 65536
+#define BT__EXPR_MAX_DEPTH 256
+#define BT__EXPR_MAX_STACK 1024
+#define BT__EXPR_MAX_NAME 255 /* longer names are shortened in messages */
+
 /* --- symbol table: names -> slot indices ---------------------------------------------------- */
 typedef struct bt__symtab bt__symtab;
 
 bt__symtab *bt__symtab_new(void);
 void bt__symtab_free(bt__symtab *t);
 /* Adds a name (copied) and returns its slot (>= 0); if present returns the existing slot.
- * Returns -1 on allocation failure or an invalid identifier. */
+ * Returns -1 on allocation failure, an invalid identifier (not [A-Za-z_][A-Za-z0-9_]*) or a
+ * reserved word (see bt__expr_is_reserved). Slots are numbered 0, 1, ... in order of addition. */
 int bt__symtab_add(bt__symtab *t, const char *name);
+/* True for the words the language owns (function names, true, false): they cannot be names. */
+bool bt__expr_is_reserved(const char *name);
 /* Slot of a name, or -1. Case-sensitive. */
 int bt__symtab_find(const bt__symtab *t, const char *name);
 /* Slot of a name ignoring case, or -1. */
@@ -63,6 +80,9 @@ const char *bt__expr_source(const bt__expr *e);
 bool bt__expr_uses(const bt__expr *e, int slot);
 /* True if the expression is a constant (reads no slot). */
 bool bt__expr_is_const(const bt__expr *e);
+/* 1 + the highest slot the expression reads (0 when constant): the slot array passed to
+ * bt__expr_eval must have at least this many entries. */
+int bt__expr_slots_needed(const bt__expr *e);
 
 /* Writes the source with every name replaced by its value and '*' by the multiplication sign
  * (UTF-8 "×"), keeping the rest of the text: "num_stages * (BLOCK_M*BLOCK_K)" with values gives
