@@ -10,6 +10,8 @@
 
 static const bt_cli_cmd commands[] = {
     {"plan", "analyse a kernel's config space for a GPU, with no device (the model)", bt_cmd_plan},
+    {"tune", "compile, verify and measure a kernel's configs on a device; pick the winner",
+     bt_cmd_tune},
     {"gpus", "list the hardware table", bt_cmd_gpus},
     {"devices", "list the devices of every backend that loaded", bt_cmd_devices},
     {"simulate", "replay a recorded space to judge search strategies", bt_cmd_simulate},

@@ -18,6 +18,7 @@ int bt_cli_fail(bt_status st, const bt_diag *d);
 int bt_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 int bt_cmd_plan(int argc, char **argv);
+int bt_cmd_tune(int argc, char **argv);
 int bt_cmd_gpus(int argc, char **argv);
 int bt_cmd_devices(int argc, char **argv);
 int bt_cmd_simulate(int argc, char **argv);

@@ -421,6 +421,16 @@ bt_status bt__model_eval(bt__model *m, const bt_config *c, bt__cfg_eval *ev)
         double eff_wave = (ev->waves > 0 && slots > 0) ? (double)ev->grid / (double)(ev->waves * slots) : 1;
         bool overlap = k->p_num_stages < 0 || c->v[k->p_num_stages] >= 2;
         double t = overlap ? fmax(t_comp, t_mem) : t_comp + t_mem;
+        /* a K loop hides load latency with what is in flight ahead of the math: (stages - 1)
+         * tiles of the reduction dimension; below ~64 elements the math waits */
+        if (k->p_num_stages >= 0) {
+            int64_t ahead = c->v[k->p_num_stages] - 1, bk = 64;
+            for (int t2 = 0; t2 < k->ntiles; t2++)
+                if (k->tiles[t2].reduction)
+                    bk = c->v[k->tiles[t2].param];
+            double pipe = ahead * bk >= 64 ? 1.0 : fmax(0.5, (double)(ahead * bk) / 64.0);
+            t /= pipe;
+        }
         if (g->max_regs_per_thread > 0 && ev->regs > g->max_regs_per_thread)
             t *= 1.5;
         ev->pred_us = t / (eff_occ * (eff_wave > 0 ? eff_wave : 1)) * 1e6 + 2.0 /* launch */;

@@ -248,8 +248,15 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
     size_t show = pl->ncand;
     if (!all && show > 30)
         show = 30;
-    fprintf(f, "Candidates (ranked by predicted time)%s\n", show < pl->ncand ? "" : "");
-    fprintf(f, "  %4s  %-44s %10s %5s %6s %5s %-14s %7s %11s %6s %-16s %5s %3s %9s\n", "rank", "config",
+    int cw = 20;
+    for (size_t i = 0; i < show; i++) {
+        char cfg[256];
+        config_short(pl, &pl->cand[i].cfg, cfg, sizeof cfg);
+        if ((int)strlen(cfg) > cw)
+            cw = (int)strlen(cfg);
+    }
+    fprintf(f, "Candidates (ranked by predicted time)\n");
+    fprintf(f, "  %4s  %-*s %10s %5s %6s %5s %-14s %7s %11s %6s %-16s %5s %3s %9s\n", "rank", cw, "config",
             "smem", "regs", "blk/SM", "occ", "limiter", "grid", "waves(fill)", "tile%", "last tile", "vec",
             "TC", "pred us");
     for (size_t i = 0; i < show; i++) {
@@ -258,8 +265,8 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
         config_short(pl, &ev->cfg, cfg, sizeof cfg);
         tile_eff_text(pl, ev, te, sizeof te);
         snprintf(wv, sizeof wv, "%lld(%.0f%%)", (long long)ev->waves, ev->last_wave_fill * 100);
-        fprintf(f, "  %4zu  %-44s %10s %5lld %6lld %4.0f%% %-14s %7lld %11s %5.1f%% %-16s %5s %3s %9.2f\n",
-                i + 1, cfg, human_bytes((double)(ev->smem + ev->dyn_smem), b1, sizeof b1),
+        fprintf(f, "  %4zu  %-*s %10s %5lld %6lld %4.0f%% %-14s %7lld %11s %5.1f%% %-16s %5s %3s %9.2f\n",
+                i + 1, cw, cfg, human_bytes((double)(ev->smem + ev->dyn_smem), b1, sizeof b1),
                 (long long)ev->regs, (long long)ev->blocks_per_sm, ev->occupancy * 100, ev->limiter,
                 (long long)ev->grid, wv, ev->tile_eff * 100, te,
                 ev->vector_ok ? "16B" : "scalar", ev->tensor_core ? "yes" : "no", ev->pred_us);
@@ -275,15 +282,17 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
     size_t ne = pl->nelim + pl->elim_dropped;
     fprintf(f, "\nEliminated: %zu config%s\n", ne, ne == 1 ? "" : "s");
     if (ne && !pl->only) {
-        fprintf(f, "  by rule:");
-        for (int rr = 0; rr < BT__RULE__COUNT; rr++)
-            if (pl->broken_count[rr])
-                fprintf(f, " %s %zu,", bt__rule_name((bt__rule)rr), pl->broken_count[rr]);
-        if (pl->broken_count[30])
-            fprintf(f, " constraints %zu,", pl->broken_count[30]);
-        if (pl->broken_count[31])
-            fprintf(f, " evaluation errors %zu,", pl->broken_count[31]);
-        fprintf(f, "\b \n");
+        const char *sep = "";
+        fprintf(f, "  by rule (a config may break several):");
+        for (int rr = 0; rr < 32; rr++) {
+            if (!pl->broken_count[rr])
+                continue;
+            const char *name = rr == 30 ? "constraints" : rr == 31 ? "evaluation errors"
+                                                                    : bt__rule_name((bt__rule)rr);
+            fprintf(f, "%s %s %zu", sep, name, pl->broken_count[rr]);
+            sep = ",";
+        }
+        fputc('\n', f);
     }
     size_t eshow = pl->nelim;
     if (!all && eshow > 20)

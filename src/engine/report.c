@@ -40,7 +40,10 @@ static void problem_text(const bt_result *r, char *buf, size_t n)
 bt_status bt_result_write_table(const bt_result *r, FILE *f)
 {
     const bt__roofline *rf = &r->plan->model.roof;
-    bool mem = rf->memory_bound;
+    bool known = rf->ridge > 0 && rf->bw_gbps > 0;
+    /* without device peaks (a CPU device with no hardware-table row) the roofline is unknown;
+     * low-intensity kernels are still reported in GB/s */
+    bool mem = known ? rf->memory_bound : rf->intensity < 10;
     char prob[256], cfg[256];
     problem_text(r, prob, sizeof prob);
     fprintf(f, "blocktune tune: %s on %s (%s, %s), %s\n", r->k->name, r->dev.id, r->dev.name,
@@ -54,8 +57,14 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
             r->not_measured, ok, failed);
     fprintf(f, "time: compile %.2f s (%d threads), verify %.2f s, measure %.2f s, total %.2f s\n\n",
             r->t_compile, r->compile_threads, r->t_verify, r->t_measure, r->t_total);
-    fprintf(f, "Roofline: %s-bound (intensity %.2f FLOP/B, ridge %.1f for %s at %.0f GB/s); floor %.2f us\n\n",
-            mem ? "memory" : "compute", rf->intensity, rf->ridge, rf->peak_name, rf->bw_gbps, rf->floor_us);
+    if (known)
+        fprintf(f, "Roofline: %s-bound (intensity %.2f FLOP/B, ridge %.1f for %s at %.0f GB/s); floor %.2f us\n\n",
+                mem ? "memory" : "compute", rf->intensity, rf->ridge, rf->peak_name, rf->bw_gbps, rf->floor_us);
+    else
+        fprintf(f, "Roofline: unknown for this device (it reports no bandwidth or peak and matches no\n"
+                   "hardware-table row); intensity %.2f FLOP/B, so throughput is shown in %s and no\n"
+                   "efficiency is claimed\n\n",
+                rf->intensity, mem ? "GB/s" : "TFLOP/s");
     fprintf(f, "Candidates (measured; median and p20-p80 of device-timed runs after a cache flush)\n");
     fprintf(f, "  %3s %-44s %9s %5s %6s %4s %11s %19s %5s %9s %6s %s\n", "#", "config", "smem", "regs",
             "blk/SM", "occ", "median us", "p20-p80 us", "reps", mem ? "GB/s" : "TFLOP/s", "eff", "status");
@@ -80,10 +89,15 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
             snprintf(regs, sizeof regs, "%d", e->res.regs_per_thread);
         else
             snprintf(regs, sizeof regs, "~%lld", (long long)e->ev.regs);
-        fprintf(f, "  %3zu %-44s %9lld %5s %6lld %3.0f%% %11.2f %19s %5d %9.2f %5.1f%% %s%s\n", j + 1, cfg,
+        char effs[16];
+        if (known)
+            snprintf(effs, sizeof effs, "%5.1f%%", e->eff * 100);
+        else
+            snprintf(effs, sizeof effs, "%6s", "n/a");
+        fprintf(f, "  %3zu %-44s %9lld %5s %6lld %3.0f%% %11.2f %19s %5d %9.2f %s %s%s\n", j + 1, cfg,
                 (long long)(e->ev.smem + e->ev.dyn_smem), regs, (long long)e->ev.blocks_per_sm,
                 e->ev.occupancy * 100, e->st.median * 1e3, spread, e->st.n, mem ? e->gbps : e->tflops,
-                e->eff * 100, (int)order[j] == r->winner ? "WINNER" : "ok",
+                effs, (int)order[j] == r->winner ? "WINNER" : "ok",
                 e->boundary_checked ? "" : "");
     }
     bool any_failed = false;
@@ -127,7 +141,10 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
         fprintf(f, "  %s\n  median %.2f us (p20 %.2f, p80 %.2f, min %.2f, MAD %.3f us, %d runs), ",
                 cfg, w->st.median * 1e3, w->st.p20 * 1e3, w->st.p80 * 1e3, w->st.min * 1e3,
                 w->st.mad * 1e3, w->st.n);
-        if (mem)
+        if (!known)
+            fprintf(f, "%.2f %s (no roofline for this device)\n", mem ? w->gbps : w->tflops,
+                    mem ? "GB/s" : "TFLOP/s");
+        else if (mem)
             fprintf(f, "%.1f GB/s = %.1f%% of the %.0f GB/s roofline\n", w->gbps, w->eff * 100, rf->bw_gbps);
         else
             fprintf(f, "%.2f TFLOP/s = %.1f%% of the %.1f TFLOP/s %s peak\n", w->tflops, w->eff * 100,

@@ -1,0 +1,187 @@
+/*
+ * cmd_tune.c — `blocktune tune`: compile, verify, measure and select on a device, and print the
+ * seeds' report.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void tune_help(FILE *f)
+{
+    fprintf(f,
+        "usage: blocktune tune KERNEL|SPEC.json [--device ID] [sizes] [--dtype T]\n"
+        "                      [--warmup-ms MS] [--rep-ms MS] [--max-configs N] [--threads N]\n"
+        "                      [--rules SET] [--seed K] [--no-boundary] [--json FILE]\n"
+        "\n"
+        "Tunes KERNEL for one problem on a device: the model prunes the space (with reasons),\n"
+        "every remaining config is compiled in parallel, verified against a reference on random\n"
+        "inputs with poisoned outputs (and at boundary sizes for the built-in kernels), timed\n"
+        "with device events after a cache flush, and the best few re-measured interleaved\n"
+        "before the winner is declared with its margin over the runner-up.\n"
+        "\n"
+        "  KERNEL            built-in: gemm, softmax, layernorm, reduce, vector_add; or a spec\n"
+        "  --device ID       opencl:0, cuda:0 ... (default: a GPU, else a CPU device;\n"
+        "                    'blocktune devices' lists them)\n"
+        "  sizes             problem variables by name, e.g. --n 16777216, --m 512 --n 512 --k 512\n"
+        "  --dtype T         fp32, fp16, bf16 (default: the kernel's first)\n"
+        "  --warmup-ms MS    warm-up budget per config (default 25)\n"
+        "  --rep-ms MS       measurement budget per config (default 100)\n"
+        "  --max-configs N   measure at most N configs, the model's best first (default: all\n"
+        "                    valid when there are at most 64, else 32)\n"
+        "  --threads N       compile threads (default: all cores)\n"
+        "  --rules SET       rule set override (triton, cuda, limits, all)\n"
+        "  --seed K          seed of the random inputs (default 1)\n"
+        "  --no-boundary     skip verification at the boundary sizes\n"
+        "  --json FILE       also write the full result as JSON (docs/tune-json.md)\n"
+        "\n"
+        "example:\n"
+        "  blocktune tune vector_add --n 16777216\n");
+}
+
+int bt_cmd_tune(int argc, char **argv)
+{
+    const char *kernel = NULL, *device = NULL, *dtype = NULL, *json = NULL, *rules = NULL;
+    bt_tune_options o;
+    bt_tune_options_default(&o);
+    o.progress = 1;
+    const char *set_names[32], *set_values[32];
+    static char name_buf[32][64];
+    int nset = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            tune_help(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--no-boundary")) {
+            o.verify_boundary = 0;
+            continue;
+        }
+        if (strncmp(a, "--", 2)) {
+            if (kernel)
+                return bt_cli_usage_error("tune", "unexpected argument '%s'", a);
+            kernel = a;
+            continue;
+        }
+        char opt[64];
+        const char *val;
+        const char *eq = strchr(a, '=');
+        if (eq) {
+            snprintf(opt, sizeof opt, "%.*s", (int)(eq - a - 2), a + 2);
+            val = eq + 1;
+        } else {
+            snprintf(opt, sizeof opt, "%s", a + 2);
+            if (i + 1 >= argc)
+                return bt_cli_usage_error("tune", "option --%s needs a value", opt);
+            val = argv[++i];
+        }
+        char *end;
+        double num = strtod(val, &end);
+        bool numeric = end != val && *end == '\0';
+        if (!strcmp(opt, "device"))
+            device = val;
+        else if (!strcmp(opt, "dtype"))
+            dtype = val;
+        else if (!strcmp(opt, "json"))
+            json = val;
+        else if (!strcmp(opt, "rules"))
+            rules = val;
+        else if (!strcmp(opt, "warmup-ms") || !strcmp(opt, "rep-ms") || !strcmp(opt, "max-configs") ||
+                 !strcmp(opt, "threads") || !strcmp(opt, "seed")) {
+            if (!numeric || num < 0)
+                return bt_cli_usage_error("tune", "--%s needs a non-negative number, got '%s'", opt, val);
+            if (!strcmp(opt, "warmup-ms"))
+                o.warmup_ms = num;
+            else if (!strcmp(opt, "rep-ms"))
+                o.rep_ms = num;
+            else if (!strcmp(opt, "max-configs"))
+                o.max_configs = (int)num;
+            else if (!strcmp(opt, "threads"))
+                o.threads = (int)num;
+            else
+                o.seed = (uint64_t)num;
+        } else {
+            if (nset == 32)
+                return bt_cli_usage_error("tune", "too many sizes");
+            snprintf(name_buf[nset], sizeof name_buf[nset], "%s", opt);
+            set_names[nset] = name_buf[nset];
+            set_values[nset++] = val;
+        }
+    }
+    o.rules = rules;
+    if (!kernel)
+        return bt_cli_usage_error("tune", "which kernel? give a built-in name or a spec file");
+    bt_diag d = {0};
+    bt_status st;
+    bt_kdesc *k = NULL;
+    bt_problem *p = NULL;
+    bt_device *dev = NULL;
+    bt_kernel *kn = NULL;
+    bt_result *r = NULL;
+    int rc = 0;
+    size_t n = strlen(kernel);
+    st = ((n > 5 && !strcmp(kernel + n - 5, ".json")) || strchr(kernel, '/'))
+             ? bt_kdesc_load_file(kernel, &k, &d)
+             : bt_kdesc_builtin(kernel, &k, &d);
+    if (st) {
+        rc = bt_cli_fail(st, &d);
+        goto out;
+    }
+    if ((st = bt_problem_create(k, &p))) {
+        rc = bt_cli_fail(st, NULL);
+        goto out;
+    }
+    for (int i = 0; i < nset; i++) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(set_values[i], &end, 0);
+        if (errno || end == set_values[i] || *end) {
+            rc = bt_cli_usage_error("tune", "size --%s needs an integer, got '%s'", set_names[i], set_values[i]);
+            goto out;
+        }
+        if ((st = bt_problem_set(p, set_names[i], v, &d))) {
+            fprintf(stderr, "blocktune tune: unknown option or size --%s: %s\n", set_names[i], d.msg);
+            rc = 2;
+            goto out;
+        }
+    }
+    if (dtype && (st = bt_problem_set_dtype(p, dtype, &d))) {
+        rc = bt_cli_fail(st, &d);
+        goto out;
+    }
+    if ((st = bt_device_open(device, &dev, &d))) {
+        rc = bt_cli_fail(st, &d);
+        goto out;
+    }
+    if ((st = bt_kernel_create(dev, k, &kn, &d))) {
+        rc = bt_cli_fail(st, &d);
+        goto out;
+    }
+    if ((st = bt_kernel_tune(kn, p, &o, &r, &d))) {
+        rc = bt_cli_fail(st, &d);
+        goto out;
+    }
+    bt_result_write_table(r, stdout);
+    if (json) {
+        FILE *f = fopen(json, "w");
+        if (!f || bt_result_write_json(r, f) != BT_OK) {
+            fprintf(stderr, "blocktune tune: cannot write %s: %s\n", json, strerror(errno));
+            rc = 1;
+        }
+        if (f)
+            fclose(f);
+    }
+    if (!bt_result_winner(r, NULL, NULL))
+        rc = 1;
+out:
+    bt_result_free(r);
+    bt_kernel_destroy(kn);
+    bt_device_close(dev);
+    bt_problem_free(p);
+    bt_kdesc_free(k);
+    return rc;
+}
