@@ -197,7 +197,7 @@ static bt_status pdata_init(tctx *T, pdata *d, const bt_problem *p, uint64_t see
                 st = T->I->buf_write(T->D, d->dev[i], 0, d->host[i].data, bytes, diag);
             }
         }
-        if (!st && a->restore_value) {
+        if (!st && (a->restore_value || (caller && a->reset_to_zero))) {
             st = T->I->buf_alloc(T->D, bytes, &d->saved[i], diag);
             if (!st)
                 st = T->I->buf_copy(T->D, d->saved[i], d->dev[i], bytes, diag);
@@ -794,6 +794,14 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
         }
         bt__geometry(k, &e->ev.cfg, p, T.g, e->grid, e->block, &e->dyn_smem, NULL);
     }
+    /* the caller's buffers go back to what the caller gave: the launch that follows must see
+     * its own inputs, not what the last measured run left in them */
+    for (int i = 0; caller && i < k->nargs; i++)
+        if (main_data.saved[i])
+            T.I->buf_copy(T.D, main_data.dev[i], main_data.saved[i],
+                          bt__hostbuf_bytes(&main_data.host[i]), NULL);
+    if (caller)
+        T.I->sync(T.D, NULL);
     pdata_free(&T, &main_data);
 
     /* 6. the winner enters the dispatch cache; everything else is unloaded */

@@ -1,0 +1,382 @@
+/*
+ * test_engine.c — the tuning engine end to end on the default OpenCL device (PoCL on the CPU in
+ * CI): every built-in kernel tuned and verified at boundary sizes, planted wrong and uncompilable
+ * configs caught, the interleaved final and the stability of the winner, dispatch without
+ * re-tuning, and concurrent launches.
+ */
+#include "test_util.h"
+
+#include "engine/engine.h"
+
+#include <math.h>
+#include <pthread.h>
+
+static bt_device *dev;
+
+static bt_tune_options quick(void)
+{
+    bt_tune_options o;
+    bt_tune_options_default(&o);
+    o.warmup_ms = 2;
+    o.rep_ms = 8;
+    o.rounds = 3;
+    o.max_configs = 4;
+    return o;
+}
+
+static bt_result *tune_builtin(const char *name, const char *const *sizes, const char *dtype,
+                               bt_kdesc **kout)
+{
+    bt_diag d;
+    bt_kdesc *k;
+    assert_int_equal(bt_kdesc_builtin(name, &k, &d), BT_OK);
+    bt_problem *p;
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    for (int i = 0; sizes[i]; i += 2)
+        assert_int_equal(bt_problem_set(p, sizes[i], atoll(sizes[i + 1]), &d), BT_OK);
+    if (dtype)
+        assert_int_equal(bt_problem_set_dtype(p, dtype, &d), BT_OK);
+    bt_kernel *kn;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt_tune_options o = quick();
+    bt_result *r = NULL;
+    bt_status st = bt_kernel_tune(kn, p, &o, &r, &d);
+    if (st)
+        fail_msg("tune %s: %s", name, d.msg);
+    bt_kernel_destroy(kn);
+    bt_problem_free(p);
+    *kout = k;
+    return r;
+}
+
+static void check_all_ok_and_boundaries(const bt_result *r)
+{
+    assert_true(r->n >= 1);
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->e[i].status != BT__CS_OK)
+            fail_msg("config %zu: %s: %s", i, bt__cfg_status_name(r->e[i].status),
+                     r->e[i].error ? r->e[i].error : "");
+        assert_true(r->e[i].ver.ok);
+        assert_int_equal(r->e[i].boundary_checked, r->k->nboundary);
+        assert_true(r->e[i].st.median > 0);
+        assert_true(r->e[i].st.p20 <= r->e[i].st.median && r->e[i].st.median <= r->e[i].st.p80);
+    }
+    assert_true(r->winner >= 0);
+}
+
+static void test_vector_add_tunes_and_verifies(void **state)
+{
+    (void)state;
+    const char *sizes[] = {"n", "100003", NULL};
+    bt_kdesc *k;
+    bt_result *r = tune_builtin("vector_add", sizes, NULL, &k);
+    check_all_ok_and_boundaries(r);
+    bt_result_free(r);
+    bt_kdesc_free(k);
+}
+
+static void test_reduce_tunes_with_reset_to_zero(void **state)
+{
+    (void)state;
+    const char *sizes[] = {"n", "77777", NULL};
+    bt_kdesc *k;
+    bt_result *r = tune_builtin("reduce", sizes, NULL, &k);
+    /* the counter must be zeroed before every run, or every run after the first is wrong */
+    check_all_ok_and_boundaries(r);
+    bt_result_free(r);
+    bt_kdesc_free(k);
+}
+
+static void test_softmax_fp16_tunes(void **state)
+{
+    (void)state;
+    const char *sizes[] = {"rows", "37", "cols", "1500", NULL};
+    bt_kdesc *k;
+    bt_result *r = tune_builtin("softmax", sizes, "fp16", &k);
+    check_all_ok_and_boundaries(r);
+    bt_result_free(r);
+    bt_kdesc_free(k);
+}
+
+static void test_layernorm_bf16_tunes(void **state)
+{
+    (void)state;
+    const char *sizes[] = {"rows", "19", "cols", "2049", NULL};
+    bt_kdesc *k;
+    bt_result *r = tune_builtin("layernorm", sizes, "bf16", &k);
+    check_all_ok_and_boundaries(r);
+    bt_result_free(r);
+    bt_kdesc_free(k);
+}
+
+static void test_gemm_tunes_at_odd_sizes(void **state)
+{
+    (void)state;
+    const char *sizes[] = {"M", "129", "N", "63", "K", "100", NULL};
+    bt_kdesc *k;
+    bt_result *r = tune_builtin("gemm", sizes, NULL, &k);
+    check_all_ok_and_boundaries(r);
+    bt_result_free(r);
+    bt_kdesc_free(k);
+}
+
+static bt_kdesc *planted(void)
+{
+    bt_kdesc *k;
+    bt_diag d;
+    if (bt_kdesc_load_file(BT_SOURCE_DIR "/tests/data/planted.json", &k, &d) != BT_OK)
+        fail_msg("planted.json: %s", d.msg);
+    return k;
+}
+
+static int64_t cfg_value(const bt_kdesc *k, const bt_config *c, const char *name)
+{
+    for (int i = 0; i < k->space.nparams; i++)
+        if (!strcmp(k->space.params[i].name, name))
+            return c->v[i];
+    fail_msg("no parameter %s", name);
+    return -1;
+}
+
+static void test_wrong_and_broken_configs_are_caught_and_never_win(void **state)
+{
+    (void)state;
+    bt_kdesc *k = planted();
+    bt_problem *p;
+    bt_problem_create(k, &p);
+    bt_kernel *kn;
+    bt_diag d;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt_tune_options o = quick();
+    o.max_configs = 0; /* all 24 */
+    bt_result *r;
+    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    assert_int_equal(r->n, 24);
+    int wrong = 0, broken = 0, ok = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        int64_t mode = cfg_value(k, &r->e[i].ev.cfg, "MODE");
+        if (mode == 0) {
+            assert_int_equal(r->e[i].status, BT__CS_OK);
+            ok++;
+        } else if (mode == 1) {
+            assert_int_equal(r->e[i].status, BT__CS_WRONG);
+            assert_non_null(strstr(r->e[i].error, "outputs"));
+            wrong++;
+        } else {
+            assert_int_equal(r->e[i].status, BT__CS_COMPILE);
+            assert_non_null(r->e[i].log);
+            assert_non_null(strstr(r->e[i].log, "this"));
+            broken++;
+        }
+    }
+    assert_int_equal(ok, 8);
+    assert_int_equal(wrong, 8);
+    assert_int_equal(broken, 8);
+    assert_true(r->winner >= 0);
+    assert_int_equal(cfg_value(k, &r->e[r->winner].ev.cfg, "MODE"), 0);
+    assert_int_equal(cfg_value(k, &r->e[r->winner].ev.cfg, "WORK"), 1);
+    /* the report names the failures with the compiler log */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    bt_result_write_table(r, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "wrong_result"));
+    assert_non_null(strstr(buf, "compile_failed"));
+    assert_non_null(strstr(buf, "| "));
+    free(buf);
+    bt_result_free(r);
+    bt_kernel_destroy(kn);
+    bt_problem_free(p);
+    bt_kdesc_free(k);
+}
+
+static void test_winner_is_remeasured_interleaved_and_stable(void **state)
+{
+    (void)state;
+    bt_kdesc *k = planted();
+    bt_problem *p;
+    bt_problem_create(k, &p);
+    bt_diag d;
+    bt_problem_set(p, "n", 400000, &d);
+    bt_config winners[2];
+    bool tie[2];
+    for (int run = 0; run < 2; run++) {
+        bt_kernel *kn;
+        assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+        bt_tune_options o = quick();
+        o.max_configs = 0;
+        o.top_k = 3;
+        o.rounds = 4;
+        bt_result *r;
+        assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+        assert_int_equal(r->finalists, 3);
+        assert_int_equal(r->rounds, 4);
+        /* the finalists' statistics pool the interleaved rounds: more samples than one bench */
+        assert_true(r->e[r->winner].st.n >= 4 * 5);
+        assert_true(r->runner_up >= 0);
+        assert_true(r->noise > 0);
+        winners[run] = r->e[r->winner].ev.cfg;
+        tie[run] = r->tie;
+        /* WORK=64 is far slower than WORK=1: never a winner */
+        assert_int_equal(cfg_value(k, &winners[run], "WORK"), 1);
+        bt_result_free(r);
+        bt_kernel_destroy(kn);
+    }
+    bool same = !memcmp(winners[0].v, winners[1].v, sizeof(int64_t) * (size_t)k->space.nparams);
+    if (!same && !(tie[0] || tie[1]))
+        fail_msg("two tunes picked different winners without reporting a tie within noise");
+    bt_problem_free(p);
+    bt_kdesc_free(k);
+}
+
+typedef struct launch_job {
+    bt_kernel *kn;
+    bt_problem *p;
+    bt_buffer **bufs;
+    int iters;
+    int failures;
+} launch_job;
+
+static void *launch_loop(void *arg)
+{
+    launch_job *j = arg;
+    for (int i = 0; i < j->iters; i++) {
+        bt_diag d;
+        if (bt_kernel_launch(j->kn, j->p, j->bufs, 3, &d) != BT_OK)
+            j->failures++;
+    }
+    return NULL;
+}
+
+static void test_launch_tunes_once_per_key_and_is_thread_safe(void **state)
+{
+    (void)state;
+    bt_kdesc *k;
+    bt_diag d;
+    assert_int_equal(bt_kdesc_builtin("vector_add", &k, &d), BT_OK);
+    bt_kernel *kn;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt_tune_options o = quick();
+    bt_kernel_set_options(kn, &o);
+    bt_problem *p;
+    bt_problem_create(k, &p);
+    const int n = 50000;
+    bt_problem_set(p, "n", n, &d);
+    float *x = malloc(sizeof(float) * n), *y = malloc(sizeof(float) * n), *z = malloc(sizeof(float) * n);
+    for (int i = 0; i < n; i++) {
+        x[i] = (float)i * 0.5f - 7;
+        y[i] = (float)(i % 13) - 3.25f;
+    }
+    bt_buffer *bufs[3];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(bt_buffer_create(dev, sizeof(float) * n, &bufs[i], &d), BT_OK);
+    bt_buffer_write(bufs[0], 0, x, sizeof(float) * n, &d);
+    bt_buffer_write(bufs[1], 0, y, sizeof(float) * n, &d);
+    assert_int_equal(bt_kernel_launch(kn, p, bufs, 3, &d), BT_OK);
+    assert_int_equal(bt_kernel_tune_count(kn), 1);
+    assert_int_equal(bt_kernel_launch(kn, p, bufs, 3, &d), BT_OK);
+    assert_int_equal(bt_kernel_tune_count(kn), 1); /* the second launch found the key */
+    assert_int_equal(bt_device_sync(dev, &d), BT_OK);
+    assert_int_equal(bt_buffer_read(bufs[2], 0, z, sizeof(float) * n, &d), BT_OK);
+    for (int i = 0; i < n; i++)
+        if (z[i] != x[i] + y[i])
+            fail_msg("z[%d] = %g, want %g", i, z[i], x[i] + y[i]);
+    /* the caller's inputs survived the tune */
+    float x0;
+    bt_buffer_read(bufs[0], 0, &x0, sizeof x0, &d);
+    assert_true(x0 == x[0]);
+    /* four threads launch the cached key at once */
+    pthread_t th[4];
+    launch_job jobs[4];
+    for (int t = 0; t < 4; t++) {
+        jobs[t] = (launch_job){kn, p, bufs, 200, 0};
+        pthread_create(&th[t], NULL, launch_loop, &jobs[t]);
+    }
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(jobs[t].failures, 0);
+    }
+    assert_int_equal(bt_kernel_tune_count(kn), 1);
+    /* a new key tunes again */
+    bt_problem_set(p, "n", n - 1, &d);
+    assert_int_equal(bt_kernel_launch(kn, p, bufs, 3, &d), BT_OK);
+    assert_int_equal(bt_kernel_tune_count(kn), 2);
+    /* wrong buffer count: an error, not a crash */
+    assert_int_equal(bt_kernel_launch(kn, p, bufs, 2, &d), BT_INVALID_ARG);
+    bt_device_sync(dev, &d);
+    for (int i = 0; i < 3; i++)
+        bt_buffer_destroy(bufs[i]);
+    free(x);
+    free(y);
+    free(z);
+    bt_problem_free(p);
+    bt_kernel_destroy(kn);
+    bt_kdesc_free(k);
+}
+
+static void test_stats_are_exact_on_known_samples(void **state)
+{
+    (void)state;
+    double t[] = {5, 1, 4, 2, 3};
+    bt__stats s;
+    bt__stats_compute(t, 5, &s);
+    assert_float_equal(s.median, 3, 1e-12);
+    assert_float_equal(s.min, 1, 1e-12);
+    assert_float_equal(s.p20, 1.8, 1e-12);
+    assert_float_equal(s.p80, 4.2, 1e-12);
+    assert_float_equal(s.mad, 1, 1e-12);
+}
+
+static void test_verify_rejects_nan_and_poison(void **state)
+{
+    (void)state;
+    bt__hostbuf b;
+    bt__hostbuf_alloc(&b, BT__DT_FP32, 4);
+    double ref[4] = {1, 2, 3, 4};
+    for (int i = 0; i < 4; i++)
+        bt__hostbuf_set(&b, i, ref[i]);
+    bt__verify v;
+    bt__verify_compare(&b, ref, NULL, 0, 1e-6, 0, &v);
+    assert_true(v.ok);
+    uint8_t pat[8];
+    size_t ps;
+    bt__poison_pattern(BT__DT_FP32, pat, &ps);
+    memcpy((char *)b.data + 8, pat, ps); /* element 2 left unwritten */
+    bt__verify_compare(&b, ref, NULL, 0, 1e-6, 0, &v);
+    assert_false(v.ok);
+    assert_int_equal(v.first_bad, 2);
+    /* a sampled check still scans every element for poison */
+    size_t sample[1] = {0};
+    bt__verify_compare(&b, ref, sample, 1, 1e-6, 0, &v);
+    assert_false(v.ok);
+    bt__hostbuf_free(&b);
+    /* fp16 / bf16 round trips */
+    assert_true(bt__f16_to_f32(bt__f32_to_f16(1.5f)) == 1.5f);
+    assert_true(bt__bf16_to_f32(bt__f32_to_bf16(-2.25f)) == -2.25f);
+    assert_true(bt__f16_to_f32(bt__f32_to_f16(65520.0f)) == INFINITY);
+    assert_true(bt__f16_to_f32(bt__f32_to_f16(5.9604644775390625e-8f)) == 5.9604644775390625e-8f);
+}
+
+int main(void)
+{
+    bt_diag d;
+    if (bt_device_open(NULL, &dev, &d) != BT_OK)
+        BT_TEST_SKIP_ALL("no compute device to tune on: %s", d.msg);
+    printf("# device: %s (%s)\n", bt_device_get_info(dev)->id, bt_device_get_info(dev)->name);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stats_are_exact_on_known_samples),
+        cmocka_unit_test(test_verify_rejects_nan_and_poison),
+        cmocka_unit_test(test_vector_add_tunes_and_verifies),
+        cmocka_unit_test(test_reduce_tunes_with_reset_to_zero),
+        cmocka_unit_test(test_softmax_fp16_tunes),
+        cmocka_unit_test(test_layernorm_bf16_tunes),
+        cmocka_unit_test(test_gemm_tunes_at_odd_sizes),
+        cmocka_unit_test(test_wrong_and_broken_configs_are_caught_and_never_win),
+        cmocka_unit_test(test_winner_is_remeasured_interleaved_and_stable),
+        cmocka_unit_test(test_launch_tunes_once_per_key_and_is_thread_safe),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    bt_device_close(dev);
+    return rc;
+}
