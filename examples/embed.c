@@ -51,7 +51,7 @@ int main(int argc, char **argv)
     /* the engine's own data */
     float *x = malloc(sizeof(float) * n), *y = malloc(sizeof(float) * n);
     for (int i = 0; i < n; i++) {
-        x[i] = (float)((i * 7919) % 1000) / 250.0f - 2.0f;
+        x[i] = (float)(((long)i * 7919) % 1000) / 250.0f - 2.0f;
         y[i] = (float)(i % 17) - 8.0f;
     }
     bt_buffer *bx, *by;

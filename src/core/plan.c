@@ -118,7 +118,8 @@ bt_status bt_plan_create(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g
         bt_plan_free(pl);
         return st;
     }
-    qsort(pl->cand, pl->ncand, sizeof *pl->cand, cmp_pred);
+    if (pl->ncand > 1)
+        qsort(pl->cand, pl->ncand, sizeof *pl->cand, cmp_pred);
     *out = pl;
     return BT_OK;
 }
