@@ -288,7 +288,9 @@ bt_status bt__model_eval(bt__model *m, const bt_config *c, bt__cfg_eval *ev)
                    "(warp_width)",
                    k->space.params[k->inner_tile].name, (long long)c->v[k->inner_tile],
                    (long long)warp);
-    int64_t smem_total = ev->smem + ev->dyn_smem;
+    /* the model's smem is the block's total (static + dynamic); launch.local_mem is only how much
+     * of it is requested at launch, so it counts when the model gives no figure */
+    int64_t smem_total = k->smem.e ? ev->smem : ev->dyn_smem;
     int64_t smem_limit = g->smem_per_block_optin ? g->smem_per_block_optin : g->smem_per_block;
     if ((R & R(BT__RULE_SMEM)) && smem_limit > 0 && smem_total > smem_limit) {
         const bt__kexpr *x = k->smem.e ? &k->smem : &k->dyn_smem;

@@ -267,7 +267,7 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
         tile_eff_text(pl, ev, te, sizeof te);
         snprintf(wv, sizeof wv, "%lld(%.0f%%)", (long long)ev->waves, ev->last_wave_fill * 100);
         fprintf(f, "  %4zu  %-*s %10s %5lld %6lld %4.0f%% %-14s %7lld %11s %5.1f%% %-16s %5s %3s %9.2f\n",
-                i + 1, cw, cfg, human_bytes((double)(ev->smem + ev->dyn_smem), b1, sizeof b1),
+                i + 1, cw, cfg, human_bytes((double)((ev->smem ? ev->smem : ev->dyn_smem)), b1, sizeof b1),
                 (long long)ev->regs, (long long)ev->blocks_per_sm, ev->occupancy * 100, ev->limiter,
                 (long long)ev->grid, wv, ev->tile_eff * 100, te,
                 ev->vector_ok ? "16B" : "scalar", ev->tensor_core ? "yes" : "no", ev->pred_us);
@@ -364,7 +364,7 @@ static json_t *eval_json(const bt_plan *pl, const bt__cfg_eval *ev, size_t rank)
     if (rank)
         json_object_set_new(o, "rank", json_integer((json_int_t)rank));
     json_object_set_new(o, "config", config_json(pl, &ev->cfg));
-    json_object_set_new(o, "smem_bytes", json_integer(ev->smem + ev->dyn_smem));
+    json_object_set_new(o, "smem_bytes", json_integer((ev->smem ? ev->smem : ev->dyn_smem)));
     json_object_set_new(o, "regs_per_thread", json_integer(ev->regs));
     json_object_set_new(o, "accumulator_bytes", json_integer(ev->acc_bytes));
     json_object_set_new(o, "threads_per_block", json_integer(ev->threads));
@@ -473,7 +473,7 @@ static void csv_row(const bt_plan *pl, FILE *f, const bt__cfg_eval *ev, size_t r
     for (int i = 0; i < pl->k->space.nparams; i++)
         fprintf(f, "%lld,", (long long)ev->cfg.v[i]);
     fprintf(f, "%s,%zu,%lld,%lld,%lld,%.4f,%s,%lld,%lld,%.4f,%.4f,%d,%d,%.3f,\"", ev->valid ? "valid" : "eliminated",
-            rank, (long long)(ev->smem + ev->dyn_smem), (long long)ev->regs,
+            rank, (long long)((ev->smem ? ev->smem : ev->dyn_smem)), (long long)ev->regs,
             (long long)ev->blocks_per_sm, ev->occupancy, ev->limiter, (long long)ev->grid,
             (long long)ev->waves, ev->last_wave_fill, ev->tile_eff, ev->vector_ok, ev->tensor_core,
             ev->pred_us);

@@ -95,7 +95,7 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
         else
             snprintf(effs, sizeof effs, "%6s", "n/a");
         fprintf(f, "  %3zu %-44s %9lld %5s %6lld %3.0f%% %11.2f %19s %5d %9.2f %s %s%s\n", j + 1, cfg,
-                (long long)(e->ev.smem + e->ev.dyn_smem), regs, (long long)e->ev.blocks_per_sm,
+                (long long)((e->ev.smem ? e->ev.smem : e->ev.dyn_smem)), regs, (long long)e->ev.blocks_per_sm,
                 e->ev.occupancy * 100, e->st.median * 1e3, spread, e->st.n, mem ? e->gbps : e->tflops,
                 effs, (int)order[j] == r->winner ? "WINNER" : "ok",
                 e->boundary_checked ? "" : "");
@@ -225,7 +225,7 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
             json_object_set_new(x, "max_rel_err", json_real(e->ver.max_rel_err));
         }
         json_object_set_new(x, "regs_per_thread", json_integer(e->res.regs_per_thread));
-        json_object_set_new(x, "smem_bytes", json_integer(e->ev.smem + e->ev.dyn_smem));
+        json_object_set_new(x, "smem_bytes", json_integer((e->ev.smem ? e->ev.smem : e->ev.dyn_smem)));
         json_array_append_new(arr, x);
     }
     json_object_set_new(o, "configs", arr);
