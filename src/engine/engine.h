@@ -57,6 +57,7 @@ typedef struct bt__entry {
     char *error; /* malloc'd */
     char *log;   /* malloc'd compile log (kept when compile failed or warned) */
     double compile_s;
+    bool cached; /* the binary came from the on-disk kernel cache */
     bt__kres res;
     bt__blob blob;
     bt__bmod *mod;
@@ -82,6 +83,7 @@ struct bt_result {
     int finalists, rounds;
     double t_total, t_compile, t_verify, t_measure;
     int compile_threads;
+    int cached; /* configs whose binary came from the kernel cache */
     char source_hash[20];
     char timestamp[40];
     bt_tune_options opts;

@@ -55,8 +55,11 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
                "%zu ok, %zu failed\n",
             (unsigned long long)r->plan->total, r->plan->nelim + r->plan->elim_dropped, r->n,
             r->not_measured, ok, failed);
-    fprintf(f, "time: compile %.2f s (%d threads), verify %.2f s, measure %.2f s, total %.2f s\n\n",
-            r->t_compile, r->compile_threads, r->t_verify, r->t_measure, r->t_total);
+    int cached = 0;
+    for (size_t i = 0; i < r->n; i++)
+        cached += r->e[i].cached;
+    fprintf(f, "time: compile %.2f s (%d threads, %d of %zu from the kernel cache), verify %.2f s, measure %.2f s, total %.2f s\n\n",
+            r->t_compile, r->compile_threads, cached, r->n, r->t_verify, r->t_measure, r->t_total);
     if (known)
         fprintf(f, "Roofline: %s-bound (intensity %.2f FLOP/B, ridge %.1f for %s at %.0f GB/s); floor %.2f us\n\n",
                 mem ? "memory" : "compute", rf->intensity, rf->ridge, rf->peak_name, rf->bw_gbps, rf->floor_us);

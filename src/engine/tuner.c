@@ -7,6 +7,7 @@
 #include "engine/engine.h"
 
 #include "core/util.h"
+#include "engine/kcache.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -375,7 +376,7 @@ static void defines_for(tctx *T, const bt_config *c, char defs[][96], int *n)
     *n = m;
 }
 
-static void compile_one(tctx *T, bt__entry *e)
+static void compile_one(tctx *T, bt__entry *e, bool use_cache)
 {
     char defs[BT_MAX_PARAMS + 8][96];
     const char *dp[BT_MAX_PARAMS + 8];
@@ -387,9 +388,18 @@ static void compile_one(tctx *T, bt__entry *e)
     snprintf(opts, sizeof opts, "%s%s", T->k->options ? T->k->options : "",
              T->k->needs_sm90a ? " --bt-sm90a" : "");
     double t0 = bt__now();
+    const bt_device_info *di = bt_device_get_info(T->kn->dev);
+    uint64_t key = bt__kcache_key(T->I->name, di->name, di->compiler_version, T->src, dp, nd, opts);
+    if (use_cache && bt__kcache_get(key, &e->blob)) {
+        e->compile_s = bt__now() - t0;
+        e->cached = true;
+        return;
+    }
     char *log = NULL;
     bt_status st = T->I->compile(T->D, T->src, dp, nd, opts, &e->blob, &log);
     e->compile_s = bt__now() - t0;
+    if (st == BT_OK)
+        bt__kcache_put(key, &e->blob);
     if (st != BT_OK) {
         e->status = BT__CS_COMPILE;
         e->log = log;
@@ -410,7 +420,7 @@ static void *pool_worker(void *arg)
         pthread_mutex_unlock(&P->mu);
         if (i == SIZE_MAX)
             return NULL;
-        compile_one(P->T, P->jobs[i]);
+        compile_one(P->T, P->jobs[i], true);
         pthread_mutex_lock(&P->mu);
         P->done++;
         pthread_mutex_unlock(&P->mu);
@@ -623,6 +633,15 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
             continue;
         bt_diag d = {0};
         st = T.I->module_load(T.D, e->blob.data, e->blob.size, &e->mod, &d);
+        if (st == BT_CORRUPT && e->cached) { /* a stale cache entry: compile again */
+            free(e->blob.data);
+            e->blob.data = NULL;
+            e->cached = false;
+            compile_one(&T, e, false);
+            st = e->status == BT__CS_PENDING
+                     ? T.I->module_load(T.D, e->blob.data, e->blob.size, &e->mod, &d)
+                     : BT_COMPILE;
+        }
         if (!st)
             st = T.I->function_get(T.D, e->mod, k->entry, &e->fn, &e->res, &d);
         if (!st && T.I->function_set_dyn_smem) {
