@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# h200.sh — the CUDA issue's measurements on the H200, blocktune and the peers in one run.
+# Runs on the device machine from the repository root, with the build folder `build` (built on
+# the development machine) and .carry/lib (libcmocka for the tests) carried along:
+#   device run: bash bench/h200.sh     (writes everything under $OUT, prints a summary last)
+set -u
+OUT=${OUT:-/tmp/bt-out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
+export BLOCKTUNE_CACHE_DIR=/tmp/bt-cache
+export PYTHONUNBUFFERED=1
+bt=build/blocktune
+log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+{
+  echo "date: $(date -u +%FT%TZ)"; echo "git: $(git rev-parse HEAD 2>/dev/null)"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw --format=csv
+  nvcc --version | tail -2
+} > "$OUT/provenance.txt" 2>&1
+cat "$OUT/provenance.txt"
+log "devices"; $bt devices 2>&1 | tee -a "$OUT/summary.txt"
+log "test_cuda"; (build/test_cuda > "$OUT/test_cuda.log" 2>&1; echo "test_cuda rc=$?") | tee -a "$OUT/summary.txt"
+tail -5 "$OUT/test_cuda.log"
+tune() { # tune NAME ARGS...
+  local name=$1; shift
+  log "tune $name: $*"
+  /usr/bin/time -f "wall %e s" $bt tune "$@" --device cuda:0 --json "$OUT/$name.json" > "$OUT/$name.txt" 2>&1
+  grep -E "^time|WINNER|margin|TIE|Winner|GB/s =|TFLOP/s =|none:" "$OUT/$name.txt" | head -8 | tee -a "$OUT/summary.txt"
+  tail -1 "$OUT/$name.txt" | tee -a "$OUT/summary.txt"
+}
+tune vadd vector_add --n 268435456
+tune softmax_32768x1024 softmax --rows 32768 --cols 1024
+tune softmax_8192x8192 softmax --rows 8192 --cols 8192
+tune softmax_4096x30000 softmax --rows 4096 --cols 30000
+tune layernorm_32768x4096 layernorm --rows 32768 --cols 4096
+tune layernorm_8192x8192 layernorm --rows 8192 --cols 8192
+tune reduce reduce --n 268435456
+tune gemm_fp32_2048 gemm --m 2048 --n 2048 --k 2048 --max-configs 8
+log "peers (torch / Triton)"
+BASELINE_OUT="$OUT" timeout 300 python3 bench/peers/triton_h200_mem.py > "$OUT/peers.log" 2>&1; echo "peers rc=$?"
+grep -E "copy|best|torch|layernorm|reduce" "$OUT/peers.log" | tail -12 | tee -a "$OUT/summary.txt"
