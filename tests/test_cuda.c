@@ -25,6 +25,7 @@
 #include "core/device.h"
 #include "core/util.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1239,6 +1240,24 @@ static void test_fault_then_clean_failures(void **state)
     g_if->module_free(g_bd, m);
 }
 
+/* After each device test on the mock: every context the backend pushed is popped again. */
+static int ctx_balanced(void **state)
+{
+    (void)state;
+    if (!g_mock)
+        return 0;
+    void *h = dlopen(getenv(BT__CUDA_LIBRARY_ENV), RTLD_NOW | RTLD_NOLOAD);
+    int (*depth)(void) = h ? (int (*)(void))dlsym(h, "mock_ctx_depth") : NULL;
+    int n = depth ? depth() : -1;
+    if (h)
+        dlclose(h);
+    if (n != 0) {
+        fprintf(stderr, "the backend left %d context(s) pushed on this thread\n", n);
+        return -1;
+    }
+    return 0;
+}
+
 static int device_setup(void **state)
 {
     (void)state;
@@ -1308,20 +1327,21 @@ int main(void)
         g_mock = strstr(env, "mock") != NULL;
     }
     const struct CMUnitTest device[] = {
-        cmocka_unit_test(test_devices_list_cuda_first),
-        cmocka_unit_test(test_buffer_round_trip),
-        cmocka_unit_test(test_buffer_fill_patterns),
-        cmocka_unit_test(test_buffer_copy),
-        cmocka_unit_test(test_vector_add_timed),
-        cmocka_unit_test(test_corrupt_blobs),
-        cmocka_unit_test(test_compile_errors_on_device),
-        cmocka_unit_test(test_compile_from_threads_on_device),
-        cmocka_unit_test(test_dynamic_smem_above_48k),
-        cmocka_unit_test(test_graph_timed),
-        cmocka_unit_test(test_refused_launches),
-        cmocka_unit_test(test_flush_cache),
-        cmocka_unit_test(test_second_open),
-        cmocka_unit_test(test_fault_then_clean_failures), /* must stay last */
+        cmocka_unit_test_teardown(test_devices_list_cuda_first, ctx_balanced),
+        cmocka_unit_test_teardown(test_buffer_round_trip, ctx_balanced),
+        cmocka_unit_test_teardown(test_buffer_fill_patterns, ctx_balanced),
+        cmocka_unit_test_teardown(test_buffer_copy, ctx_balanced),
+        cmocka_unit_test_teardown(test_vector_add_timed, ctx_balanced),
+        cmocka_unit_test_teardown(test_corrupt_blobs, ctx_balanced),
+        cmocka_unit_test_teardown(test_compile_errors_on_device, ctx_balanced),
+        cmocka_unit_test_teardown(test_compile_from_threads_on_device, ctx_balanced),
+        cmocka_unit_test_teardown(test_dynamic_smem_above_48k, ctx_balanced),
+        cmocka_unit_test_teardown(test_graph_timed, ctx_balanced),
+        cmocka_unit_test_teardown(test_refused_launches, ctx_balanced),
+        cmocka_unit_test_teardown(test_flush_cache, ctx_balanced),
+        cmocka_unit_test_teardown(test_second_open, ctx_balanced),
+        /* must stay last: */
+        cmocka_unit_test_teardown(test_fault_then_clean_failures, ctx_balanced),
     };
     failed += cmocka_run_group_tests_name(g_mock ? "cuda_device_mock" : "cuda_device", device,
                                           device_setup, device_teardown);

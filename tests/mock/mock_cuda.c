@@ -315,6 +315,13 @@ static CUresult sync_point(void)
 
 /* ---- the exported API ------------------------------------------------------------------ */
 
+/* Not a driver function: the calling thread's current-context depth, for tests that check that
+ * every push of the backend is popped. */
+API int mock_ctx_depth(void)
+{
+    return t_depth;
+}
+
 API CUresult cuInit(unsigned int flags)
 {
     if (flags)
