@@ -26,6 +26,8 @@ static void help(FILE *f)
             "              load, as one JSON object\n"
             "  -h, --help  this help\n\n"
             "environment:\n"
+            "  BLOCKTUNE_CUDA_LIBRARY    the CUDA driver library to load instead of libcuda.so.1\n"
+            "  BLOCKTUNE_NVRTC_LIBRARY   the NVRTC library to load instead of libnvrtc.so.13/.12\n"
             "  BLOCKTUNE_OPENCL_LIBRARY  the OpenCL library to load instead of libOpenCL.so.1\n\n"
             "examples:\n"
             "  blocktune devices\n"

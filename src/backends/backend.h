@@ -119,6 +119,14 @@ typedef struct bt__backend_iface {
      * launch starts with a cold cache. Not timed. */
     bt_status (*flush_cache)(bt__bdev *d, bt_diag *diag);
     bt_status (*sync)(bt__bdev *d, bt_diag *diag);
+
+    /* Optional (NULL when the backend has none; CUDA has it): captures `reps` back-to-back
+     * launches of f into a graph, replays it once untimed, then times one replay; *ms_per_launch
+     * is that replay's device time / reps, free of per-launch CPU overhead. Synchronous. */
+    bt_status (*launch_graph_timed)(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
+                                    const uint32_t block[3], size_t dyn_smem,
+                                    const bt__karg *args, int nargs, int reps,
+                                    double *ms_per_launch, bt_diag *diag);
 } bt__backend_iface;
 
 /* The registered backends, in preference order, NULL-terminated. */

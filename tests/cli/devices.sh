@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# devices.sh — `blocktune devices`: lists the OpenCL devices with the default marked, --json is
-# valid JSON with every field, --help teaches, and with the OpenCL library missing
-# (BLOCKTUNE_OPENCL_LIBRARY pointing nowhere) the command still exits 0 and says why.
+# devices.sh — `blocktune devices`: lists the devices with the default marked, --json is valid
+# JSON with every field, --help teaches, and with the OpenCL or CUDA library missing
+# (BLOCKTUNE_OPENCL_LIBRARY / BLOCKTUNE_CUDA_LIBRARY pointing nowhere) the command still exits 0
+# and says why. With the mock CUDA driver built beside the binary, CUDA devices come first and
+# the GPU is the default.
 set -u
 bin="$1"
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -23,17 +25,41 @@ grep -q -- "--json" <<<"$out" || fail "--help does not explain --json"
 "$bin" devices --bogus >/dev/null 2>&1
 [ $? -eq 2 ] || fail "an unknown option must exit 2"
 
-# Without OpenCL: not listed, exit 0, and the reason names the library it tried.
+# Without OpenCL and CUDA: nothing listed, exit 0, and the reasons name the libraries tried.
 missing=/nonexistent/libOpenCL-blocktune-cli-test.so
+nocuda=/nonexistent/libcuda-blocktune-cli-test.so.1
+export BLOCKTUNE_CUDA_LIBRARY=$nocuda
 out="$(BLOCKTUNE_OPENCL_LIBRARY=$missing "$bin" devices)" || fail "devices without OpenCL exited $?"
 grep -q "^no devices: " <<<"$out" || fail "expected 'no devices: ...', got: $out"
 grep -q "opencl: .*$missing" <<<"$out" || fail "the reason does not name the library: $out"
+grep -q "cuda: .*$nocuda" <<<"$out" || fail "the reason does not name the CUDA library: $out"
 grep -q "opencl:0" <<<"$out" && fail "opencl:0 listed without OpenCL"
 out="$(BLOCKTUNE_OPENCL_LIBRARY=$missing "$bin" devices --json)" ||
     fail "--json without OpenCL exited $?"
 check_json "$out"
 grep -q '"devices": \[\]' <<<"$out" || fail "--json without OpenCL must list no device: $out"
 grep -q '"backend": "opencl"' <<<"$out" || fail "--json must say opencl is unavailable: $out"
+grep -q '"backend": "cuda"' <<<"$out" || fail "--json must say cuda is unavailable: $out"
+
+# Without CUDA only: whatever else there is is listed, and why CUDA is missing is said.
+out="$("$bin" devices)" || fail "devices without CUDA exited $?"
+grep -q "cuda.*$nocuda" <<<"$out" || fail "devices without CUDA does not say why: $out"
+grep -q "cuda:0" <<<"$out" && fail "cuda:0 listed without CUDA"
+unset BLOCKTUNE_CUDA_LIBRARY
+
+# The mock CUDA driver (built with the tests): cuda:0 first, a GPU, the default.
+mock="$(dirname "$bin")/libbt_mock_cuda.so"
+if [ -f "$mock" ]; then
+    out="$(BLOCKTUNE_CUDA_LIBRARY=$mock "$bin" devices)" || fail "devices with the mock exited $?"
+    head -n1 <<<"$out" | grep -q "^\* cuda:0 .*GPU.*blocktune mock GPU" \
+        || fail "cuda:0 must come first and be the default: $out"
+    grep -q "compute capability 9.0" <<<"$out" || fail "no compute capability: $out"
+    grep -q "NVRTC\|not found" <<<"$out" || fail "no compiler version: $out"
+    json="$(BLOCKTUNE_CUDA_LIBRARY=$mock "$bin" devices --json)" || fail "--json with the mock exited $?"
+    check_json "$json"
+    grep -q '"id": "cuda:0"' <<<"$json" || fail "--json lacks cuda:0: $json"
+    grep -q '"arch": "hopper"' <<<"$json" || fail "--json lacks the arch: $json"
+fi
 
 # With whatever this machine has.
 out="$("$bin" devices)" || fail "devices exited $?"

@@ -1435,26 +1435,6 @@ static bt_status ocl_sync(bt__bdev *d, bt_diag *diag)
                : BT_OK;
 }
 
-/* Sanitizer builds only: vendor OpenCL drivers (PoCL and the LLVM inside it, NVIDIA's) keep
- * compiler state alive until exit without freeing it, which LeakSanitizer reports on a cold
- * kernel cache and fails every test that compiles. Their leaks are theirs, not ours: suppress
- * leaks whose stack runs through a driver library. Defined here because this object is always
- * linked when OpenCL is used; the runtime picks the function up by name. */
-#if defined(__SANITIZE_ADDRESS__)
-#define BT__LSAN_HOOK 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define BT__LSAN_HOOK 1
-#endif
-#endif
-#ifdef BT__LSAN_HOOK
-const char *__lsan_default_suppressions(void);
-__attribute__((visibility("default"), used)) const char *__lsan_default_suppressions(void)
-{
-    return "leak:libpocl\nleak:libLLVM\nleak:libclang\nleak:libOpenCL\nleak:libnvidia-\n";
-}
-#endif
-
 const bt__backend_iface bt__backend_opencl = {
     .api_version = BT__BACKEND_API_VERSION,
     .name = "opencl",
@@ -1481,4 +1461,5 @@ const bt__backend_iface bt__backend_opencl = {
     .timer_read = ocl_timer_read,
     .flush_cache = ocl_flush_cache,
     .sync = ocl_sync,
+    .launch_graph_timed = NULL, /* OpenCL has no graph capture */
 };

@@ -1,0 +1,1558 @@
+/*
+ * cuda.c — the CUDA backend: fills bt__backend_iface over the CUDA driver API, compiling with
+ * NVRTC.
+ *
+ * The driver (libcuda.so.1, or only $BLOCKTUNE_CUDA_LIBRARY when set) is opened with bt__dl_open
+ * and every cu* entry point is resolved by its exported, versioned name (cuda_api.h); nothing
+ * links against the toolkit. NVRTC is loaded independently (nvrtc.c): a machine with a driver but
+ * no NVRTC lists its GPUs and fails only compile().
+ *
+ * An opened device is the GPU's primary context, retained once per opening, and a non-blocking
+ * stream. Because the stream does not order with the legacy NULL stream, every copy and fill goes
+ * through the *Async entry points on that stream; buf_write and buf_read then wait for the stream,
+ * so they are synchronous for the caller and see every launch enqueued before them. Each entry
+ * point pushes the primary context on the calling thread and pops it on return, so a bt_device
+ * may move between threads (one at a time, as backend.h asks) and other CUDA code on the thread
+ * keeps its own current context.
+ *
+ * Errors: "cuFunction: CUDA_ERROR_NAME (code): the driver's description" in the diag. Faults that
+ * poison the context are handled as cuda.h describes: the GPU's slot is marked lost, shared by
+ * every bt__bdev of it, and later calls fail with BT_LAUNCH before reaching the driver.
+ *
+ * Compiled blobs are a small container (magic, target sm, size, checksum) around the CUBIN, so
+ * that a truncated or foreign cache entry is refused with BT_CORRUPT before it reaches the driver.
+ */
+#include "backends/cuda/cuda.h"
+
+#include "backends/cuda/cuda_api.h"
+#include "backends/cuda/nvrtc.h"
+#include "core/util.h"
+#include "platform/dl.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Registers: CUDA allocates them per warp in units of 256, at most 255 per thread, on every
+ * architecture the backend supports (sm_50 and later). */
+#define BT__CU_MAX_REGS_PER_THREAD 255
+#define BT__CU_REG_ALLOC_UNIT 256
+/* Launches with more arguments than this take a heap array for the parameter pointers. */
+#define BT__CU_STACK_ARGS 32
+/* Graph-timed launches capture at most this many launches. */
+#define BT__CU_MAX_GRAPH_REPS 100000
+
+/* ============================================================================================
+ * The function table, the context, the objects
+ * ========================================================================================== */
+
+typedef struct cu_api {
+#define BT__CU_MEMBER(ret, name, sym, params) ret(*name) params;
+    BT__CU_REQUIRED(BT__CU_MEMBER)
+    BT__CU_OPTIONAL(BT__CU_MEMBER)
+#undef BT__CU_MEMBER
+#define BT__CU_MEMBER2(ret, name, sym1, sym2, params) ret(*name) params;
+    BT__CU_FALLBACK(BT__CU_MEMBER2)
+#undef BT__CU_MEMBER2
+} cu_api;
+
+/* One GPU, shared by every opening of it: the primary context's users and whether it is lost. */
+typedef struct cu_slot {
+    CUdevice dev;
+    pthread_mutex_t lock;
+    int opens;          /* bt__bdevs holding a reference on the primary context */
+    int lost;           /* a sticky error poisoned the primary context */
+    char lost_msg[768]; /* the first such error */
+} cu_slot;
+
+/* The backend context: the driver and the GPUs. */
+typedef struct cu_ctx {
+    void *lib;
+    cu_api api;
+    int driver_version; /* cuDriverGetVersion: 13000 for CUDA 13.0 */
+    int ndev;
+    cu_slot *slots;
+} cu_ctx;
+
+struct bt__bdev {
+    cu_ctx *cx;
+    const cu_api *api;
+    cu_slot *slot;
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream stream;
+    int cc_major, cc_minor;
+    int warp;
+    int max_threads;  /* per block */
+    int max_block[3];
+    int max_grid[3];
+    size_t smem_default; /* per block without opt-in (48 KiB) */
+    size_t smem_optin;   /* per block with opt-in */
+    size_t flush_bytes;
+    CUdeviceptr flush_buf; /* allocated by the first flush_cache */
+    uint32_t flush_count;
+};
+
+struct bt__bbuf {
+    CUdeviceptr ptr;
+    size_t size;
+};
+
+struct bt__bfn {
+    CUfunction fn;
+    char *name;
+    bt__kres res;
+    size_t static_smem;
+    size_t dyn_limit; /* the function's current MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    struct bt__bfn *next;
+};
+
+/* A module owns the functions taken from it (the vtable has no function_free). */
+struct bt__bmod {
+    CUmodule mod;
+    bt__bfn *fns;
+};
+
+struct bt__btimer {
+    CUevent start, end;
+    int recorded; /* 1 once a launch was recorded between start and end */
+};
+
+const char *bt__cuda_arch_name(int cc_major, int cc_minor)
+{
+    switch (cc_major) {
+    case 3:
+        return "kepler";
+    case 5:
+        return "maxwell";
+    case 6:
+        return "pascal";
+    case 7:
+        return cc_minor >= 5 ? "turing" : "volta";
+    case 8:
+        return cc_minor == 9 ? "ada" : "ampere";
+    case 9:
+        return "hopper";
+    case 10:
+    case 11:
+    case 12:
+        return "blackwell";
+    default:
+        return "unknown";
+    }
+}
+
+/* ============================================================================================
+ * Errors
+ * ========================================================================================== */
+
+/* Names of the codes cuda_api.h declares, for drivers (and the toolkit's stub) that cannot name
+ * their own errors. */
+static const struct {
+    int code;
+    const char *name;
+} cu_errors[] = {
+#define E(n) {n, #n}
+    E(CUDA_SUCCESS),
+    E(CUDA_ERROR_INVALID_VALUE),
+    E(CUDA_ERROR_OUT_OF_MEMORY),
+    E(CUDA_ERROR_NOT_INITIALIZED),
+    E(CUDA_ERROR_DEINITIALIZED),
+    E(CUDA_ERROR_STUB_LIBRARY),
+    E(CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER),
+    E(CUDA_ERROR_DEVICE_UNAVAILABLE),
+    E(CUDA_ERROR_NO_DEVICE),
+    E(CUDA_ERROR_INVALID_DEVICE),
+    E(CUDA_ERROR_INVALID_IMAGE),
+    E(CUDA_ERROR_INVALID_CONTEXT),
+    E(CUDA_ERROR_NO_BINARY_FOR_GPU),
+    E(CUDA_ERROR_ECC_UNCORRECTABLE),
+    E(CUDA_ERROR_INVALID_PTX),
+    E(CUDA_ERROR_NVLINK_UNCORRECTABLE),
+    E(CUDA_ERROR_UNSUPPORTED_PTX_VERSION),
+    E(CUDA_ERROR_CONTAINED),
+    E(CUDA_ERROR_INVALID_HANDLE),
+    E(CUDA_ERROR_NOT_FOUND),
+    E(CUDA_ERROR_NOT_READY),
+    E(CUDA_ERROR_ILLEGAL_ADDRESS),
+    E(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES),
+    E(CUDA_ERROR_LAUNCH_TIMEOUT),
+    E(CUDA_ERROR_CONTEXT_IS_DESTROYED),
+    E(CUDA_ERROR_ASSERT),
+    E(CUDA_ERROR_HARDWARE_STACK_ERROR),
+    E(CUDA_ERROR_ILLEGAL_INSTRUCTION),
+    E(CUDA_ERROR_MISALIGNED_ADDRESS),
+    E(CUDA_ERROR_INVALID_ADDRESS_SPACE),
+    E(CUDA_ERROR_INVALID_PC),
+    E(CUDA_ERROR_LAUNCH_FAILED),
+    E(CUDA_ERROR_TENSOR_MEMORY_LEAK),
+    E(CUDA_ERROR_NOT_PERMITTED),
+    E(CUDA_ERROR_NOT_SUPPORTED),
+    E(CUDA_ERROR_MPS_CLIENT_TERMINATED),
+    E(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED),
+    E(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED),
+    E(CUDA_ERROR_EXTERNAL_DEVICE),
+    E(CUDA_ERROR_UNKNOWN),
+#undef E
+};
+
+const char *bt__cuda_error_name(int code)
+{
+    for (size_t i = 0; i < BT__ARRAY_LEN(cu_errors); i++)
+        if (cu_errors[i].code == code)
+            return cu_errors[i].name;
+    return "CUDA_ERROR_UNKNOWN_CODE";
+}
+
+/* "CUDA_ERROR_NAME (code): description" of r into buf, from the driver's own tables (our table
+ * for the name when the driver has none). */
+static const char *cu_describe(const cu_api *a, CUresult r, char *buf, size_t size)
+{
+    const char *name = NULL, *text = NULL;
+    if (a && a->cuGetErrorName && a->cuGetErrorName(r, &name) != CUDA_SUCCESS)
+        name = NULL;
+    if (a && a->cuGetErrorString && a->cuGetErrorString(r, &text) != CUDA_SUCCESS)
+        text = NULL;
+    if (!name)
+        name = bt__cuda_error_name(r);
+    if (name && text)
+        snprintf(buf, size, "%s (%d): %s", name, (int)r, text);
+    else
+        snprintf(buf, size, "%s (%d)", name, (int)r);
+    return buf;
+}
+
+/* Whether r leaves the context unusable for the rest of the process (cuda.h). */
+static int is_sticky(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_DEINITIALIZED:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_NVLINK_UNCORRECTABLE:
+    case CUDA_ERROR_CONTAINED:
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_TENSOR_MEMORY_LEAK:
+    case CUDA_ERROR_MPS_CLIENT_TERMINATED:
+    case CUDA_ERROR_EXTERNAL_DEVICE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The bt_status a failing call maps to when the call site has no better idea: device memory
+ * exhaustion is BT_RESOURCES (the config asked too much of the device), the rest BT_BACKEND. */
+static bt_status cu_status(CUresult r)
+{
+    return r == CUDA_ERROR_OUT_OF_MEMORY ? BT_RESOURCES : BT_BACKEND;
+}
+
+/* Marks d's GPU lost after msg, unless it already is (the first error is the one kept). */
+static void mark_lost(bt__bdev *d, const char *msg)
+{
+    pthread_mutex_lock(&d->slot->lock);
+    if (!d->slot->lost) {
+        d->slot->lost = 1;
+        snprintf(d->slot->lost_msg, sizeof d->slot->lost_msg, "%s", msg);
+    }
+    pthread_mutex_unlock(&d->slot->lock);
+}
+
+/* Writes "fn: CUDA_ERROR_NAME (code): description" into diag. A sticky r marks d's GPU lost and
+ * returns BT_LAUNCH; otherwise returns st. d may be NULL (no context involved). */
+static bt_status cu_fail(bt__bdev *d, const cu_api *a, bt_diag *diag, bt_status st,
+                         const char *fn, CUresult r)
+{
+    char desc[400], msg[600];
+    snprintf(msg, sizeof msg, "%s: %s", fn, cu_describe(a, r, desc, sizeof desc));
+    bt__diag_set(diag, "%s", msg);
+    if (d && is_sticky(r)) {
+        mark_lost(d, msg);
+        return BT_LAUNCH;
+    }
+    return st;
+}
+
+/* BT_LAUNCH with "context lost after ..." when d's GPU is lost, else BT_OK. */
+static bt_status check_lost(bt__bdev *d, bt_diag *diag)
+{
+    bt_status st = BT_OK;
+    pthread_mutex_lock(&d->slot->lock);
+    if (d->slot->lost) {
+        bt__diag_set(diag, "context lost after %s", d->slot->lost_msg);
+        st = BT_LAUNCH;
+    }
+    pthread_mutex_unlock(&d->slot->lock);
+    return st;
+}
+
+/* Makes d's context current on this thread (push); every successful enter is paired with leave.
+ * Fails without touching the driver when the GPU is lost. */
+static bt_status enter(bt__bdev *d, bt_diag *diag)
+{
+    bt_status st = check_lost(d, diag);
+    if (st != BT_OK)
+        return st;
+    CUresult r = d->api->cuCtxPushCurrent(d->ctx);
+    return r == CUDA_SUCCESS ? BT_OK : cu_fail(d, d->api, diag, BT_BACKEND, "cuCtxPushCurrent", r);
+}
+
+static void leave(bt__bdev *d)
+{
+    CUcontext popped = NULL;
+    (void)d->api->cuCtxPopCurrent(&popped);
+}
+
+/* ============================================================================================
+ * Load and device list
+ * ========================================================================================== */
+
+static void cu_unload(void *ctx)
+{
+    cu_ctx *cx = ctx;
+    if (!cx)
+        return;
+    for (int i = 0; i < cx->ndev; i++)
+        pthread_mutex_destroy(&cx->slots[i].lock);
+    free(cx->slots);
+    bt__dl_close(cx->lib);
+    free(cx);
+}
+
+/* Loads the driver, initialises it and lists the GPUs. BT_NO_BACKEND, with the reason in diag,
+ * when there is no driver, it is the toolkit's stub, too old, or sees no GPU. */
+static bt_status cu_load(void **ctx, bt_diag *diag)
+{
+    *ctx = NULL;
+    cu_ctx *cx = calloc(1, sizeof *cx);
+    if (!cx)
+        return BT_NOMEM;
+    bt_diag dd = {0};
+    const char *env = getenv(BT__CUDA_LIBRARY_ENV);
+    if (env && *env) {
+        const char *names[] = {env, NULL};
+        cx->lib = bt__dl_open(names, NULL, &dd);
+    } else {
+        /* Only the loader's path: the toolkit's lib64/stubs/libcuda.so must never be picked. */
+        const char *names[] = {"libcuda.so.1", NULL};
+        cx->lib = bt__dl_open(names, NULL, &dd);
+    }
+    if (!cx->lib) {
+        if (env && *env)
+            bt__diag_set(diag, "cannot load the CUDA driver from $%s: %s", BT__CUDA_LIBRARY_ENV,
+                         dd.msg);
+        else
+            bt__diag_set(diag, "no CUDA driver (libcuda.so.1): %s", dd.msg);
+        free(cx);
+        return BT_NO_BACKEND;
+    }
+    cu_api *a = &cx->api;
+#define BT__CU_RESOLVE(ret, name, sym, params)                                                     \
+    a->name = (ret(*) params)bt__dl_sym(cx->lib, sym, NULL);                                       \
+    if (!a->name) {                                                                                \
+        bt__diag_set(diag, "the CUDA driver lacks %s (a driver older than CUDA 11.4?)", sym);      \
+        cu_unload(cx);                                                                             \
+        return BT_NO_BACKEND;                                                                      \
+    }
+    BT__CU_REQUIRED(BT__CU_RESOLVE)
+#undef BT__CU_RESOLVE
+#define BT__CU_RESOLVE_OPT(ret, name, sym, params)                                                 \
+    a->name = (ret(*) params)bt__dl_sym(cx->lib, sym, NULL);
+    BT__CU_OPTIONAL(BT__CU_RESOLVE_OPT)
+#undef BT__CU_RESOLVE_OPT
+#define BT__CU_RESOLVE_FB(ret, name, sym1, sym2, params)                                           \
+    a->name = (ret(*) params)bt__dl_sym(cx->lib, sym1, NULL);                                      \
+    if (!a->name)                                                                                  \
+        a->name = (ret(*) params)bt__dl_sym(cx->lib, sym2, NULL);
+    BT__CU_FALLBACK(BT__CU_RESOLVE_FB)
+#undef BT__CU_RESOLVE_FB
+    if (!a->cuEventElapsedTime) {
+        bt__diag_set(diag, "the CUDA driver lacks cuEventElapsedTime");
+        cu_unload(cx);
+        return BT_NO_BACKEND;
+    }
+
+    CUresult r = a->cuInit(0);
+    if (r != CUDA_SUCCESS) {
+        cu_fail(NULL, a, diag, BT_NO_BACKEND, "cuInit", r);
+        if (r == CUDA_ERROR_STUB_LIBRARY)
+            bt__diag_prefix(diag, "the CUDA library loaded is the toolkit's stub, not a driver: ");
+        else if (r == CUDA_ERROR_NO_DEVICE)
+            bt__diag_prefix(diag, "the CUDA driver sees no GPU: ");
+        cu_unload(cx);
+        return BT_NO_BACKEND;
+    }
+    if ((r = a->cuDriverGetVersion(&cx->driver_version)) != CUDA_SUCCESS) {
+        cu_fail(NULL, a, diag, BT_NO_BACKEND, "cuDriverGetVersion", r);
+        cu_unload(cx);
+        return BT_NO_BACKEND;
+    }
+    int n = 0;
+    if ((r = a->cuDeviceGetCount(&n)) != CUDA_SUCCESS) {
+        cu_fail(NULL, a, diag, BT_NO_BACKEND, "cuDeviceGetCount", r);
+        cu_unload(cx);
+        return BT_NO_BACKEND;
+    }
+    if (n <= 0) {
+        bt__diag_set(diag, "the CUDA driver (%d.%d) sees no GPU", cx->driver_version / 1000,
+                     cx->driver_version % 1000 / 10);
+        cu_unload(cx);
+        return BT_NO_BACKEND;
+    }
+    cx->slots = calloc((size_t)n, sizeof *cx->slots);
+    if (!cx->slots) {
+        cu_unload(cx);
+        return BT_NOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        if ((r = a->cuDeviceGet(&cx->slots[i].dev, i)) != CUDA_SUCCESS) {
+            cu_fail(NULL, a, diag, BT_NO_BACKEND, "cuDeviceGet", r);
+            cu_unload(cx);
+            return BT_NO_BACKEND;
+        }
+        pthread_mutex_init(&cx->slots[i].lock, NULL);
+        cx->ndev = i + 1;
+    }
+    *ctx = cx;
+    return BT_OK;
+}
+
+static int cu_device_count(void *ctx) { return ctx ? ((cu_ctx *)ctx)->ndev : 0; }
+
+/* The kernel module's version ("580.159.03") from /proc/driver/nvidia/version into buf; 0 when
+ * it cannot be read (containers, sandboxes). */
+static int kernel_module_version(char *buf, size_t size)
+{
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (!f)
+        return 0;
+    char line[512];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "NVRM version:", 13) != 0)
+            continue;
+        /* The first token shaped like digits.digits[.digits]. */
+        char *save = NULL;
+        for (char *tok = strtok_r(line + 13, " \t\n", &save); tok;
+             tok = strtok_r(NULL, " \t\n", &save)) {
+            int dots = 0, ok = isdigit((unsigned char)tok[0]);
+            for (char *c = tok; ok && *c; c++) {
+                if (*c == '.')
+                    dots++;
+                else if (!isdigit((unsigned char)*c))
+                    ok = 0;
+            }
+            if (ok && dots >= 1) {
+                snprintf(buf, size, "%s", tok);
+                found = 1;
+                break;
+            }
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* Fills *out from the driver's queries (no context needed). Fields the driver cannot tell stay
+ * 0; the device layer merges the hardware table afterwards. */
+static bt_status cu_device_info(void *ctx, int idx, bt_device_info *out, bt_diag *diag)
+{
+    cu_ctx *cx = ctx;
+    memset(out, 0, sizeof *out);
+    if (!cx || idx < 0 || idx >= cx->ndev) {
+        bt__diag_set(diag, "no CUDA device %d (there are %d)", idx, cx ? cx->ndev : 0);
+        return BT_NO_DEVICE;
+    }
+    const cu_api *a = &cx->api;
+    CUdevice dev = cx->slots[idx].dev;
+    snprintf(out->id, sizeof out->id, "cuda:%d", idx);
+    snprintf(out->backend, sizeof out->backend, "cuda");
+    out->index = idx;
+    CUresult r = a->cuDeviceGetName(out->name, (int)sizeof out->name - 1, dev);
+    if (r != CUDA_SUCCESS)
+        return cu_fail(NULL, a, diag, BT_BACKEND, "cuDeviceGetName", r);
+    out->name[sizeof out->name - 1] = '\0';
+    snprintf(out->vendor, sizeof out->vendor, "NVIDIA");
+    snprintf(out->platform, sizeof out->platform, "CUDA");
+    int v = cx->driver_version;
+    snprintf(out->api_version, sizeof out->api_version, "CUDA %d.%d", v / 1000, v % 1000 / 10);
+    if (!kernel_module_version(out->driver_version, sizeof out->driver_version))
+        snprintf(out->driver_version, sizeof out->driver_version, "%d (cuDriverGetVersion)", v);
+    int nv_major = 0, nv_minor = 0;
+    if (bt__nvrtc_version(&nv_major, &nv_minor, NULL) == BT_OK)
+        snprintf(out->compiler_version, sizeof out->compiler_version, "NVRTC %d.%d", nv_major,
+                 nv_minor);
+    else
+        snprintf(out->compiler_version, sizeof out->compiler_version, "NVRTC not found");
+    if (a->cuDeviceGetUuid) {
+        CUuuid u;
+        if (a->cuDeviceGetUuid(&u, dev) == CUDA_SUCCESS) {
+            const unsigned char *b = (const unsigned char *)u.bytes;
+            snprintf(out->uuid, sizeof out->uuid,
+                     "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                     b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+                     b[13], b[14], b[15]);
+        }
+    }
+    out->is_gpu = 1;
+
+    bt_gpu *g = &out->props;
+    snprintf(g->name, sizeof g->name, "%.*s", (int)sizeof g->name - 1, out->name);
+    snprintf(g->vendor, sizeof g->vendor, "NVIDIA");
+    /* Required attributes fail the device; the others (clock rates, which some drivers and
+     * virtualised GPUs do not report) are left 0 for the hardware table to fill. */
+    static const struct {
+        int attr;
+        const char *name;
+        int required;
+    } attrs[] = {
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "COMPUTE_CAPABILITY_MAJOR", 1},
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "COMPUTE_CAPABILITY_MINOR", 1},
+        {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "MULTIPROCESSOR_COUNT", 1},
+        {CU_DEVICE_ATTRIBUTE_WARP_SIZE, "WARP_SIZE", 1},
+        {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "MAX_THREADS_PER_BLOCK", 1},
+        {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, "MAX_THREADS_PER_MULTIPROCESSOR", 1},
+        {CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, "MAX_BLOCKS_PER_MULTIPROCESSOR", 0},
+        {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, "MAX_REGISTERS_PER_BLOCK", 1},
+        {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, "MAX_REGISTERS_PER_MULTIPROCESSOR",
+         1},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, "MAX_SHARED_MEMORY_PER_BLOCK", 1},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+         "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", 0},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+         "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR", 1},
+        {CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, "RESERVED_SHARED_MEMORY_PER_BLOCK",
+         0},
+        {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "L2_CACHE_SIZE", 1},
+        {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, "CLOCK_RATE", 0},
+        {CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, "MEMORY_CLOCK_RATE", 0},
+        {CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, "GLOBAL_MEMORY_BUS_WIDTH", 0},
+    };
+    int val[BT__ARRAY_LEN(attrs)];
+    for (size_t i = 0; i < BT__ARRAY_LEN(attrs); i++) {
+        val[i] = 0;
+        r = a->cuDeviceGetAttribute(&val[i], attrs[i].attr, dev);
+        if (r != CUDA_SUCCESS) {
+            val[i] = 0;
+            if (attrs[i].required) {
+                char fn[96];
+                snprintf(fn, sizeof fn, "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_%s)",
+                         attrs[i].name);
+                return cu_fail(NULL, a, diag, BT_BACKEND, fn, r);
+            }
+        }
+    }
+    int k = 0;
+    g->cc_major = val[k++];
+    g->cc_minor = val[k++];
+    g->sm_count = val[k++];
+    g->warp_size = val[k++];
+    g->max_threads_per_block = val[k++];
+    g->max_threads_per_sm = val[k++];
+    g->max_blocks_per_sm = val[k++];
+    g->regs_per_block = val[k++];
+    g->regs_per_sm = val[k++];
+    g->smem_per_block = val[k++];
+    g->smem_per_block_optin = val[k++];
+    g->smem_per_sm = val[k++];
+    g->smem_reserved_per_block = val[k++];
+    g->l2_bytes = val[k++];
+    int clock_khz = val[k++], mem_clock_khz = val[k++], bus_bits = val[k++];
+    if (g->smem_per_block_optin < g->smem_per_block)
+        g->smem_per_block_optin = g->smem_per_block;
+    g->max_warps_per_sm = g->warp_size > 0 ? g->max_threads_per_sm / g->warp_size : 0;
+    g->max_regs_per_thread = BT__CU_MAX_REGS_PER_THREAD;
+    g->reg_alloc_unit = BT__CU_REG_ALLOC_UNIT;
+    g->clock_mhz = clock_khz / 1000.0;
+    /* The theoretical peak of a double-data-rate bus: 2 transfers per reported memory clock
+     * times the bus width (H100 SXM: 2 x 2619 MHz x 5120 bit = 3352 GB/s, its datasheet figure;
+     * H200: 2 x 3201 MHz x 6144 bit = 4917 GB/s against 4.8 TB/s). Not a measurement: the
+     * hardware table's value wins where the device has a row. */
+    g->mem_bw_gbps = 2.0 * mem_clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+    snprintf(g->arch, sizeof g->arch, "%s", bt__cuda_arch_name(g->cc_major, g->cc_minor));
+    size_t total = 0;
+    if ((r = a->cuDeviceTotalMem(&total, dev)) != CUDA_SUCCESS)
+        return cu_fail(NULL, a, diag, BT_BACKEND, "cuDeviceTotalMem", r);
+    g->mem_bytes = (int64_t)total;
+    snprintf(g->source, sizeof g->source, "CUDA driver query (cuDeviceGetAttribute, CUDA %d.%d)",
+             v / 1000, v % 1000 / 10);
+    return BT_OK;
+}
+
+/* ============================================================================================
+ * Device open / close
+ * ========================================================================================== */
+
+/* Drops d's reference on the primary context; the last one of a lost GPU clears the mark, since
+ * the driver destroys the context with it and a later open gets a fresh one (or the driver's own
+ * refusal). */
+static void release_primary(bt__bdev *d)
+{
+    cu_slot *s = d->slot;
+    pthread_mutex_lock(&s->lock);
+    (void)d->api->cuDevicePrimaryCtxRelease(d->dev);
+    if (--s->opens == 0 && s->lost) {
+        s->lost = 0;
+        s->lost_msg[0] = '\0';
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void cu_device_close(bt__bdev *d)
+{
+    if (!d)
+        return;
+    const cu_api *a = d->api;
+    if (d->ctx) {
+        int lost = check_lost(d, NULL) != BT_OK;
+        if (a->cuCtxPushCurrent(d->ctx) == CUDA_SUCCESS) {
+            /* On a lost context these fail; they still release the driver's bookkeeping. */
+            if (d->stream && !lost)
+                (void)a->cuStreamSynchronize(d->stream);
+            if (d->flush_buf)
+                (void)a->cuMemFree(d->flush_buf);
+            if (d->stream)
+                (void)a->cuStreamDestroy(d->stream);
+            leave(d);
+        }
+        release_primary(d);
+    }
+    free(d);
+}
+
+static bt_status cu_attr(bt__bdev *d, int attr, const char *name, int *out, bt_diag *diag)
+{
+    CUresult r = d->api->cuDeviceGetAttribute(out, attr, d->dev);
+    if (r == CUDA_SUCCESS)
+        return BT_OK;
+    char fn[96];
+    snprintf(fn, sizeof fn, "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_%s)", name);
+    return cu_fail(NULL, d->api, diag, BT_BACKEND, fn, r);
+}
+
+/* Opens GPU idx: a reference on its primary context and a non-blocking stream of its own. Freed
+ * by cu_device_close. */
+static bt_status cu_device_open(void *ctx, int idx, bt__bdev **out, bt_diag *diag)
+{
+    *out = NULL;
+    cu_ctx *cx = ctx;
+    if (!cx || idx < 0 || idx >= cx->ndev) {
+        bt__diag_set(diag, "no CUDA device %d (there are %d)", idx, cx ? cx->ndev : 0);
+        return BT_NO_DEVICE;
+    }
+    const cu_api *a = &cx->api;
+    bt__bdev *d = calloc(1, sizeof *d);
+    if (!d)
+        return BT_NOMEM;
+    d->cx = cx;
+    d->api = a;
+    d->slot = &cx->slots[idx];
+    d->dev = d->slot->dev;
+
+    bt_status st = BT_OK;
+    int l2 = 0, optin = 0, smem = 0;
+#define ATTR(name, var)                                                                            \
+    if (st == BT_OK)                                                                               \
+    st = cu_attr(d, CU_DEVICE_ATTRIBUTE_##name, #name, &(var), diag)
+    ATTR(COMPUTE_CAPABILITY_MAJOR, d->cc_major);
+    ATTR(COMPUTE_CAPABILITY_MINOR, d->cc_minor);
+    ATTR(WARP_SIZE, d->warp);
+    ATTR(MAX_THREADS_PER_BLOCK, d->max_threads);
+    ATTR(MAX_BLOCK_DIM_X, d->max_block[0]);
+    ATTR(MAX_BLOCK_DIM_Y, d->max_block[1]);
+    ATTR(MAX_BLOCK_DIM_Z, d->max_block[2]);
+    ATTR(MAX_GRID_DIM_X, d->max_grid[0]);
+    ATTR(MAX_GRID_DIM_Y, d->max_grid[1]);
+    ATTR(MAX_GRID_DIM_Z, d->max_grid[2]);
+    ATTR(MAX_SHARED_MEMORY_PER_BLOCK, smem);
+    ATTR(L2_CACHE_SIZE, l2);
+#undef ATTR
+    if (st != BT_OK) {
+        free(d);
+        return st;
+    }
+    if (a->cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                d->dev) != CUDA_SUCCESS ||
+        optin < smem)
+        optin = smem;
+    d->smem_default = (size_t)smem;
+    d->smem_optin = (size_t)optin;
+    size_t total = 0;
+    (void)a->cuDeviceTotalMem(&total, d->dev);
+    /* Twice the L2, as the OpenCL backend does: a write of exactly the cache's size leaves lines
+     * behind under its non-LRU replacement. At least 2 MiB, at most an eighth of the memory. */
+    size_t fb = 2 * (size_t)(l2 > 0 ? l2 : 0);
+    if (fb < ((size_t)2 << 20))
+        fb = (size_t)2 << 20;
+    if (total && fb > total / 8)
+        fb = total / 8;
+    d->flush_bytes = fb & ~(size_t)3;
+
+    /* The primary context, under the slot's lock so that the lost mark and the reference count
+     * change together. */
+    pthread_mutex_lock(&d->slot->lock);
+    if (d->slot->lost) {
+        bt__diag_set(diag, "context lost after %s (close every device of this GPU, or start a new "
+                     "process, to get it back)", d->slot->lost_msg);
+        pthread_mutex_unlock(&d->slot->lock);
+        free(d);
+        return BT_LAUNCH;
+    }
+    CUresult r = a->cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
+    if (r == CUDA_SUCCESS)
+        d->slot->opens++;
+    pthread_mutex_unlock(&d->slot->lock);
+    if (r != CUDA_SUCCESS) {
+        d->ctx = NULL;
+        st = cu_fail(NULL, a, diag, cu_status(r), "cuDevicePrimaryCtxRetain", r);
+        free(d);
+        return is_sticky(r) ? BT_LAUNCH : st;
+    }
+    if ((st = enter(d, diag)) != BT_OK) {
+        cu_device_close(d);
+        return st;
+    }
+    r = a->cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING);
+    leave(d);
+    if (r != CUDA_SUCCESS) {
+        d->stream = NULL;
+        st = cu_fail(d, a, diag, cu_status(r), "cuStreamCreate", r);
+        cu_device_close(d);
+        return st;
+    }
+    *out = d;
+    return BT_OK;
+}
+
+/* ============================================================================================
+ * Buffers
+ * ========================================================================================== */
+
+static bt_status cu_buf_alloc(bt__bdev *d, size_t bytes, bt__bbuf **out, bt_diag *diag)
+{
+    *out = NULL;
+    if (bytes == 0) {
+        bt__diag_set(diag, "buffer of 0 bytes");
+        return BT_INVALID_ARG;
+    }
+    bt__bbuf *b = calloc(1, sizeof *b);
+    if (!b)
+        return BT_NOMEM;
+    bt_status st = enter(d, diag);
+    if (st != BT_OK) {
+        free(b);
+        return st;
+    }
+    CUresult r = d->api->cuMemAlloc(&b->ptr, bytes);
+    leave(d);
+    if (r != CUDA_SUCCESS) {
+        free(b);
+        st = cu_fail(d, d->api, diag, cu_status(r), "cuMemAlloc", r);
+        bt__diag_prefix(diag, "%zu bytes: ", bytes);
+        return st;
+    }
+    b->size = bytes;
+    *out = b;
+    return BT_OK;
+}
+
+/* Frees b; on a lost context only the host side can be released (the driver refuses the rest and
+ * frees it with the context). */
+static void cu_buf_free(bt__bdev *d, bt__bbuf *b)
+{
+    if (!b)
+        return;
+    if (b->ptr && enter(d, NULL) == BT_OK) {
+        (void)d->api->cuMemFree(b->ptr);
+        leave(d);
+    }
+    free(b);
+}
+
+/* BT_INVALID_ARG unless [off, off+n) lies inside b. */
+static bt_status check_range(const bt__bbuf *b, size_t off, size_t n, const char *what,
+                             bt_diag *diag)
+{
+    if (!b) {
+        bt__diag_set(diag, "%s: NULL buffer", what);
+        return BT_INVALID_ARG;
+    }
+    if (off > b->size || n > b->size - off) {
+        bt__diag_set(diag, "%s: bytes [%zu, %zu) outside a buffer of %zu bytes", what, off,
+                     off + n, b->size);
+        return BT_INVALID_ARG;
+    }
+    return BT_OK;
+}
+
+/* Waits for d's stream (inside enter/leave). */
+static bt_status stream_sync(bt__bdev *d, bt_diag *diag)
+{
+    CUresult r = d->api->cuStreamSynchronize(d->stream);
+    return r == CUDA_SUCCESS ? BT_OK
+                             : cu_fail(d, d->api, diag, BT_LAUNCH, "cuStreamSynchronize", r);
+}
+
+/* Copies n bytes from src into b at off, after everything enqueued before, and waits for it. */
+static bt_status cu_buf_write(bt__bdev *d, bt__bbuf *b, size_t off, const void *src, size_t n,
+                              bt_diag *diag)
+{
+    bt_status st = check_range(b, off, n, "buf_write", diag);
+    if (st != BT_OK || n == 0 || (st = enter(d, diag)) != BT_OK)
+        return st;
+    CUresult r = d->api->cuMemcpyHtoDAsync(b->ptr + off, src, n, d->stream);
+    st = r == CUDA_SUCCESS ? stream_sync(d, diag)
+                           : cu_fail(d, d->api, diag, cu_status(r), "cuMemcpyHtoDAsync", r);
+    leave(d);
+    return st;
+}
+
+/* Copies n bytes of b at off into dst, after everything enqueued before (a kernel that faulted
+ * is reported here). */
+static bt_status cu_buf_read(bt__bdev *d, bt__bbuf *b, size_t off, void *dst, size_t n,
+                             bt_diag *diag)
+{
+    bt_status st = check_range(b, off, n, "buf_read", diag);
+    if (st != BT_OK || n == 0 || (st = enter(d, diag)) != BT_OK)
+        return st;
+    CUresult r = d->api->cuMemcpyDtoHAsync(dst, b->ptr + off, n, d->stream);
+    st = r == CUDA_SUCCESS ? stream_sync(d, diag)
+                           : cu_fail(d, d->api, diag, cu_status(r), "cuMemcpyDtoHAsync", r);
+    leave(d);
+    return st;
+}
+
+/* Host staging chunk of an 8-byte fill; the rest of the range is filled by doubling copies. */
+#define BT__CU_FILL_CHUNK ((size_t)1 << 20)
+
+/* Fills [off, off+n) of b with an 8-byte pattern whose halves differ: the first chunk (at most
+ * 1 MiB) from a host staging buffer, then copies of the filled prefix onto the rest, doubling it
+ * each time (each copy reads only bytes already written, so they never overlap). */
+static bt_status fill8(bt__bdev *d, bt__bbuf *b, size_t off, size_t n, const void *pattern,
+                       bt_diag *diag)
+{
+    const cu_api *a = d->api;
+    size_t chunk = n < BT__CU_FILL_CHUNK ? n : BT__CU_FILL_CHUNK;
+    unsigned char *host = malloc(chunk);
+    if (!host)
+        return BT_NOMEM;
+    for (size_t i = 0; i < chunk; i += 8)
+        memcpy(host + i, pattern, 8);
+    CUresult r = a->cuMemcpyHtoDAsync(b->ptr + off, host, chunk, d->stream);
+    /* Wait before freeing the staging buffer: the copy from pageable memory may still read it. */
+    bt_status st = r == CUDA_SUCCESS ? stream_sync(d, diag)
+                                     : cu_fail(d, a, diag, cu_status(r), "cuMemcpyHtoDAsync", r);
+    free(host);
+    for (size_t done = chunk; st == BT_OK && done < n;) {
+        size_t c = done < n - done ? done : n - done;
+        r = a->cuMemcpyDtoDAsync(b->ptr + off + done, b->ptr + off, c, d->stream);
+        if (r != CUDA_SUCCESS)
+            st = cu_fail(d, a, diag, cu_status(r), "cuMemcpyDtoDAsync (buf_fill)", r);
+        done += c;
+    }
+    return st;
+}
+
+/* Enqueues a fill of n bytes at off with a 1, 2, 4 or 8-byte pattern (cuMemsetD8/16/32Async;
+ * 8-byte patterns with differing halves through fill8, which waits for the stream once). */
+static bt_status cu_buf_fill(bt__bdev *d, bt__bbuf *b, size_t off, size_t n, const void *pattern,
+                             size_t pattern_size, bt_diag *diag)
+{
+    bt_status st = check_range(b, off, n, "buf_fill", diag);
+    if (st != BT_OK)
+        return st;
+    if (!pattern || (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 &&
+                     pattern_size != 8)) {
+        bt__diag_set(diag, "buf_fill: pattern size %zu (must be 1, 2, 4 or 8)", pattern_size);
+        return BT_INVALID_ARG;
+    }
+    if (off % pattern_size || n % pattern_size) {
+        bt__diag_set(diag, "buf_fill: offset %zu and size %zu must be multiples of the %zu-byte "
+                     "pattern", off, n, pattern_size);
+        return BT_INVALID_ARG;
+    }
+    if (n == 0 || (st = enter(d, diag)) != BT_OK)
+        return st;
+    const cu_api *a = d->api;
+    CUresult r = CUDA_SUCCESS;
+    const char *fn = NULL;
+    uint32_t w[2] = {0, 0};
+    if (pattern_size == 8)
+        memcpy(w, pattern, 8);
+    if (pattern_size == 1) {
+        r = a->cuMemsetD8Async(b->ptr + off, *(const unsigned char *)pattern, n, d->stream);
+        fn = "cuMemsetD8Async";
+    } else if (pattern_size == 2) {
+        uint16_t v;
+        memcpy(&v, pattern, 2);
+        r = a->cuMemsetD16Async(b->ptr + off, v, n / 2, d->stream);
+        fn = "cuMemsetD16Async";
+    } else if (pattern_size == 4 || w[0] == w[1]) {
+        uint32_t v;
+        memcpy(&v, pattern, 4);
+        r = a->cuMemsetD32Async(b->ptr + off, v, n / 4, d->stream);
+        fn = "cuMemsetD32Async";
+    } else {
+        st = fill8(d, b, off, n, pattern, diag);
+    }
+    if (fn && r != CUDA_SUCCESS)
+        st = cu_fail(d, a, diag, cu_status(r), fn, r);
+    leave(d);
+    return st;
+}
+
+/* Enqueues a copy of the first n bytes of src onto dst. */
+static bt_status cu_buf_copy(bt__bdev *d, bt__bbuf *dst, bt__bbuf *src, size_t n, bt_diag *diag)
+{
+    bt_status st = check_range(dst, 0, n, "buf_copy (destination)", diag);
+    if (st == BT_OK)
+        st = check_range(src, 0, n, "buf_copy (source)", diag);
+    if (st != BT_OK || n == 0)
+        return st;
+    if (dst == src) {
+        bt__diag_set(diag, "buf_copy: source and destination are the same buffer");
+        return BT_INVALID_ARG;
+    }
+    if ((st = enter(d, diag)) != BT_OK)
+        return st;
+    CUresult r = d->api->cuMemcpyDtoDAsync(dst->ptr, src->ptr, n, d->stream);
+    leave(d);
+    return r == CUDA_SUCCESS ? BT_OK
+                             : cu_fail(d, d->api, diag, cu_status(r), "cuMemcpyDtoDAsync", r);
+}
+
+/* ============================================================================================
+ * Compile and load
+ * ========================================================================================== */
+
+/* Blob container: header then the CUBIN. sm is the target (90), flags bit 0 the "a" variant;
+ * the checksum is FNV-1a of the CUBIN. */
+#define BLOB_MAGIC "BTCUBIN1"
+typedef struct blob_hdr {
+    char magic[8];
+    uint32_t sm;
+    uint32_t flags;
+    uint64_t size;
+    uint64_t hash;
+} blob_hdr;
+enum { BLOB_SM_A = 1 };
+
+/* Compiles src for d's compute capability with NVRTC (nvrtc.h gives the options; the token
+ * "--bt-sm90a" in options selects sm_90a). Thread-safe; does not touch the context, so it works
+ * on a lost device too. *out is a blob container; *log always gets a malloc'd log. */
+static bt_status cu_compile(bt__bdev *d, const char *src, const char *const *defines, int ndefines,
+                            const char *options, bt__blob *out, char **log)
+{
+    out->data = NULL;
+    out->size = 0;
+    bt__blob cubin = {0};
+    bt_diag diag = {0};
+    bool sm90a = options && strstr(options, BT__NVRTC_SM90A_TOKEN) != NULL;
+    bt_status st = bt__nvrtc_compile(src, defines, ndefines, options, d->cc_major, d->cc_minor,
+                                     false, &cubin, log, &diag);
+    if (st != BT_OK)
+        return st;
+    blob_hdr h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, BLOB_MAGIC, 8);
+    h.sm = (uint32_t)(d->cc_major * 10 + d->cc_minor);
+    h.flags = sm90a ? BLOB_SM_A : 0;
+    h.size = cubin.size;
+    h.hash = bt__fnv1a(cubin.data, cubin.size, BT__FNV_SEED);
+    unsigned char *data = malloc(sizeof h + cubin.size);
+    if (!data) {
+        free(cubin.data);
+        return BT_NOMEM;
+    }
+    memcpy(data, &h, sizeof h);
+    memcpy(data + sizeof h, cubin.data, cubin.size);
+    free(cubin.data);
+    out->data = data;
+    out->size = sizeof h + cubin.size;
+    return BT_OK;
+}
+
+/* Loads a blob made by cu_compile into d's context. BT_CORRUPT for a blob that is not one (bad
+ * magic, size or checksum) or that the driver refuses (built for another architecture). Freed by
+ * cu_module_free. */
+static bt_status cu_module_load(bt__bdev *d, const void *bin, size_t size, bt__bmod **out,
+                                bt_diag *diag)
+{
+    *out = NULL;
+    blob_hdr h;
+    if (!bin || size < sizeof h) {
+        bt__diag_set(diag, "module_load: blob of %zu bytes is too short", size);
+        return BT_CORRUPT;
+    }
+    memcpy(&h, bin, sizeof h);
+    if (memcmp(h.magic, BLOB_MAGIC, 8) != 0) {
+        bt__diag_set(diag, "module_load: not a blocktune CUDA binary (bad magic)");
+        return BT_CORRUPT;
+    }
+    if (h.size != size - sizeof h) {
+        bt__diag_set(diag, "module_load: truncated or malformed binary (%zu bytes, header says "
+                     "%llu + %zu)", size, (unsigned long long)h.size, sizeof h);
+        return BT_CORRUPT;
+    }
+    const unsigned char *payload = (const unsigned char *)bin + sizeof h;
+    if (bt__fnv1a(payload, (size_t)h.size, BT__FNV_SEED) != h.hash) {
+        bt__diag_set(diag, "module_load: binary checksum mismatch");
+        return BT_CORRUPT;
+    }
+    bt__bmod *m = calloc(1, sizeof *m);
+    if (!m)
+        return BT_NOMEM;
+    /* The driver reads the ELF image in place: give it an aligned copy when the blob is not. */
+    void *copy = NULL;
+    const void *image = payload;
+    if ((uintptr_t)payload % 8 != 0) {
+        copy = malloc((size_t)h.size);
+        if (!copy) {
+            free(m);
+            return BT_NOMEM;
+        }
+        memcpy(copy, payload, (size_t)h.size);
+        image = copy;
+    }
+    bt_status st = enter(d, diag);
+    if (st != BT_OK) {
+        free(copy);
+        free(m);
+        return st;
+    }
+    CUresult r = d->api->cuModuleLoadData(&m->mod, image);
+    leave(d);
+    free(copy);
+    if (r != CUDA_SUCCESS) {
+        free(m);
+        int corrupt = r == CUDA_ERROR_INVALID_IMAGE || r == CUDA_ERROR_NO_BINARY_FOR_GPU ||
+                      r == CUDA_ERROR_INVALID_PTX || r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+        st = cu_fail(d, d->api, diag, corrupt ? BT_CORRUPT : cu_status(r), "cuModuleLoadData", r);
+        if (corrupt)
+            bt__diag_prefix(diag, "the device (sm_%d%d) refused the binary built for sm_%u%s: ",
+                            d->cc_major, d->cc_minor, (unsigned)h.sm,
+                            (h.flags & BLOB_SM_A) ? "a" : "");
+        return st;
+    }
+    *out = m;
+    return BT_OK;
+}
+
+static void cu_module_free(bt__bdev *d, bt__bmod *m)
+{
+    if (!m)
+        return;
+    for (bt__bfn *f = m->fns, *next; f; f = next) {
+        next = f->next;
+        free(f->name);
+        free(f);
+    }
+    if (m->mod && enter(d, NULL) == BT_OK) {
+        (void)d->api->cuModuleUnload(m->mod);
+        leave(d);
+    }
+    free(m);
+}
+
+/* Returns the kernel `entry` of m (looked up once, then the same bt__bfn, owned by m) and its
+ * resources from the driver. BT_NOT_FOUND when the module has no such kernel. */
+static bt_status cu_function_get(bt__bdev *d, bt__bmod *m, const char *entry, bt__bfn **out,
+                                 bt__kres *res, bt_diag *diag)
+{
+    *out = NULL;
+    if (!m || !entry) {
+        bt__diag_set(diag, "function_get: NULL module or entry name");
+        return BT_INVALID_ARG;
+    }
+    for (bt__bfn *f = m->fns; f; f = f->next) {
+        if (!strcmp(f->name, entry)) {
+            if (res)
+                *res = f->res;
+            *out = f;
+            return BT_OK;
+        }
+    }
+    bt__bfn *f = calloc(1, sizeof *f);
+    if (!f || !(f->name = bt__strdup(entry))) {
+        free(f);
+        return BT_NOMEM;
+    }
+    bt_status st = enter(d, diag);
+    if (st != BT_OK) {
+        free(f->name);
+        free(f);
+        return st;
+    }
+    const cu_api *a = d->api;
+    CUresult r = a->cuModuleGetFunction(&f->fn, m->mod, entry);
+    if (r != CUDA_SUCCESS) {
+        leave(d);
+        free(f->name);
+        free(f);
+        st = cu_fail(d, a, diag, r == CUDA_ERROR_NOT_FOUND ? BT_NOT_FOUND : cu_status(r),
+                     "cuModuleGetFunction", r);
+        if (r == CUDA_ERROR_NOT_FOUND)
+            bt__diag_prefix(diag, "no kernel '%s' in the module (is it extern \"C\"?): ", entry);
+        return st;
+    }
+    static const struct {
+        int attr;
+        const char *name;
+    } attrs[] = {
+        {CU_FUNC_ATTRIBUTE_NUM_REGS, "cuFuncGetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS)"},
+        {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+         "cuFuncGetAttribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)"},
+        {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+         "cuFuncGetAttribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)"},
+        {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+         "cuFuncGetAttribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)"},
+        {CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+         "cuFuncGetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)"},
+    };
+    int v[BT__ARRAY_LEN(attrs)];
+    for (size_t i = 0; i < BT__ARRAY_LEN(attrs); i++) {
+        r = a->cuFuncGetAttribute(&v[i], attrs[i].attr, f->fn);
+        if (r != CUDA_SUCCESS) {
+            leave(d);
+            free(f->name);
+            free(f);
+            return cu_fail(d, a, diag, cu_status(r), attrs[i].name, r);
+        }
+    }
+    leave(d);
+    f->res.regs_per_thread = v[0];
+    f->res.local_bytes = v[1];
+    f->res.static_smem = v[2];
+    f->res.max_threads_per_block = v[3];
+    f->res.preferred_multiple = d->warp;
+    f->static_smem = (size_t)v[2];
+    f->dyn_limit = (size_t)v[4];
+    f->next = m->fns;
+    m->fns = f;
+    if (res)
+        *res = f->res;
+    *out = f;
+    return BT_OK;
+}
+
+/* Raises f's dynamic shared memory limit to bytes (needed above the default 48 KiB per block,
+ * up to the device's opt-in maximum minus the kernel's static shared memory). */
+static bt_status set_dyn_smem(bt__bdev *d, bt__bfn *f, size_t bytes, bt_diag *diag)
+{
+    if (bytes > d->smem_optin || f->static_smem > d->smem_optin - bytes) {
+        bt__diag_set(diag, "%s: %zu bytes of dynamic shared memory + %zu static, above the "
+                     "device's %zu per block", f->name, bytes, f->static_smem, d->smem_optin);
+        return BT_RESOURCES;
+    }
+    CUresult r =
+        d->api->cuFuncSetAttribute(f->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   (int)bytes);
+    if (r != CUDA_SUCCESS) {
+        bt_status st =
+            cu_fail(d, d->api, diag,
+                    r == CUDA_ERROR_INVALID_VALUE ? BT_RESOURCES : cu_status(r),
+                    "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)", r);
+        bt__diag_prefix(diag, "%s, %zu bytes: ", f->name, bytes);
+        return st;
+    }
+    f->dyn_limit = bytes;
+    return BT_OK;
+}
+
+static bt_status cu_function_set_dyn_smem(bt__bdev *d, bt__bfn *f, size_t bytes, bt_diag *diag)
+{
+    if (!f) {
+        bt__diag_set(diag, "function_set_dyn_smem: NULL function");
+        return BT_INVALID_ARG;
+    }
+    bt_status st = enter(d, diag);
+    if (st != BT_OK)
+        return st;
+    st = set_dyn_smem(d, f, bytes, diag);
+    leave(d);
+    return st;
+}
+
+/* ============================================================================================
+ * Launch and timing
+ * ========================================================================================== */
+
+/* The status a failed cuLaunchKernel maps to: a config the device cannot run (too many registers
+ * or threads for the kernel, too much shared memory) is BT_RESOURCES, normal in a tuner. */
+static bt_status launch_status(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+    case CUDA_ERROR_INVALID_VALUE:
+    case CUDA_ERROR_OUT_OF_MEMORY:
+        return BT_RESOURCES;
+    default:
+        return BT_LAUNCH;
+    }
+}
+
+/* Checks a launch of f against the device's and the kernel's limits, raising f's dynamic shared
+ * memory limit when dyn_smem needs it, and points params[i] at each argument's value (the
+ * CUdeviceptr inside a buffer, the scalar inside args). Called inside enter/leave. */
+static bt_status prepare_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
+                                const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
+                                int nargs, void **params, bt_diag *diag)
+{
+    uint64_t threads = 1;
+    for (int i = 0; i < 3; i++) {
+        if (grid[i] == 0 || block[i] == 0) {
+            bt__diag_set(diag, "launch of %s: grid (%u,%u,%u) and block (%u,%u,%u) must be "
+                         "positive", f->name, grid[0], grid[1], grid[2], block[0], block[1],
+                         block[2]);
+            return BT_INVALID_ARG;
+        }
+        if (block[i] > (uint32_t)d->max_block[i]) {
+            bt__diag_set(diag, "launch of %s: block dimension %d is %u, above the device's %d",
+                         f->name, i, block[i], d->max_block[i]);
+            return BT_RESOURCES;
+        }
+        if (grid[i] > (uint32_t)d->max_grid[i]) {
+            bt__diag_set(diag, "launch of %s: grid dimension %d is %u, above the device's %d",
+                         f->name, i, grid[i], d->max_grid[i]);
+            return BT_RESOURCES;
+        }
+        threads *= block[i];
+    }
+    if (threads > (uint64_t)f->res.max_threads_per_block) {
+        bt__diag_set(diag, "launch of %s: block of %llu threads, above the kernel's limit of %d "
+                     "(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: its %d registers per thread or "
+                     "its __launch_bounds__)", f->name, (unsigned long long)threads,
+                     f->res.max_threads_per_block, f->res.regs_per_thread);
+        return BT_RESOURCES;
+    }
+    if (dyn_smem > f->dyn_limit) {
+        bt_status st = set_dyn_smem(d, f, dyn_smem, diag);
+        if (st != BT_OK) {
+            bt__diag_prefix(diag, "launch of ");
+            return st;
+        }
+    }
+    if (nargs < 0 || (nargs > 0 && !args)) {
+        bt__diag_set(diag, "launch of %s: %d arguments at %p", f->name, nargs, (const void *)args);
+        return BT_INVALID_ARG;
+    }
+    for (int i = 0; i < nargs; i++) {
+        const bt__karg *g = &args[i];
+        switch (g->kind) {
+        case BT__ARG_BUF:
+            if (!g->u.buf) {
+                bt__diag_set(diag, "launch of %s: argument %d is a NULL buffer", f->name, i);
+                return BT_INVALID_ARG;
+            }
+            params[i] = &g->u.buf->ptr;
+            break;
+        case BT__ARG_I32:
+            params[i] = (void *)&g->u.i32;
+            break;
+        case BT__ARG_I64:
+            params[i] = (void *)&g->u.i64;
+            break;
+        case BT__ARG_F32:
+            params[i] = (void *)&g->u.f32;
+            break;
+        case BT__ARG_F64:
+            params[i] = (void *)&g->u.f64;
+            break;
+        case BT__ARG_LOCAL:
+            bt__diag_set(diag, "launch of %s: argument %d is BT__ARG_LOCAL, which only OpenCL "
+                         "has; CUDA takes dynamic shared memory as the launch's dyn_smem",
+                         f->name, i);
+            return BT_INVALID_ARG;
+        default:
+            bt__diag_set(diag, "launch of %s: argument %d has unknown kind %d", f->name, i,
+                         (int)g->kind);
+            return BT_INVALID_ARG;
+        }
+    }
+    return BT_OK;
+}
+
+/* One cuLaunchKernel on d's stream; errors carry the kernel and block. */
+static bt_status launch_one(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
+                            const uint32_t block[3], size_t dyn_smem, void **params, bt_diag *diag)
+{
+    CUresult r = d->api->cuLaunchKernel(f->fn, grid[0], grid[1], grid[2], block[0], block[1],
+                                        block[2], (unsigned int)dyn_smem, d->stream, params, NULL);
+    if (r == CUDA_SUCCESS)
+        return BT_OK;
+    bt_status st = cu_fail(d, d->api, diag, launch_status(r), "cuLaunchKernel", r);
+    bt__diag_prefix(diag, "launch of %s, grid (%u,%u,%u), block (%u,%u,%u), %zu bytes dynamic "
+                    "shared memory: ", f->name, grid[0], grid[1], grid[2], block[0], block[1],
+                    block[2], dyn_smem);
+    return st;
+}
+
+/* Enqueues f over grid x block on d's stream with dyn_smem bytes of dynamic shared memory (the
+ * function's limit is raised on the way when needed). CUDA cannot check the arguments against
+ * the kernel's signature: the caller must pass them in order with the kernel's types. With a
+ * timer, events recorded just before and after the launch time it alone; a failed launch leaves
+ * the timer empty. Asynchronous: a kernel that faults is reported by the next call that waits. */
+static bt_status cu_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
+                           const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
+                           int nargs, bt__btimer *timer, bt_diag *diag)
+{
+    if (!f || !grid || !block) {
+        bt__diag_set(diag, "launch: NULL function, grid or block");
+        return BT_INVALID_ARG;
+    }
+    if (timer)
+        timer->recorded = 0;
+    void *stack_params[BT__CU_STACK_ARGS];
+    void **params = stack_params;
+    if (nargs > BT__CU_STACK_ARGS && !(params = malloc((size_t)nargs * sizeof *params)))
+        return BT_NOMEM;
+    bt_status st = enter(d, diag);
+    if (st != BT_OK) {
+        if (params != stack_params)
+            free(params);
+        return st;
+    }
+    const cu_api *a = d->api;
+    st = prepare_launch(d, f, grid, block, dyn_smem, args, nargs, params, diag);
+    CUresult r;
+    if (st == BT_OK && timer && (r = a->cuEventRecord(timer->start, d->stream)) != CUDA_SUCCESS)
+        st = cu_fail(d, a, diag, cu_status(r), "cuEventRecord (start)", r);
+    if (st == BT_OK)
+        st = launch_one(d, f, grid, block, dyn_smem, nargs ? params : NULL, diag);
+    if (st == BT_OK && timer) {
+        if ((r = a->cuEventRecord(timer->end, d->stream)) != CUDA_SUCCESS)
+            st = cu_fail(d, a, diag, cu_status(r), "cuEventRecord (end)", r);
+        else
+            timer->recorded = 1;
+    }
+    leave(d);
+    if (params != stack_params)
+        free(params);
+    return st;
+}
+
+static void cu_timer_free(bt__bdev *d, bt__btimer *t)
+{
+    if (!t)
+        return;
+    if ((t->start || t->end) && enter(d, NULL) == BT_OK) {
+        if (t->start)
+            (void)d->api->cuEventDestroy(t->start);
+        if (t->end)
+            (void)d->api->cuEventDestroy(t->end);
+        leave(d);
+    }
+    free(t);
+}
+
+/* A pair of timing events; freed by cu_timer_free. */
+static bt_status cu_timer_create(bt__bdev *d, bt__btimer **out, bt_diag *diag)
+{
+    *out = NULL;
+    bt__btimer *t = calloc(1, sizeof *t);
+    if (!t)
+        return BT_NOMEM;
+    bt_status st = enter(d, diag);
+    if (st != BT_OK) {
+        free(t);
+        return st;
+    }
+    CUresult r = d->api->cuEventCreate(&t->start, CU_EVENT_DEFAULT);
+    if (r == CUDA_SUCCESS)
+        r = d->api->cuEventCreate(&t->end, CU_EVENT_DEFAULT);
+    leave(d);
+    if (r != CUDA_SUCCESS) {
+        st = cu_fail(d, d->api, diag, cu_status(r), "cuEventCreate", r);
+        cu_timer_free(d, t);
+        return st;
+    }
+    *out = t;
+    return BT_OK;
+}
+
+/* Waits for the timed launch and returns its device time in ms (cuEventElapsedTime, resolution
+ * about half a microsecond). A kernel that faulted is reported here (BT_LAUNCH). */
+static bt_status cu_timer_read(bt__bdev *d, bt__btimer *t, double *ms, bt_diag *diag)
+{
+    *ms = 0;
+    if (!t || !t->recorded) {
+        bt__diag_set(diag, "timer_read: the timer recorded no launch");
+        return BT_INVALID_ARG;
+    }
+    bt_status st = enter(d, diag);
+    if (st != BT_OK)
+        return st;
+    const cu_api *a = d->api;
+    CUresult r = a->cuEventSynchronize(t->end);
+    float f = 0;
+    if (r != CUDA_SUCCESS)
+        st = cu_fail(d, a, diag, BT_LAUNCH, "cuEventSynchronize", r);
+    else if ((r = a->cuEventElapsedTime(&f, t->start, t->end)) != CUDA_SUCCESS)
+        st = cu_fail(d, a, diag, cu_status(r), "cuEventElapsedTime", r);
+    leave(d);
+    if (st == BT_OK)
+        *ms = f > 0 ? (double)f : 0.0;
+    return st;
+}
+
+/* Enqueues a 32-bit fill of the flush buffer (twice the L2, allocated on first use), with a value
+ * that changes at every call so that no layer can skip it as redundant. Not timed; the stream
+ * orders the next launch after it. */
+static bt_status cu_flush_cache(bt__bdev *d, bt_diag *diag)
+{
+    bt_status st = enter(d, diag);
+    if (st != BT_OK)
+        return st;
+    const cu_api *a = d->api;
+    CUresult r = CUDA_SUCCESS;
+    if (!d->flush_buf && (r = a->cuMemAlloc(&d->flush_buf, d->flush_bytes)) != CUDA_SUCCESS) {
+        d->flush_buf = 0;
+        st = cu_fail(d, a, diag, cu_status(r), "cuMemAlloc", r);
+        bt__diag_prefix(diag, "flush_cache buffer of %zu bytes: ", d->flush_bytes);
+    } else {
+        uint32_t pattern = 0x9e3779b9u * ++d->flush_count;
+        r = a->cuMemsetD32Async(d->flush_buf, pattern, d->flush_bytes / 4, d->stream);
+        if (r != CUDA_SUCCESS)
+            st = cu_fail(d, a, diag, cu_status(r), "cuMemsetD32Async (flush_cache)", r);
+    }
+    leave(d);
+    return st;
+}
+
+/* Waits for everything enqueued on d's stream; a kernel that faulted is reported here. */
+static bt_status cu_sync(bt__bdev *d, bt_diag *diag)
+{
+    bt_status st = enter(d, diag);
+    if (st != BT_OK)
+        return st;
+    st = stream_sync(d, diag);
+    leave(d);
+    return st;
+}
+
+/* Captures reps launches of f into a CUDA graph, replays it once untimed (the first replay
+ * uploads it), then times one replay with events: *ms_per_launch is that time / reps. Launch
+ * overhead disappears from the figure, which is what very short kernels need. BT_UNSUPPORTED
+ * when the driver lacks graph capture. */
+static bt_status cu_launch_graph_timed(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
+                                       const uint32_t block[3], size_t dyn_smem,
+                                       const bt__karg *args, int nargs, int reps,
+                                       double *ms_per_launch, bt_diag *diag)
+{
+    const cu_api *a = d->api;
+    if (ms_per_launch)
+        *ms_per_launch = 0;
+    if (!f || !grid || !block || !ms_per_launch || reps < 1 || reps > BT__CU_MAX_GRAPH_REPS) {
+        bt__diag_set(diag, "launch_graph_timed: NULL argument or reps %d outside [1, %d]", reps,
+                     BT__CU_MAX_GRAPH_REPS);
+        return BT_INVALID_ARG;
+    }
+    if (!a->cuStreamBeginCapture || !a->cuStreamEndCapture || !a->cuGraphInstantiateWithFlags ||
+        !a->cuGraphLaunch || !a->cuGraphExecDestroy || !a->cuGraphDestroy) {
+        bt__diag_set(diag, "launch_graph_timed: the CUDA driver lacks graph capture (needs "
+                     "CUDA 11.4 or later)");
+        return BT_UNSUPPORTED;
+    }
+    void *stack_params[BT__CU_STACK_ARGS];
+    void **params = stack_params;
+    if (nargs > BT__CU_STACK_ARGS && !(params = malloc((size_t)nargs * sizeof *params)))
+        return BT_NOMEM;
+    bt_status st = enter(d, diag);
+    if (st != BT_OK) {
+        if (params != stack_params)
+            free(params);
+        return st;
+    }
+    CUgraph graph = NULL;
+    CUgraphExec exec = NULL;
+    CUevent ev[2] = {NULL, NULL};
+    CUresult r;
+    st = prepare_launch(d, f, grid, block, dyn_smem, args, nargs, params, diag);
+    if (st == BT_OK &&
+        (r = a->cuStreamBeginCapture(d->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) !=
+            CUDA_SUCCESS)
+        st = cu_fail(d, a, diag, cu_status(r), "cuStreamBeginCapture", r);
+    else if (st == BT_OK) {
+        for (int i = 0; i < reps && st == BT_OK; i++)
+            st = launch_one(d, f, grid, block, dyn_smem, nargs ? params : NULL, diag);
+        /* End the capture also after a failed launch, so that the stream is usable again. */
+        r = a->cuStreamEndCapture(d->stream, &graph);
+        if (st == BT_OK && r != CUDA_SUCCESS)
+            st = cu_fail(d, a, diag, cu_status(r), "cuStreamEndCapture", r);
+    }
+    if (st == BT_OK && (r = a->cuGraphInstantiateWithFlags(&exec, graph, 0)) != CUDA_SUCCESS) {
+        exec = NULL;
+        st = cu_fail(d, a, diag, launch_status(r), "cuGraphInstantiateWithFlags", r);
+    }
+    for (int i = 0; i < 2 && st == BT_OK; i++)
+        if ((r = a->cuEventCreate(&ev[i], CU_EVENT_DEFAULT)) != CUDA_SUCCESS) {
+            ev[i] = NULL;
+            st = cu_fail(d, a, diag, cu_status(r), "cuEventCreate", r);
+        }
+    if (st == BT_OK && (r = a->cuGraphLaunch(exec, d->stream)) != CUDA_SUCCESS)
+        st = cu_fail(d, a, diag, BT_LAUNCH, "cuGraphLaunch (warm-up)", r);
+    if (st == BT_OK && (r = a->cuEventRecord(ev[0], d->stream)) != CUDA_SUCCESS)
+        st = cu_fail(d, a, diag, cu_status(r), "cuEventRecord (start)", r);
+    if (st == BT_OK && (r = a->cuGraphLaunch(exec, d->stream)) != CUDA_SUCCESS)
+        st = cu_fail(d, a, diag, BT_LAUNCH, "cuGraphLaunch", r);
+    if (st == BT_OK && (r = a->cuEventRecord(ev[1], d->stream)) != CUDA_SUCCESS)
+        st = cu_fail(d, a, diag, cu_status(r), "cuEventRecord (end)", r);
+    if (st == BT_OK && (r = a->cuEventSynchronize(ev[1])) != CUDA_SUCCESS)
+        st = cu_fail(d, a, diag, BT_LAUNCH, "cuEventSynchronize", r);
+    float ms = 0;
+    if (st == BT_OK && (r = a->cuEventElapsedTime(&ms, ev[0], ev[1])) != CUDA_SUCCESS)
+        st = cu_fail(d, a, diag, cu_status(r), "cuEventElapsedTime", r);
+    if (st == BT_OK)
+        *ms_per_launch = ms > 0 ? (double)ms / reps : 0.0;
+    for (int i = 0; i < 2; i++)
+        if (ev[i])
+            (void)a->cuEventDestroy(ev[i]);
+    if (exec)
+        (void)a->cuGraphExecDestroy(exec);
+    if (graph)
+        (void)a->cuGraphDestroy(graph);
+    leave(d);
+    if (params != stack_params)
+        free(params);
+    return st;
+}
+
+const bt__backend_iface bt__backend_cuda = {
+    .api_version = BT__BACKEND_API_VERSION,
+    .name = "cuda",
+    .load = cu_load,
+    .unload = cu_unload,
+    .device_count = cu_device_count,
+    .device_info = cu_device_info,
+    .device_open = cu_device_open,
+    .device_close = cu_device_close,
+    .buf_alloc = cu_buf_alloc,
+    .buf_free = cu_buf_free,
+    .buf_write = cu_buf_write,
+    .buf_read = cu_buf_read,
+    .buf_fill = cu_buf_fill,
+    .buf_copy = cu_buf_copy,
+    .compile = cu_compile,
+    .module_load = cu_module_load,
+    .module_free = cu_module_free,
+    .function_get = cu_function_get,
+    .function_set_dyn_smem = cu_function_set_dyn_smem,
+    .launch = cu_launch,
+    .timer_create = cu_timer_create,
+    .timer_free = cu_timer_free,
+    .timer_read = cu_timer_read,
+    .flush_cache = cu_flush_cache,
+    .sync = cu_sync,
+    .launch_graph_timed = cu_launch_graph_timed,
+};

@@ -1,0 +1,666 @@
+/*
+ * nvrtc.c — NVRTC, loaded with dlopen once per process: CUDA C++ to CUBIN for any compute
+ * capability, with or without a GPU, and the ptxas -v resource lines read back from the log.
+ *
+ * Used by the CUDA backend (compile for the opened device) and by the planner (compile for a
+ * hardware-table GPU, `plan --exact`). See nvrtc.h for the options and the search path.
+ */
+#include "backends/cuda/nvrtc.h"
+
+#include "backends/cuda/cuda_api.h"
+#include "core/util.h"
+#include "platform/dl.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The name NVRTC is given for the program: compile errors read "kernel.cu(LINE): error: ...". */
+#define BT__NVRTC_PROGRAM_NAME "kernel.cu"
+
+typedef struct nvrtc_api {
+#define BT__NV_MEMBER(ret, name, params) ret(*name) params;
+    BT__NVRTC_REQUIRED(BT__NV_MEMBER)
+    BT__NVRTC_OPTIONAL(BT__NV_MEMBER)
+#undef BT__NV_MEMBER
+} nvrtc_api;
+
+/* The process-wide NVRTC, set up by load_once. */
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static void *g_lib;
+static nvrtc_api g_api;
+static int g_major, g_minor;
+static int *g_archs; /* supported sm numbers, ascending (NULL when NVRTC cannot tell) */
+static int g_narchs;
+static char g_reason[1024];
+
+static const struct {
+    int code;
+    const char *name;
+} nvrtc_errors[] = {
+    {0, "NVRTC_SUCCESS"},
+    {1, "NVRTC_ERROR_OUT_OF_MEMORY"},
+    {2, "NVRTC_ERROR_PROGRAM_CREATION_FAILURE"},
+    {3, "NVRTC_ERROR_INVALID_INPUT"},
+    {4, "NVRTC_ERROR_INVALID_PROGRAM"},
+    {5, "NVRTC_ERROR_INVALID_OPTION"},
+    {6, "NVRTC_ERROR_COMPILATION"},
+    {7, "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE"},
+    {8, "NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION"},
+    {9, "NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION"},
+    {10, "NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID"},
+    {11, "NVRTC_ERROR_INTERNAL_ERROR"},
+    {12, "NVRTC_ERROR_TIME_FILE_WRITE_FAILED"},
+    {13, "NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED"},
+    {14, "NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED"},
+    {15, "NVRTC_ERROR_PCH_CREATE"},
+    {16, "NVRTC_ERROR_CANCELLED"},
+    {17, "NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED"},
+};
+
+const char *bt__nvrtc_error_name(int code)
+{
+    for (size_t i = 0; i < BT__ARRAY_LEN(nvrtc_errors); i++)
+        if (nvrtc_errors[i].code == code)
+            return nvrtc_errors[i].name;
+    return "NVRTC_ERROR_UNKNOWN";
+}
+
+/* Opens NVRTC and resolves its entry points into g_api; on failure leaves g_lib NULL and the
+ * reason in g_reason. */
+static void load_once(void)
+{
+    bt_diag d = {0};
+    const char *env = getenv(BT__NVRTC_LIBRARY_ENV);
+    if (env && *env) {
+        const char *names[] = {env, NULL};
+        g_lib = bt__dl_open(names, NULL, &d);
+        if (!g_lib) {
+            snprintf(g_reason, sizeof g_reason, "cannot load NVRTC from $%s: %.900s",
+                     BT__NVRTC_LIBRARY_ENV, d.msg);
+            return;
+        }
+    } else {
+        /* $CUDA_HOME and $CUDA_PATH first: a user who set them means that toolkit. */
+        char home[512] = "", path[512] = "";
+        const char *dirs[8];
+        int n = 0;
+        const char *h = getenv("CUDA_HOME"), *p = getenv("CUDA_PATH");
+        if (h && *h) {
+            snprintf(home, sizeof home, "%s/lib64", h);
+            dirs[n++] = home;
+        }
+        if (p && *p) {
+            snprintf(path, sizeof path, "%s/lib64", p);
+            dirs[n++] = path;
+        }
+        dirs[n++] = "/usr/local/cuda/lib64";
+        dirs[n++] = "/usr/local/cuda/targets/x86_64-linux/lib";
+        dirs[n++] = "/usr/lib/x86_64-linux-gnu";
+        dirs[n] = NULL;
+        const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", NULL};
+        g_lib = bt__dl_open(names, dirs, &d);
+        if (!g_lib) {
+            snprintf(g_reason, sizeof g_reason,
+                     "no NVRTC (libnvrtc.so.13/.12 on the loader path, $CUDA_HOME/lib64, "
+                     "$CUDA_PATH/lib64 or /usr/local/cuda/lib64): %.700s", d.msg);
+            return;
+        }
+    }
+#define BT__NV_RESOLVE(ret, name, params)                                                          \
+    g_api.name = (ret(*) params)bt__dl_sym(g_lib, #name, NULL);                                    \
+    if (!g_api.name) {                                                                             \
+        snprintf(g_reason, sizeof g_reason, "the NVRTC library lacks %s (older than CUDA 11.1?)",  \
+                 #name);                                                                           \
+        bt__dl_close(g_lib);                                                                       \
+        g_lib = NULL;                                                                              \
+        return;                                                                                    \
+    }
+    BT__NVRTC_REQUIRED(BT__NV_RESOLVE)
+#undef BT__NV_RESOLVE
+#define BT__NV_RESOLVE_OPT(ret, name, params)                                                      \
+    g_api.name = (ret(*) params)bt__dl_sym(g_lib, #name, NULL);
+    BT__NVRTC_OPTIONAL(BT__NV_RESOLVE_OPT)
+#undef BT__NV_RESOLVE_OPT
+
+    nvrtcResult r = g_api.nvrtcVersion(&g_major, &g_minor);
+    if (r != NVRTC_SUCCESS) {
+        snprintf(g_reason, sizeof g_reason, "nvrtcVersion: %s (%d)", bt__nvrtc_error_name(r), r);
+        bt__dl_close(g_lib);
+        g_lib = NULL;
+        return;
+    }
+    int n = 0;
+    if (g_api.nvrtcGetNumSupportedArchs && g_api.nvrtcGetSupportedArchs &&
+        g_api.nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0) {
+        g_archs = calloc((size_t)n, sizeof *g_archs);
+        if (g_archs && g_api.nvrtcGetSupportedArchs(g_archs) == NVRTC_SUCCESS) {
+            g_narchs = n;
+        } else {
+            free(g_archs);
+            g_archs = NULL;
+        }
+    }
+}
+
+bool bt__nvrtc_available(bt_diag *diag)
+{
+    pthread_once(&g_once, load_once);
+    if (!g_lib) {
+        bt__diag_set(diag, "%s", g_reason);
+        return false;
+    }
+    return true;
+}
+
+bt_status bt__nvrtc_version(int *major, int *minor, bt_diag *diag)
+{
+    if (major)
+        *major = 0;
+    if (minor)
+        *minor = 0;
+    if (!bt__nvrtc_available(diag))
+        return BT_NO_BACKEND;
+    if (major)
+        *major = g_major;
+    if (minor)
+        *minor = g_minor;
+    return BT_OK;
+}
+
+/* ============================================================================================
+ * Compile
+ * ========================================================================================== */
+
+/* A growing array of option strings; the strings it owns are freed by opts_free. */
+typedef struct optlist {
+    char **v;
+    int n, cap;
+    bool oom;
+} optlist;
+
+static void opts_add(optlist *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void opts_add(optlist *o, const char *fmt, ...)
+{
+    if (o->oom)
+        return;
+    if (o->n == o->cap) {
+        int cap = o->cap ? 2 * o->cap : 16;
+        char **v = realloc(o->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            o->oom = true;
+            return;
+        }
+        o->v = v;
+        o->cap = cap;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int need = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = need >= 0 ? malloc((size_t)need + 1) : NULL;
+    if (!s) {
+        o->oom = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)need + 1, fmt, ap);
+    va_end(ap);
+    o->v[o->n++] = s;
+}
+
+static void opts_free(optlist *o)
+{
+    for (int i = 0; i < o->n; i++)
+        free(o->v[i]);
+    free(o->v);
+    memset(o, 0, sizeof *o);
+}
+
+/* Whether the option names a target architecture itself. */
+static bool is_arch_option(const char *opt)
+{
+    return !strncmp(opt, "-arch", 5) || !strncmp(opt, "--gpu-architecture", 18);
+}
+
+/* Stores "prefix\nraw" (either may be empty) into *logp as a malloc'd string; frees raw. */
+static void set_log(char **logp, const char *prefix, char *raw)
+{
+    if (!logp) {
+        free(raw);
+        return;
+    }
+    bt__sbuf b = {0};
+    bool has_raw = raw && *raw;
+    bt__sbuf_printf(&b, "%s%s%s", prefix ? prefix : "", prefix && *prefix && has_raw ? "\n" : "",
+                    has_raw ? raw : "");
+    free(raw);
+    *logp = b.s ? b.s : bt__strdup("");
+}
+
+/* The program's log, malloc'd, trailing whitespace removed ("" when there is none). */
+static char *program_log(nvrtcProgram prog)
+{
+    size_t n = 0;
+    char *log = NULL;
+    if (g_api.nvrtcGetProgramLogSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
+        log = calloc(n + 1, 1);
+        if (log && g_api.nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS)
+            log[0] = '\0';
+    }
+    if (!log)
+        return bt__strdup("");
+    size_t len = strlen(log);
+    while (len && isspace((unsigned char)log[len - 1]))
+        log[--len] = '\0';
+    return log;
+}
+
+/* The first line of log that holds "error" (else the first line), into buf. */
+static const char *first_error_line(const char *log, char *buf, size_t size)
+{
+    const char *pick = NULL;
+    for (const char *line = log; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        if (!pick)
+            pick = line;
+        const char *e = strstr(line, "error");
+        if (e && (size_t)(e - line) < len) {
+            pick = line;
+            break;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    if (!pick) {
+        snprintf(buf, size, "(empty log)");
+        return buf;
+    }
+    const char *end = strchr(pick, '\n');
+    int len = end ? (int)(end - pick) : (int)strlen(pick);
+    snprintf(buf, size, "%.*s", len, pick);
+    return buf;
+}
+
+/* Whether this NVRTC can target sm_<sm>; true when it cannot tell. Writes the range it supports
+ * into range. */
+static bool arch_supported(int sm, char *range, size_t size)
+{
+    if (!g_narchs) {
+        snprintf(range, size, "unknown");
+        return true;
+    }
+    snprintf(range, size, "sm_%d to sm_%d", g_archs[0], g_archs[g_narchs - 1]);
+    for (int i = 0; i < g_narchs; i++)
+        if (g_archs[i] == sm)
+            return true;
+    return false;
+}
+
+/* Runs one nvrtcCompileProgram with opts; returns its result, the program (to read the CUBIN and
+ * log from; the caller destroys it) in *prog. */
+static nvrtcResult compile_once(const char *src, const optlist *o, nvrtcProgram *prog,
+                                const char **failed_call)
+{
+    *prog = NULL;
+    nvrtcResult r = g_api.nvrtcCreateProgram(prog, src, BT__NVRTC_PROGRAM_NAME, 0, NULL, NULL);
+    if (r != NVRTC_SUCCESS) {
+        *failed_call = "nvrtcCreateProgram";
+        *prog = NULL;
+        return r;
+    }
+    *failed_call = "nvrtcCompileProgram";
+    return g_api.nvrtcCompileProgram(*prog, o->n, (const char *const *)o->v);
+}
+
+bt_status bt__nvrtc_compile(const char *src, const char *const *defines, int ndefines,
+                            const char *options, int cc_major, int cc_minor, bool sm90a,
+                            bt__blob *cubin, char **log, bt_diag *diag)
+{
+    if (cubin) {
+        cubin->data = NULL;
+        cubin->size = 0;
+    }
+    if (log)
+        *log = NULL;
+    char msg[1024];
+    if (!src || !cubin || ndefines < 0 || (ndefines > 0 && !defines)) {
+        snprintf(msg, sizeof msg, "nvrtc compile: NULL source, output or defines");
+        bt__diag_set(diag, "%s", msg);
+        set_log(log, msg, NULL);
+        return BT_INVALID_ARG;
+    }
+    bt_diag d = {0};
+    if (!bt__nvrtc_available(&d)) {
+        bt__diag_set(diag, "%s", d.msg);
+        set_log(log, d.msg, NULL);
+        return BT_NO_BACKEND;
+    }
+
+    /* The caller's options, split on whitespace; the sm90a token is ours and removed. */
+    optlist user = {0};
+    bool user_arch = false;
+    for (const char *p = options ? options : ""; *p;) {
+        while (isspace((unsigned char)*p))
+            p++;
+        const char *start = p;
+        while (*p && !isspace((unsigned char)*p))
+            p++;
+        if (p == start)
+            break;
+        int len = (int)(p - start);
+        if (len == (int)strlen(BT__NVRTC_SM90A_TOKEN) &&
+            !strncmp(start, BT__NVRTC_SM90A_TOKEN, (size_t)len)) {
+            sm90a = true;
+            continue;
+        }
+        opts_add(&user, "%.*s", len, start);
+        if (!user.oom && is_arch_option(user.v[user.n - 1]))
+            user_arch = true;
+    }
+
+    if (user.oom) {
+        opts_free(&user);
+        set_log(log, NULL, NULL);
+        return BT_NOMEM;
+    }
+    int sm = cc_major * 10 + cc_minor;
+    char range[64];
+    if (!user_arch && sm90a && sm != 90) {
+        snprintf(msg, sizeof msg, "nvrtc compile: %s asks for sm_90a, which only compute "
+                 "capability 9.0 runs; the target is %d.%d", BT__NVRTC_SM90A_TOKEN, cc_major,
+                 cc_minor);
+        goto unsupported;
+    }
+    if (!user_arch && (cc_major < 1 || cc_minor < 0 || cc_minor > 9)) {
+        snprintf(msg, sizeof msg, "nvrtc compile: invalid compute capability %d.%d", cc_major,
+                 cc_minor);
+        opts_free(&user);
+        bt__diag_set(diag, "%s", msg);
+        set_log(log, msg, NULL);
+        return BT_INVALID_ARG;
+    }
+    if (!user_arch && !arch_supported(sm, range, sizeof range)) {
+        snprintf(msg, sizeof msg, "nvrtc compile: NVRTC %d.%d cannot compile for sm_%d (it "
+                 "supports %s)", g_major, g_minor, sm, range);
+        goto unsupported;
+    }
+
+    optlist o = {0};
+    if (!user_arch) {
+        if (sm90a)
+            opts_add(&o, "--gpu-architecture=sm_90a");
+        else
+            opts_add(&o, "-arch=sm_%d", sm);
+    }
+    for (int i = 0; i < ndefines; i++) {
+        const char *def = defines[i];
+        if (!def || !*def || *def == '=' || isspace((unsigned char)*def)) {
+            snprintf(msg, sizeof msg, "nvrtc compile: define %d '%s' is not NAME=value", i,
+                     def ? def : "(null)");
+            opts_free(&o);
+            opts_free(&user);
+            bt__diag_set(diag, "%s", msg);
+            set_log(log, msg, NULL);
+            return BT_INVALID_ARG;
+        }
+        opts_add(&o, "-D%s", def);
+    }
+    opts_add(&o, "-default-device");
+    opts_add(&o, "--std=c++17");
+    opts_add(&o, "-lineinfo");
+    int ptxas_at = o.n;
+    opts_add(&o, "--ptxas-options=-v");
+    for (int i = 0; i < user.n; i++)
+        opts_add(&o, "%s", user.v[i]);
+    opts_free(&user);
+    if (o.oom) {
+        opts_free(&o);
+        set_log(log, NULL, NULL);
+        return BT_NOMEM;
+    }
+
+    const char *call = NULL;
+    nvrtcProgram prog = NULL;
+    nvrtcResult r = compile_once(src, &o, &prog, &call);
+    char *raw = prog ? program_log(prog) : NULL;
+    if (r == NVRTC_ERROR_INVALID_OPTION && raw && strstr(raw, "ptxas-options")) {
+        /* An NVRTC that predates --ptxas-options: compile without the resource report (the
+         * driver's function attributes still give registers and spills at load time). */
+        free(raw);
+        raw = NULL;
+        g_api.nvrtcDestroyProgram(&prog);
+        free(o.v[ptxas_at]);
+        memmove(&o.v[ptxas_at], &o.v[ptxas_at + 1], (size_t)(o.n - ptxas_at - 1) * sizeof *o.v);
+        o.n--;
+        r = compile_once(src, &o, &prog, &call);
+        raw = prog ? program_log(prog) : NULL;
+    }
+    opts_free(&o);
+    const char *target = sm90a && !user_arch ? "sm_90a" : NULL;
+    char tname[16];
+    if (!target) {
+        snprintf(tname, sizeof tname, "sm_%d", sm);
+        target = user_arch ? "the given architecture" : tname;
+    }
+    if (r != NVRTC_SUCCESS) {
+        char line[512];
+        snprintf(msg, sizeof msg, "%s: %s (%d)", call, bt__nvrtc_error_name(r), r);
+        bt__diag_set(diag, "compile for %s failed: %s: %s", target, msg,
+                     first_error_line(raw ? raw : "", line, sizeof line));
+        set_log(log, msg, raw);
+        if (prog)
+            g_api.nvrtcDestroyProgram(&prog);
+        return r == NVRTC_ERROR_COMPILATION || r == NVRTC_ERROR_INVALID_OPTION ||
+                       r == NVRTC_ERROR_INVALID_INPUT
+                   ? BT_COMPILE
+                   : r == NVRTC_ERROR_OUT_OF_MEMORY ? BT_NOMEM : BT_BACKEND;
+    }
+
+    size_t size = 0;
+    r = g_api.nvrtcGetCUBINSize(prog, &size);
+    if (r != NVRTC_SUCCESS || size == 0) {
+        if (r != NVRTC_SUCCESS)
+            snprintf(msg, sizeof msg, "nvrtcGetCUBINSize: %s (%d)", bt__nvrtc_error_name(r), r);
+        else
+            snprintf(msg, sizeof msg, "nvrtcGetCUBINSize: NVRTC produced no CUBIN (a virtual "
+                     "architecture such as -arch=compute_90 in the options?)");
+        bt__diag_set(diag, "%s", msg);
+        set_log(log, msg, raw);
+        g_api.nvrtcDestroyProgram(&prog);
+        return BT_COMPILE;
+    }
+    char *bin = malloc(size);
+    if (!bin) {
+        set_log(log, NULL, raw);
+        g_api.nvrtcDestroyProgram(&prog);
+        return BT_NOMEM;
+    }
+    r = g_api.nvrtcGetCUBIN(prog, bin);
+    g_api.nvrtcDestroyProgram(&prog);
+    if (r != NVRTC_SUCCESS) {
+        free(bin);
+        snprintf(msg, sizeof msg, "nvrtcGetCUBIN: %s (%d)", bt__nvrtc_error_name(r), r);
+        bt__diag_set(diag, "%s", msg);
+        set_log(log, msg, raw);
+        return BT_BACKEND;
+    }
+    cubin->data = bin;
+    cubin->size = size;
+    set_log(log, NULL, raw);
+    return BT_OK;
+
+unsupported:
+    opts_free(&user);
+    bt__diag_set(diag, "%s", msg);
+    set_log(log, msg, NULL);
+    return BT_UNSUPPORTED;
+}
+
+/* ============================================================================================
+ * ptxas -v resource lines
+ *
+ * NVRTC 13 prints, per entry function (older versions print the same lines, some without
+ * "used N barriers" or with "cmem[N]" terms):
+ *   ptxas info    : Compiling entry function 'k' for 'sm_90'
+ *   ptxas info    : Function properties for k
+ *   ptxas         .     256 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ *   ptxas info    : Used 32 registers, used 1 barriers, 256 bytes cumulative stack size,
+ *                   1024 bytes smem                                    (one line in the log)
+ * Non-inlined device functions get "Function properties for f" + a stack line but no "Used" line,
+ * and may be printed inside an entry's block; terms that are 0 may be left out.
+ * ========================================================================================== */
+
+/* The end of the line that starts at p (its '\n' or the terminating NUL). */
+static const char *line_end(const char *p)
+{
+    const char *e = strchr(p, '\n');
+    return e ? e : p + strlen(p);
+}
+
+/* The integer just before `kw` ("1024 bytes smem" with kw "bytes smem") in [p, end), -1 when kw
+ * is not there or no number precedes it. */
+static int64_t num_before(const char *p, const char *end, const char *kw)
+{
+    size_t kl = strlen(kw);
+    for (const char *q = p; q + kl <= end; q++) {
+        if (memcmp(q, kw, kl) != 0)
+            continue;
+        const char *d = q;
+        while (d > p && d[-1] == ' ')
+            d--;
+        const char *digits_end = d;
+        while (d > p && isdigit((unsigned char)d[-1]))
+            d--;
+        if (d == digits_end)
+            continue;
+        int64_t v = 0;
+        for (; d < digits_end; d++)
+            v = v * 10 + (*d - '0');
+        return v;
+    }
+    return -1;
+}
+
+/* The integer just after `kw` ("Used 32 registers" with kw "Used ") in [p, end), -1 if none. */
+static int64_t num_after(const char *p, const char *end, const char *kw)
+{
+    size_t kl = strlen(kw);
+    for (const char *q = p; q + kl <= end; q++) {
+        if (memcmp(q, kw, kl) != 0)
+            continue;
+        const char *d = q + kl;
+        while (d < end && *d == ' ')
+            d++;
+        if (d >= end || !isdigit((unsigned char)*d))
+            continue;
+        int64_t v = 0;
+        for (; d < end && isdigit((unsigned char)*d); d++)
+            v = v * 10 + (*d - '0');
+        return v;
+    }
+    return -1;
+}
+
+/* The line that starts with `prefix` immediately followed by `name` and then the line's end
+ * (or a space or quote), in [from, to); NULL when there is none. `prefix` may sit anywhere in
+ * the line. */
+static const char *find_named_line(const char *from, const char *to, const char *prefix,
+                                   const char *name, char after)
+{
+    size_t pl = strlen(prefix), nl = strlen(name);
+    for (const char *q = from; q && q < to && (q = strstr(q, prefix)) != NULL && q < to; q += pl) {
+        const char *n = q + pl;
+        if (strncmp(n, name, nl) != 0)
+            continue;
+        char c = n[nl];
+        if (after ? c == after : (c == '\0' || c == '\n' || c == '\r' || c == ' '))
+            return q;
+    }
+    return NULL;
+}
+
+bt_status bt__nvrtc_resources(const char *log, const char *entry, int *regs, int64_t *spill_bytes,
+                              int64_t *static_smem, int64_t *stack)
+{
+    if (regs)
+        *regs = -1;
+    if (spill_bytes)
+        *spill_bytes = -1;
+    if (static_smem)
+        *static_smem = -1;
+    if (stack)
+        *stack = -1;
+    if (!log || !entry || !*entry)
+        return BT_INVALID_ARG;
+    const char *log_end = log + strlen(log);
+
+    /* The entry's block: from its "Compiling entry function 'E'" line to the next entry's. */
+    const char *start = find_named_line(log, log_end, "Compiling entry function '", entry, '\'');
+    const char *props = NULL;
+    const char *block_end = log_end;
+    if (start) {
+        const char *next = strstr(line_end(start), "Compiling entry function '");
+        if (next)
+            block_end = next;
+        props = find_named_line(start, block_end, "Function properties for ", entry, 0);
+    } else {
+        /* No "Compiling entry function" line (an unusual ptxas): anchor on the properties. */
+        props = find_named_line(log, log_end, "Function properties for ", entry, 0);
+        if (!props)
+            return BT_NOT_FOUND;
+        start = props;
+        const char *next = strstr(line_end(props), "Function properties for ");
+        if (next)
+            block_end = next;
+    }
+
+    /* "Used N registers": the first in the block (only entries have one). */
+    const char *used = NULL;
+    for (const char *q = start; q < block_end; q = line_end(q) + 1) {
+        const char *e = line_end(q);
+        if (num_after(q, e, "Used ") >= 0 && num_before(q, e, " registers") >= 0) {
+            used = q;
+            break;
+        }
+        if (!*e)
+            break;
+    }
+    if (!used)
+        return BT_NOT_FOUND;
+    const char *used_end = line_end(used);
+    int64_t r = num_after(used, used_end, "Used ");
+    int64_t smem = num_before(used, used_end, " bytes smem");
+
+    /* The stack line: the first line after the properties line that mentions a stack frame. */
+    int64_t frame = -1, st = -1, ld = -1;
+    if (props) {
+        const char *q = line_end(props);
+        while (*q == '\n') {
+            q++;
+            const char *e = line_end(q);
+            if (num_before(q, e, " bytes stack frame") >= 0) {
+                frame = num_before(q, e, " bytes stack frame");
+                st = num_before(q, e, " bytes spill stores");
+                ld = num_before(q, e, " bytes spill loads");
+                break;
+            }
+            if (!strncmp(q, "ptxas info", 10) || q >= block_end)
+                break; /* another info line: this ptxas prints no stack line */
+            q = e;
+        }
+    }
+    if (regs)
+        *regs = (int)r;
+    if (spill_bytes)
+        *spill_bytes = (st > 0 ? st : 0) + (ld > 0 ? ld : 0);
+    if (static_smem)
+        *static_smem = smem > 0 ? smem : 0;
+    if (stack)
+        *stack = frame > 0 ? frame : 0;
+    return BT_OK;
+}

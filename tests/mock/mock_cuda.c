@@ -1,0 +1,950 @@
+/*
+ * mock_cuda.c — a host-only imitation of the CUDA driver library (libcuda.so.1) for tests on
+ * machines without an NVIDIA GPU: test_cuda loads it through $BLOCKTUNE_CUDA_LIBRARY and runs the
+ * CUDA backend's device tests against it.
+ *
+ * It exports the driver entry points the backend resolves (by their versioned names) and behaves
+ * like the driver where the backend's correctness depends on it:
+ *   - one GPU (an H200-like set of attributes), a primary context with a reference count, and a
+ *     per-thread stack of current contexts: a call that needs a context without one current fails
+ *     with CUDA_ERROR_INVALID_CONTEXT, which catches a missing push/pop in the backend;
+ *   - device memory is host memory; every copy, fill and kernel argument is checked against the
+ *     live allocations (CUDA_ERROR_INVALID_VALUE, or an illegal-address fault for a kernel);
+ *   - modules must be ELF images (CUBINs); they hold the emulated kernels below, looked up by
+ *     name: vadd(a, b, c, n), inc(p, n), rev_dyn(in, out) (reverses each block through dynamic
+ *     shared memory) and oob(p) (faults like an out-of-bounds store);
+ *   - launches run at once on the host and advance a virtual clock that events read, so timings
+ *     are positive and deterministic; a fault is reported by the next synchronising call and then
+ *     sticks (CUDA_ERROR_ILLEGAL_ADDRESS) until the primary context's last reference goes;
+ *   - dynamic shared memory above the function's limit fails the launch (CUDA_ERROR_INVALID_VALUE)
+ *     until cuFuncSetAttribute raises the limit;
+ *   - stream capture records launches (copying their argument values) into graphs that replay.
+ * Anything else is not imitated.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+    OK = 0,
+    E_INVALID_VALUE = 1,
+    E_OUT_OF_MEMORY = 2,
+    E_NOT_INITIALIZED = 3,
+    E_INVALID_DEVICE = 101,
+    E_INVALID_IMAGE = 200,
+    E_INVALID_CONTEXT = 201,
+    E_INVALID_HANDLE = 400,
+    E_NOT_FOUND = 500,
+    E_ILLEGAL_ADDRESS = 700,
+    E_CAPTURE_INVALIDATED = 901
+};
+
+#define API __attribute__((visibility("default")))
+#define MAGIC 0x6d6f636bu
+
+/* Every entry point takes the one lock: the mock is simple, not fast. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_init;
+static int g_refs;            /* primary context references */
+static CUresult g_sticky;     /* the error every call returns once a fault was seen */
+static CUresult g_pending;    /* a fault not yet reported by a synchronising call */
+static uint64_t g_clock_ns;   /* virtual time */
+static __thread int t_depth;  /* this thread's current-context stack depth */
+
+struct CUctx_st {
+    unsigned magic;
+};
+static struct CUctx_st g_ctx = {MAGIC};
+
+/* ---- memory ---------------------------------------------------------------------------- */
+
+typedef struct alloc {
+    unsigned char *p;
+    size_t size;
+    struct alloc *next;
+} alloc;
+static alloc *g_allocs;
+
+/* Whether [p, p+n) lies inside one live allocation. */
+static int valid_range(CUdeviceptr p, size_t n)
+{
+    for (alloc *a = g_allocs; a; a = a->next)
+        if (p >= (CUdeviceptr)(uintptr_t)a->p && n <= a->size &&
+            p - (CUdeviceptr)(uintptr_t)a->p <= a->size - n)
+            return 1;
+    return 0;
+}
+
+/* ---- kernels --------------------------------------------------------------------------- */
+
+typedef struct launch_rec launch_rec;
+typedef void (*emu_fn)(const launch_rec *l);
+
+typedef struct kdesc {
+    const char *name;
+    int nparams;
+    size_t psize[4];
+    int regs;
+    emu_fn run;
+} kdesc;
+
+struct CUfunc_st {
+    unsigned magic;
+    const kdesc *k;
+    int dyn_limit;
+};
+
+struct launch_rec {
+    struct CUfunc_st *f;
+    unsigned grid[3], block[3];
+    unsigned dyn;
+    unsigned char params[4][8]; /* copies of the argument values */
+};
+
+static void *ptr_arg(const launch_rec *l, int i)
+{
+    CUdeviceptr p;
+    memcpy(&p, l->params[i], sizeof p);
+    return (void *)(uintptr_t)p;
+}
+
+static int int_arg(const launch_rec *l, int i)
+{
+    int v;
+    memcpy(&v, l->params[i], sizeof v);
+    return v;
+}
+
+static void fault(void)
+{
+    if (!g_pending)
+        g_pending = E_ILLEGAL_ADDRESS;
+}
+
+static void emu_vadd(const launch_rec *l)
+{
+    float *a = ptr_arg(l, 0), *b = ptr_arg(l, 1), *c = ptr_arg(l, 2);
+    int n = int_arg(l, 3);
+    size_t threads = (size_t)l->grid[0] * l->block[0];
+    size_t m = (size_t)n < threads ? (size_t)n : threads;
+    size_t bytes = m * sizeof(float);
+    if (n < 0 || (m && (!valid_range((uintptr_t)a, bytes) || !valid_range((uintptr_t)b, bytes) ||
+                        !valid_range((uintptr_t)c, bytes)))) {
+        fault();
+        return;
+    }
+    for (size_t i = 0; i < m; i++)
+        c[i] = a[i] + b[i];
+}
+
+static void emu_inc(const launch_rec *l)
+{
+    int *p = ptr_arg(l, 0);
+    int n = int_arg(l, 1);
+    size_t threads = (size_t)l->grid[0] * l->block[0];
+    size_t m = (size_t)n < threads ? (size_t)n : threads;
+    if (n < 0 || (m && !valid_range((uintptr_t)p, m * sizeof(int)))) {
+        fault();
+        return;
+    }
+    for (size_t i = 0; i < m; i++)
+        p[i] += 1;
+}
+
+static void emu_rev_dyn(const launch_rec *l)
+{
+    const int *in = ptr_arg(l, 0);
+    int *out = ptr_arg(l, 1);
+    size_t B = l->block[0], n = (size_t)l->grid[0] * B;
+    if (l->dyn < B * sizeof(int) || !valid_range((uintptr_t)in, n * sizeof(int)) ||
+        !valid_range((uintptr_t)out, n * sizeof(int))) {
+        fault();
+        return;
+    }
+    for (size_t g = 0; g < l->grid[0]; g++)
+        for (size_t t = 0; t < B; t++)
+            out[g * B + t] = in[g * B + B - 1 - t];
+}
+
+static void emu_oob(const launch_rec *l)
+{
+    (void)l;
+    fault();
+}
+
+static const kdesc g_kernels[] = {
+    {"vadd", 4, {8, 8, 8, 4}, 16, emu_vadd},
+    {"inc", 2, {8, 4}, 10, emu_inc},
+    {"rev_dyn", 2, {8, 8}, 12, emu_rev_dyn},
+    {"oob", 1, {8}, 8, emu_oob},
+};
+#define NKERNELS (sizeof g_kernels / sizeof g_kernels[0])
+
+struct CUmod_st {
+    unsigned magic;
+    struct CUfunc_st fns[NKERNELS];
+};
+
+/* ---- streams, events, graphs ----------------------------------------------------------- */
+
+struct CUstream_st {
+    unsigned magic;
+    int capturing;
+    launch_rec *recs;
+    int nrecs;
+    int invalidated;
+};
+
+struct CUevent_st {
+    unsigned magic;
+    int recorded;
+    uint64_t t;
+};
+
+struct CUgraph_st {
+    unsigned magic;
+    launch_rec *recs;
+    int nrecs;
+};
+
+struct CUgraphExec_st {
+    unsigned magic;
+    launch_rec *recs;
+    int nrecs;
+};
+
+/* Every live handle, so that the context's destruction frees what a lost context's owner could
+ * not (as the driver does). */
+typedef struct tracked {
+    void *p;
+    void (*destroy)(void *);
+    struct tracked *next;
+} tracked;
+static tracked *g_tracked;
+
+static int track(void *p, void (*destroy)(void *))
+{
+    tracked *t = malloc(sizeof *t);
+    if (!t)
+        return 0;
+    *t = (tracked){p, destroy, g_tracked};
+    g_tracked = t;
+    return 1;
+}
+
+static void untrack(void *p)
+{
+    for (tracked **pt = &g_tracked; *pt; pt = &(*pt)->next)
+        if ((*pt)->p == p) {
+            tracked *t = *pt;
+            *pt = t->next;
+            free(t);
+            return;
+        }
+}
+
+static void free_plain(void *p) { free(p); }
+
+static void free_stream(void *p)
+{
+    struct CUstream_st *s = p;
+    free(s->recs);
+    free(s);
+}
+
+static void free_graph(void *p)
+{
+    struct CUgraph_st *g = p;
+    free(g->recs);
+    free(g);
+}
+
+static void free_exec(void *p)
+{
+    struct CUgraphExec_st *x = p;
+    free(x->recs);
+    free(x);
+}
+
+static void run_rec(const launch_rec *l)
+{
+    uint64_t threads = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2] * l->block[0] *
+                       l->block[1] * l->block[2];
+    g_clock_ns += 2000 + threads / 16;
+    if (!g_pending)
+        l->f->k->run(l);
+}
+
+/* ---- common checks --------------------------------------------------------------------- */
+
+#define LOCK() pthread_mutex_lock(&g_lock)
+#define RET(x)                                                                                     \
+    do {                                                                                           \
+        CUresult r_ = (x);                                                                         \
+        pthread_mutex_unlock(&g_lock);                                                             \
+        return r_;                                                                                 \
+    } while (0)
+
+/* The error a call that needs a current context returns first, or OK. */
+static CUresult need_ctx(void)
+{
+    if (!g_init)
+        return E_NOT_INITIALIZED;
+    if (g_sticky)
+        return g_sticky;
+    if (t_depth <= 0 || g_refs <= 0)
+        return E_INVALID_CONTEXT;
+    return OK;
+}
+
+/* A synchronising call reports a pending fault, which then sticks. */
+static CUresult sync_point(void)
+{
+    if (g_pending) {
+        g_sticky = g_pending;
+        g_pending = 0;
+        return g_sticky;
+    }
+    return OK;
+}
+
+/* ---- the exported API ------------------------------------------------------------------ */
+
+/* Not a driver function: the calling thread's current-context depth, for tests that check that
+ * every push of the backend is popped. */
+API int mock_ctx_depth(void)
+{
+    return t_depth;
+}
+
+API CUresult cuInit(unsigned int flags)
+{
+    if (flags)
+        return E_INVALID_VALUE;
+    LOCK();
+    g_init = 1;
+    RET(OK);
+}
+
+API CUresult cuDriverGetVersion(int *v)
+{
+    if (!v)
+        return E_INVALID_VALUE;
+    *v = 13000;
+    return OK;
+}
+
+API CUresult cuDeviceGetCount(int *n)
+{
+    if (!g_init)
+        return E_NOT_INITIALIZED;
+    *n = 1;
+    return OK;
+}
+
+API CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+    if (!g_init)
+        return E_NOT_INITIALIZED;
+    if (ordinal != 0)
+        return E_INVALID_DEVICE;
+    *d = 0;
+    return OK;
+}
+
+API CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+    if (d != 0)
+        return E_INVALID_DEVICE;
+    const char *n = "blocktune mock GPU";
+    if (len <= 0)
+        return E_INVALID_VALUE;
+    strncpy(name, n, (size_t)len - 1);
+    name[len - 1] = '\0';
+    return OK;
+}
+
+API CUresult cuDeviceGetUuid_v2(unsigned char *uuid, CUdevice d)
+{
+    if (d != 0)
+        return E_INVALID_DEVICE;
+    for (int i = 0; i < 16; i++)
+        uuid[i] = (unsigned char)(0xa0 + i);
+    return OK;
+}
+
+API CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d)
+{
+    if (!g_init)
+        return E_NOT_INITIALIZED;
+    if (d != 0)
+        return E_INVALID_DEVICE;
+    static const int table[][2] = {
+        {1, 1024},      {2, 1024},     {3, 1024},    {4, 64},       {5, 2147483647},
+        {6, 65535},     {7, 65535},    {8, 49152},   {10, 32},      {12, 65536},
+        {13, 1980000},  {16, 132},     {18, 0},      {36, 3201000}, {37, 6144},
+        {38, 62914560}, {39, 2048},    {75, 9},      {76, 0},       {81, 233472},
+        {82, 65536},    {97, 232448},  {106, 32},    {111, 1024},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i][0] == attr) {
+            *v = table[i][1];
+            return OK;
+        }
+    return E_INVALID_VALUE;
+}
+
+API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
+{
+    if (d != 0)
+        return E_INVALID_DEVICE;
+    *bytes = (size_t)141 << 30;
+    return OK;
+}
+
+API CUresult cuDevicePrimaryCtxRetain(struct CUctx_st **ctx, CUdevice d)
+{
+    LOCK();
+    if (!g_init)
+        RET(E_NOT_INITIALIZED);
+    if (d != 0)
+        RET(E_INVALID_DEVICE);
+    g_refs++;
+    *ctx = &g_ctx;
+    RET(OK);
+}
+
+API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+{
+    LOCK();
+    if (d != 0 || g_refs <= 0)
+        RET(E_INVALID_DEVICE);
+    if (--g_refs == 0) {
+        /* The context is destroyed: its memory and its fault go with it. */
+        g_sticky = g_pending = 0;
+        while (g_tracked) {
+            tracked *t = g_tracked;
+            g_tracked = t->next;
+            t->destroy(t->p);
+            free(t);
+        }
+        while (g_allocs) {
+            alloc *a = g_allocs;
+            g_allocs = a->next;
+            free(a->p);
+            free(a);
+        }
+    }
+    RET(OK);
+}
+
+API CUresult cuCtxPushCurrent_v2(struct CUctx_st *ctx)
+{
+    if (ctx != &g_ctx || g_refs <= 0)
+        return E_INVALID_CONTEXT;
+    t_depth++;
+    return OK;
+}
+
+API CUresult cuCtxPopCurrent_v2(struct CUctx_st **ctx)
+{
+    if (t_depth <= 0)
+        return E_INVALID_CONTEXT;
+    t_depth--;
+    if (ctx)
+        *ctx = &g_ctx;
+    return OK;
+}
+
+API CUresult cuStreamCreate(struct CUstream_st **s, unsigned int flags)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (flags != 1) /* the backend asks for a non-blocking stream */
+        RET(E_INVALID_VALUE);
+    *s = calloc(1, sizeof **s);
+    if (!*s || !track(*s, free_stream)) {
+        free(*s);
+        RET(E_OUT_OF_MEMORY);
+    }
+    (*s)->magic = MAGIC;
+    RET(OK);
+}
+
+API CUresult cuStreamDestroy_v2(struct CUstream_st *s)
+{
+    LOCK();
+    if (!s || s->magic != MAGIC)
+        RET(E_INVALID_HANDLE);
+    s->magic = 0;
+    untrack(s);
+    free_stream(s);
+    RET(OK);
+}
+
+API CUresult cuStreamSynchronize(struct CUstream_st *s)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (!s || s->magic != MAGIC)
+        RET(E_INVALID_HANDLE);
+    RET(sync_point());
+}
+
+API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (bytes == 0)
+        RET(E_INVALID_VALUE);
+    if (bytes > ((size_t)1 << 34))
+        RET(E_OUT_OF_MEMORY);
+    alloc *a = calloc(1, sizeof *a);
+    unsigned char *mem = a ? aligned_alloc(256, (bytes + 255) / 256 * 256) : NULL;
+    if (!mem) {
+        free(a);
+        RET(E_OUT_OF_MEMORY);
+    }
+    memset(mem, 0xcd, bytes); /* like fresh device memory: not zero */
+    a->p = mem;
+    a->size = bytes;
+    a->next = g_allocs;
+    g_allocs = a;
+    *p = (CUdeviceptr)(uintptr_t)mem;
+    RET(OK);
+}
+
+API CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    for (alloc **pa = &g_allocs; *pa; pa = &(*pa)->next) {
+        if ((CUdeviceptr)(uintptr_t)(*pa)->p == p) {
+            alloc *a = *pa;
+            *pa = a->next;
+            free(a->p);
+            free(a);
+            RET(OK);
+        }
+    }
+    RET(E_INVALID_VALUE);
+}
+
+static CUresult stream_ok(struct CUstream_st *s)
+{
+    CUresult r = need_ctx();
+    if (r)
+        return r;
+    if (!s || s->magic != MAGIC)
+        return E_INVALID_HANDLE;
+    if (s->capturing)
+        return E_CAPTURE_INVALIDATED; /* the mock records launches only */
+    return OK;
+}
+
+API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
+                                  struct CUstream_st *s)
+{
+    LOCK();
+    CUresult r = stream_ok(s);
+    if (r)
+        RET(r);
+    if (!valid_range(dst, n) || !src)
+        RET(E_INVALID_VALUE);
+    memcpy((void *)(uintptr_t)dst, src, n);
+    g_clock_ns += n / 50 + 1000;
+    RET(OK);
+}
+
+API CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, struct CUstream_st *s)
+{
+    LOCK();
+    CUresult r = stream_ok(s);
+    if (r)
+        RET(r);
+    if (!valid_range(src, n) || !dst)
+        RET(E_INVALID_VALUE);
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+    g_clock_ns += n / 50 + 1000;
+    RET(OK);
+}
+
+API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n,
+                                  struct CUstream_st *s)
+{
+    LOCK();
+    CUresult r = stream_ok(s);
+    if (r)
+        RET(r);
+    if (!valid_range(dst, n) || !valid_range(src, n))
+        RET(E_INVALID_VALUE);
+    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    g_clock_ns += n / 1000 + 1000;
+    RET(OK);
+}
+
+static CUresult memset_n(CUdeviceptr dst, const void *v, size_t vs, size_t count,
+                         struct CUstream_st *s)
+{
+    LOCK();
+    CUresult r = stream_ok(s);
+    if (r)
+        RET(r);
+    if (dst % vs || count > SIZE_MAX / vs || !valid_range(dst, count * vs))
+        RET(E_INVALID_VALUE);
+    unsigned char *p = (unsigned char *)(uintptr_t)dst;
+    for (size_t i = 0; i < count; i++)
+        memcpy(p + i * vs, v, vs);
+    g_clock_ns += count * vs / 1000 + 1000;
+    RET(OK);
+}
+
+API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, struct CUstream_st *s)
+{
+    return memset_n(dst, &v, 1, n, s);
+}
+
+API CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, struct CUstream_st *s)
+{
+    return memset_n(dst, &v, 2, n, s);
+}
+
+API CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, struct CUstream_st *s)
+{
+    return memset_n(dst, &v, 4, n, s);
+}
+
+API CUresult cuModuleLoadData(struct CUmod_st **m, const void *image)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (!image || memcmp(image, "\x7f" "ELF", 4) != 0)
+        RET(E_INVALID_IMAGE);
+    *m = calloc(1, sizeof **m);
+    if (!*m || !track(*m, free_plain)) {
+        free(*m);
+        RET(E_OUT_OF_MEMORY);
+    }
+    (*m)->magic = MAGIC;
+    for (size_t i = 0; i < NKERNELS; i++)
+        (*m)->fns[i] = (struct CUfunc_st){MAGIC, &g_kernels[i], 49152};
+    RET(OK);
+}
+
+API CUresult cuModuleUnload(struct CUmod_st *m)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (!m || m->magic != MAGIC)
+        RET(E_INVALID_HANDLE);
+    m->magic = 0;
+    untrack(m);
+    free(m);
+    RET(OK);
+}
+
+API CUresult cuModuleGetFunction(struct CUfunc_st **f, struct CUmod_st *m, const char *name)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (!m || m->magic != MAGIC || !name)
+        RET(E_INVALID_HANDLE);
+    for (size_t i = 0; i < NKERNELS; i++)
+        if (!strcmp(g_kernels[i].name, name)) {
+            *f = &m->fns[i];
+            RET(OK);
+        }
+    RET(E_NOT_FOUND);
+}
+
+API CUresult cuFuncGetAttribute(int *v, int attr, struct CUfunc_st *f)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (!f || f->magic != MAGIC)
+        RET(E_INVALID_HANDLE);
+    switch (attr) {
+    case 0: /* max threads per block */
+        *v = 1024;
+        break;
+    case 1: /* static shared */
+    case 2: /* const */
+    case 3: /* local */
+        *v = 0;
+        break;
+    case 4:
+        *v = f->k->regs;
+        break;
+    case 8:
+        *v = f->dyn_limit;
+        break;
+    default:
+        RET(E_INVALID_VALUE);
+    }
+    RET(OK);
+}
+
+API CUresult cuFuncSetAttribute(struct CUfunc_st *f, int attr, int v)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (!f || f->magic != MAGIC)
+        RET(E_INVALID_HANDLE);
+    if (attr != 8 || v < 0 || v > 232448)
+        RET(E_INVALID_VALUE);
+    f->dyn_limit = v;
+    RET(OK);
+}
+
+API CUresult cuLaunchKernel(struct CUfunc_st *f, unsigned gx, unsigned gy, unsigned gz,
+                            unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                            struct CUstream_st *s, void **params, void **extra)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (!f || f->magic != MAGIC || !s || s->magic != MAGIC)
+        RET(E_INVALID_HANDLE);
+    if (extra || (!params && f->k->nparams) || !gx || !gy || !gz || !bx || !by || !bz ||
+        bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024 ||
+        shared > (unsigned)f->dyn_limit)
+        RET(E_INVALID_VALUE);
+    launch_rec l = {f, {gx, gy, gz}, {bx, by, bz}, shared, {{0}}};
+    for (int i = 0; i < f->k->nparams; i++) {
+        if (!params[i])
+            RET(E_INVALID_VALUE);
+        memcpy(l.params[i], params[i], f->k->psize[i]);
+    }
+    if (s->capturing) {
+        launch_rec *grown = realloc(s->recs, (size_t)(s->nrecs + 1) * sizeof *grown);
+        if (!grown)
+            RET(E_OUT_OF_MEMORY);
+        s->recs = grown;
+        s->recs[s->nrecs++] = l;
+        RET(OK);
+    }
+    run_rec(&l);
+    RET(OK);
+}
+
+API CUresult cuEventCreate(struct CUevent_st **e, unsigned int flags)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (flags != 0)
+        RET(E_INVALID_VALUE);
+    *e = calloc(1, sizeof **e);
+    if (!*e || !track(*e, free_plain)) {
+        free(*e);
+        RET(E_OUT_OF_MEMORY);
+    }
+    (*e)->magic = MAGIC;
+    RET(OK);
+}
+
+API CUresult cuEventDestroy_v2(struct CUevent_st *e)
+{
+    LOCK();
+    if (!e || e->magic != MAGIC)
+        RET(E_INVALID_HANDLE);
+    e->magic = 0;
+    untrack(e);
+    free(e);
+    RET(OK);
+}
+
+API CUresult cuEventRecord(struct CUevent_st *e, struct CUstream_st *s)
+{
+    LOCK();
+    CUresult r = stream_ok(s);
+    if (r)
+        RET(r);
+    if (!e || e->magic != MAGIC)
+        RET(E_INVALID_HANDLE);
+    e->recorded = 1;
+    e->t = g_clock_ns;
+    RET(OK);
+}
+
+API CUresult cuEventSynchronize(struct CUevent_st *e)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (!e || e->magic != MAGIC)
+        RET(E_INVALID_HANDLE);
+    RET(sync_point());
+}
+
+API CUresult cuEventElapsedTime_v2(float *ms, struct CUevent_st *a, struct CUevent_st *b)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (!a || !b || a->magic != MAGIC || b->magic != MAGIC || !a->recorded || !b->recorded)
+        RET(E_INVALID_HANDLE);
+    *ms = (float)((double)(b->t - a->t) / 1e6);
+    RET(OK);
+}
+
+API CUresult cuStreamBeginCapture_v2(struct CUstream_st *s, int mode)
+{
+    LOCK();
+    CUresult r = stream_ok(s);
+    if (r)
+        RET(r);
+    if (mode < 0 || mode > 2)
+        RET(E_INVALID_VALUE);
+    s->capturing = 1;
+    s->nrecs = 0;
+    RET(OK);
+}
+
+API CUresult cuStreamEndCapture(struct CUstream_st *s, struct CUgraph_st **g)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (!s || s->magic != MAGIC || !s->capturing)
+        RET(E_INVALID_VALUE);
+    s->capturing = 0;
+    *g = calloc(1, sizeof **g);
+    if (!*g || !track(*g, free_graph)) {
+        free(*g);
+        RET(E_OUT_OF_MEMORY);
+    }
+    (*g)->magic = MAGIC;
+    (*g)->recs = s->recs;
+    (*g)->nrecs = s->nrecs;
+    s->recs = NULL;
+    s->nrecs = 0;
+    RET(OK);
+}
+
+API CUresult cuGraphInstantiateWithFlags(struct CUgraphExec_st **x, struct CUgraph_st *g,
+                                         unsigned long long flags)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (!g || g->magic != MAGIC || flags)
+        RET(E_INVALID_VALUE);
+    *x = calloc(1, sizeof **x);
+    launch_rec *recs = g->nrecs ? malloc((size_t)g->nrecs * sizeof *recs) : NULL;
+    if (!*x || (g->nrecs && !recs) || !track(*x, free_exec)) {
+        free(*x);
+        free(recs);
+        RET(E_OUT_OF_MEMORY);
+    }
+    if (g->nrecs)
+        memcpy(recs, g->recs, (size_t)g->nrecs * sizeof *recs);
+    (*x)->magic = MAGIC;
+    (*x)->recs = recs;
+    (*x)->nrecs = g->nrecs;
+    RET(OK);
+}
+
+API CUresult cuGraphLaunch(struct CUgraphExec_st *x, struct CUstream_st *s)
+{
+    LOCK();
+    CUresult r = stream_ok(s);
+    if (r)
+        RET(r);
+    if (!x || x->magic != MAGIC)
+        RET(E_INVALID_HANDLE);
+    for (int i = 0; i < x->nrecs; i++)
+        run_rec(&x->recs[i]);
+    RET(OK);
+}
+
+API CUresult cuGraphExecDestroy(struct CUgraphExec_st *x)
+{
+    LOCK();
+    if (!x || x->magic != MAGIC)
+        RET(E_INVALID_HANDLE);
+    x->magic = 0;
+    untrack(x);
+    free_exec(x);
+    RET(OK);
+}
+
+API CUresult cuGraphDestroy(struct CUgraph_st *g)
+{
+    LOCK();
+    if (!g || g->magic != MAGIC)
+        RET(E_INVALID_HANDLE);
+    g->magic = 0;
+    untrack(g);
+    free_graph(g);
+    RET(OK);
+}
+
+static const struct {
+    int code;
+    const char *name, *text;
+} g_errors[] = {
+    {OK, "CUDA_SUCCESS", "no error"},
+    {E_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {E_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {E_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {E_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {E_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {E_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {E_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {E_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {E_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {E_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+     "operation failed due to a previous error during capture"},
+};
+
+API CUresult cuGetErrorName(CUresult e, const char **s)
+{
+    for (size_t i = 0; i < sizeof g_errors / sizeof g_errors[0]; i++)
+        if (g_errors[i].code == e) {
+            *s = g_errors[i].name;
+            return OK;
+        }
+    *s = NULL;
+    return E_INVALID_VALUE;
+}
+
+API CUresult cuGetErrorString(CUresult e, const char **s)
+{
+    for (size_t i = 0; i < sizeof g_errors / sizeof g_errors[0]; i++)
+        if (g_errors[i].code == e) {
+            *s = g_errors[i].text;
+            return OK;
+        }
+    *s = NULL;
+    return E_INVALID_VALUE;
+}

@@ -1,0 +1,1357 @@
+/*
+ * test_cuda.c — the CUDA backend: error names, loading (a missing driver, the toolkit's stub),
+ * exact occupancy against known cases, the ptxas -v parser against NVRTC 13's real wording, NVRTC
+ * compiles without a device (defines, resources, errors naming the line, 8 programs from 4
+ * threads, sm_90a), and the device path through the vtable: listing and info, buffers, compile +
+ * load + launch checked exactly against the host, timers, cache flushing, dynamic shared memory
+ * above 48 KiB, graph-timed launches, refused launches, corrupt blobs, and a faulting kernel after
+ * which every call fails cleanly.
+ *
+ * The NVRTC tests need libnvrtc (skipped with the reason otherwise). The device tests run on the
+ * first CUDA GPU; on a machine without one they print "SKIPPED: no CUDA device (...)" and run
+ * against tests/mock/mock_cuda.c, a host-only imitation of the driver, instead — set
+ * BLOCKTUNE_CUDA_LIBRARY to choose the driver library yourself. Built as a standalone executable
+ * (build/test_cuda) so that it can be run as is on a GPU machine.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "backends/cuda/cuda.h"
+#include "backends/cuda/nvrtc.h"
+#include "backends/cuda/occupancy.h"
+#include "core/device.h"
+#include "core/util.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The device under test (opened once for the device group) and whether it is the mock. */
+static bt_device *g_dev;
+static const bt__backend_iface *g_if;
+static bt__bdev *g_bd;
+static int g_mock;
+static bool g_nvrtc;
+static bt_diag g_nvrtc_why;
+
+/* xorshift64*: reproducible random data without touching rand()'s global state. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+#define NEED_NVRTC()                                                                               \
+    do {                                                                                           \
+        if (!g_nvrtc) {                                                                            \
+            printf("SKIPPED: no NVRTC (%s)\n", g_nvrtc_why.msg);                                   \
+            skip();                                                                                \
+        }                                                                                          \
+    } while (0)
+
+static const char *vadd_src =
+    "extern \"C\" __global__ void vadd(const float *a, const float *b, float *c, int n)\n"
+    "{\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        c[i] = a[i] + b[i];\n"
+    "}\n";
+
+/* The kernels the mock driver imitates, in one CUDA source. */
+static const char *kernels_src =
+    "extern \"C\" __global__ void vadd(const float *a, const float *b, float *c, int n)\n"
+    "{\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        c[i] = a[i] + b[i];\n"
+    "}\n"
+    "extern \"C\" __global__ void inc(int *p, int n)\n"
+    "{\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        p[i] += 1;\n"
+    "}\n"
+    "extern \"C\" __global__ void rev_dyn(const int *in, int *out)\n"
+    "{\n"
+    "    extern __shared__ int tmp[];\n"
+    "    int l = threadIdx.x, n = blockDim.x, base = blockIdx.x * n;\n"
+    "    tmp[l] = in[base + l];\n"
+    "    __syncthreads();\n"
+    "    out[base + l] = tmp[n - 1 - l];\n"
+    "}\n"
+    "extern \"C\" __global__ void oob(int *p)\n"
+    "{\n"
+    "    p[(size_t)1 << 40] = 1;\n"
+    "}\n";
+
+/* ---------------------------------------------------------------------------------------------
+ * Names and loading (no device)
+ * ------------------------------------------------------------------------------------------- */
+
+static void test_error_and_arch_names(void **state)
+{
+    (void)state;
+    assert_string_equal(bt__cuda_error_name(700), "CUDA_ERROR_ILLEGAL_ADDRESS");
+    assert_string_equal(bt__cuda_error_name(34), "CUDA_ERROR_STUB_LIBRARY");
+    assert_string_equal(bt__cuda_error_name(0), "CUDA_SUCCESS");
+    assert_string_equal(bt__cuda_error_name(123456), "CUDA_ERROR_UNKNOWN_CODE");
+    assert_string_equal(bt__nvrtc_error_name(6), "NVRTC_ERROR_COMPILATION");
+    assert_string_equal(bt__nvrtc_error_name(5), "NVRTC_ERROR_INVALID_OPTION");
+    assert_string_equal(bt__nvrtc_error_name(-1), "NVRTC_ERROR_UNKNOWN");
+    assert_string_equal(bt__cuda_arch_name(9, 0), "hopper");
+    assert_string_equal(bt__cuda_arch_name(8, 0), "ampere");
+    assert_string_equal(bt__cuda_arch_name(8, 6), "ampere");
+    assert_string_equal(bt__cuda_arch_name(8, 9), "ada");
+    assert_string_equal(bt__cuda_arch_name(7, 0), "volta");
+    assert_string_equal(bt__cuda_arch_name(7, 5), "turing");
+    assert_string_equal(bt__cuda_arch_name(10, 0), "blackwell");
+    assert_string_equal(bt__cuda_arch_name(12, 0), "blackwell");
+    assert_string_equal(bt__cuda_arch_name(42, 0), "unknown");
+}
+
+/* Loads the backend directly with $BLOCKTUNE_CUDA_LIBRARY set to path (restored afterwards). */
+static bt_status load_with(const char *path, void **ctx, bt_diag *d)
+{
+    char *old = getenv(BT__CUDA_LIBRARY_ENV) ? strdup(getenv(BT__CUDA_LIBRARY_ENV)) : NULL;
+    setenv(BT__CUDA_LIBRARY_ENV, path, 1);
+    bt_status st = bt__backend_cuda.load(ctx, d);
+    if (old) {
+        setenv(BT__CUDA_LIBRARY_ENV, old, 1);
+        free(old);
+    } else {
+        unsetenv(BT__CUDA_LIBRARY_ENV);
+    }
+    return st;
+}
+
+static void test_missing_driver(void **state)
+{
+    (void)state;
+    void *ctx = (void *)&ctx;
+    bt_diag d = {0};
+    assert_int_equal(load_with("/nonexistent/libcuda-blocktune-test.so.1", &ctx, &d),
+                     BT_NO_BACKEND);
+    assert_null(ctx);
+    assert_non_null(strstr(d.msg, "/nonexistent/libcuda-blocktune-test.so.1"));
+    assert_non_null(strstr(d.msg, BT__CUDA_LIBRARY_ENV));
+}
+
+/* The toolkit's stub exports every entry point but is no driver: cuInit says so, and the backend
+ * must not list it. */
+static void test_stub_driver_refused(void **state)
+{
+    (void)state;
+    const char *stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
+    if (access(stub, R_OK) != 0) {
+        printf("SKIPPED: no %s on this machine\n", stub);
+        skip();
+    }
+    void *ctx = (void *)&ctx;
+    bt_diag d = {0};
+    assert_int_equal(load_with(stub, &ctx, &d), BT_NO_BACKEND);
+    assert_null(ctx);
+    assert_non_null(strstr(d.msg, "stub"));
+    assert_non_null(strstr(d.msg, "cuInit: CUDA_ERROR_STUB_LIBRARY (34)"));
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Occupancy (no device)
+ * ------------------------------------------------------------------------------------------- */
+
+/* H100/H200 as the driver reports them (sm_90). */
+static bt_gpu hopper(void)
+{
+    bt_gpu g;
+    memset(&g, 0, sizeof g);
+    g.cc_major = 9;
+    g.cc_minor = 0;
+    g.warp_size = 32;
+    g.max_threads_per_sm = 2048;
+    g.max_warps_per_sm = 64;
+    g.max_blocks_per_sm = 32;
+    g.max_threads_per_block = 1024;
+    g.regs_per_sm = 65536;
+    g.regs_per_block = 65536;
+    g.max_regs_per_thread = 255;
+    g.reg_alloc_unit = 256;
+    g.smem_per_sm = 233472;
+    g.smem_per_block = 49152;
+    g.smem_per_block_optin = 232448;
+    g.smem_reserved_per_block = 1024;
+    return g;
+}
+
+#define OCC(g, t, r, s, want, why)                                                                 \
+    do {                                                                                           \
+        const char *lim_ = NULL;                                                                   \
+        int got_ = bt__cuda_occupancy(&(g), t, r, s, &lim_);                                       \
+        if (got_ != (want) || !lim_ || strcmp(lim_, why) != 0)                                     \
+            fail_msg("occupancy(%d threads, %d regs, %lld smem) = %d (%s), want %d (%s)", t, r,    \
+                     (long long)(s), got_, lim_ ? lim_ : "NULL", want, why);                       \
+    } while (0)
+
+static void test_occupancy_hopper(void **state)
+{
+    (void)state;
+    bt_gpu g = hopper();
+    OCC(g, 256, 32, 0, 8, "warps");              /* 2048 threads per SM */
+    OCC(g, 256, 128, 0, 2, "registers");         /* 4096 regs per warp, 16 warps per SM */
+    OCC(g, 128, 32, 96 * 1024, 2, "smem");       /* 97 KiB per block in 228 KiB */
+    OCC(g, 1024, 64, 0, 1, "registers");
+    OCC(g, 32, 16, 0, 32, "blocks");
+    OCC(g, 100, 33, 0, 12, "registers");         /* 33 x 32 rounds up to 1280 per warp */
+    OCC(g, 64, 0, 0, 32, "warps");               /* a tie goes to the first: warps */
+    OCC(g, 128, 32, 227 * 1024, 1, "smem");      /* the opt-in maximum */
+    OCC(g, 128, 32, 48 * 1024, 4, "smem");       /* 49 KiB per block */
+    OCC(g, 2048, 32, 0, 0, "threads_per_block");
+    OCC(g, 256, 256, 0, 0, "regs_per_thread");
+    OCC(g, 1024, 72, 0, 0, "regs_per_block");    /* 2304 x 32 warps > 65536 */
+    OCC(g, 128, 32, 228 * 1024, 0, "smem_per_block");
+    OCC(g, 0, 32, 0, 0, "invalid");
+    OCC(g, 128, -1, 0, 0, "invalid");
+    OCC(g, 128, 32, -5, 0, "invalid");
+    assert_int_equal(bt__cuda_occupancy(NULL, 128, 32, 0, NULL), 0);
+    bt_gpu empty;
+    memset(&empty, 0, sizeof empty);
+    OCC(empty, 128, 32, 0, 0, "invalid");
+}
+
+static void test_occupancy_other_archs(void **state)
+{
+    (void)state;
+    /* A100 (sm_80): 164 KiB of shared memory per SM. */
+    bt_gpu a100 = hopper();
+    a100.cc_major = 8;
+    a100.smem_per_sm = 167936;
+    a100.smem_per_block_optin = 166912;
+    OCC(a100, 128, 32, 48 * 1024, 3, "smem");
+    OCC(a100, 256, 32, 0, 8, "warps");
+    /* Turing (sm_75): 1024 threads and 16 blocks per SM, 64 KiB, 256-byte granularity, no
+     * reservation. */
+    bt_gpu t4 = hopper();
+    t4.cc_major = 7;
+    t4.cc_minor = 5;
+    t4.max_threads_per_sm = 1024;
+    t4.max_warps_per_sm = 32;
+    t4.max_blocks_per_sm = 16;
+    t4.smem_per_sm = 65536;
+    t4.smem_per_block_optin = 65536;
+    t4.smem_reserved_per_block = 0;
+    OCC(t4, 256, 32, 0, 4, "warps");
+    OCC(t4, 32, 32, 0, 16, "blocks");
+    OCC(t4, 64, 32, 4097, 15, "smem"); /* 4097 rounds up to 4352 */
+    /* Fields the table left 0 take CUDA's fixed values (warp 32, unit 256, 255 per thread, the
+     * 1 KiB reservation from sm_80 on). */
+    bt_gpu sparse = hopper();
+    sparse.warp_size = 0;
+    sparse.reg_alloc_unit = 0;
+    sparse.max_regs_per_thread = 0;
+    sparse.smem_reserved_per_block = 0;
+    OCC(sparse, 256, 128, 0, 2, "registers");
+    OCC(sparse, 128, 32, 96 * 1024, 2, "smem");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * ptxas -v parsing (no device): logs captured from NVRTC 13.0 (-arch=sm_90 --ptxas-options=-v)
+ * ------------------------------------------------------------------------------------------- */
+
+static const char *log13 =
+    "ptxas info    : 0 bytes gmem\n"
+    "ptxas info    : Compiling entry function 'k2' for 'sm_90'\n"
+    "ptxas info    : Function properties for k2\n"
+    "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 8 registers, used 0 barriers\n"
+    "ptxas info    : Compile time = 6.438 ms\n"
+    "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+    "ptxas info    : Function properties for k\n"
+    "ptxas         .     256 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 32 registers, used 1 barriers, 256 bytes cumulative stack size, 1024 "
+    "bytes smem\n"
+    "ptxas info    : Compile time = 115.715 ms";
+
+/* A mangled template kernel with spills and a non-inlined callee printed after it. */
+static const char *log13_spill =
+    "ptxas warning : For profile sm_90 adjusting per thread register count of 16 to lower bound "
+    "of 24\n"
+    "ptxas info    : Overriding maximum register limit 256 for '_Z2ktILi3EEvPf' with  24 of "
+    "maxrregcount option\n"
+    "ptxas info    : 0 bytes gmem\n"
+    "ptxas info    : Compiling entry function '_Z2ktILi3EEvPf' for 'sm_90'\n"
+    "ptxas info    : Function properties for _Z2ktILi3EEvPf\n"
+    "ptxas         .     1600 bytes stack frame, 2300 bytes spill stores, 2672 bytes spill loads\n"
+    "ptxas info    : Used 24 registers, used 0 barriers, 1600 bytes cumulative stack size\n"
+    "ptxas info    : Compile time = 174.618 ms\n"
+    "ptxas info    : Function properties for _Z1fPfi\n"
+    "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n";
+
+/* The CUDA 11/12 wording: an indented stack line and cmem terms. */
+static const char *log12 =
+    "ptxas info    : 0 bytes gmem\n"
+    "ptxas info    : Compiling entry function '_Z4axpyfPfS_i' for 'sm_80'\n"
+    "ptxas info    : Function properties for _Z4axpyfPfS_i\n"
+    "    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n"
+    "ptxas info    : Used 10 registers, 2048 bytes smem, 376 bytes cmem[0]\n";
+
+static void test_resources_from_logs(void **state)
+{
+    (void)state;
+    int regs = 0;
+    int64_t spill = 0, smem = 0, stack = 0;
+    assert_int_equal(bt__nvrtc_resources(log13, "k", &regs, &spill, &smem, &stack), BT_OK);
+    assert_int_equal(regs, 32);
+    assert_int_equal(spill, 0);
+    assert_int_equal(smem, 1024);
+    assert_int_equal(stack, 256);
+    assert_int_equal(bt__nvrtc_resources(log13, "k2", &regs, &spill, &smem, &stack), BT_OK);
+    assert_int_equal(regs, 8);
+    assert_int_equal(smem, 0);
+    assert_int_equal(stack, 0);
+
+    assert_int_equal(
+        bt__nvrtc_resources(log13_spill, "_Z2ktILi3EEvPf", &regs, &spill, &smem, &stack), BT_OK);
+    assert_int_equal(regs, 24);
+    assert_int_equal(spill, 2300 + 2672);
+    assert_int_equal(stack, 1600);
+    assert_int_equal(smem, 0);
+    /* The callee has properties but is no entry. */
+    assert_int_equal(bt__nvrtc_resources(log13_spill, "_Z1fPfi", &regs, &spill, &smem, &stack),
+                     BT_NOT_FOUND);
+    assert_int_equal(regs, -1);
+
+    assert_int_equal(bt__nvrtc_resources(log12, "_Z4axpyfPfS_i", &regs, &spill, &smem, &stack),
+                     BT_OK);
+    assert_int_equal(regs, 10);
+    assert_int_equal(spill, 8);
+    assert_int_equal(smem, 2048);
+    assert_int_equal(stack, 8);
+
+    /* A prefix of a name is not the name; NULL out-pointers are fine. */
+    assert_int_equal(bt__nvrtc_resources(log13, "k3", &regs, NULL, NULL, NULL), BT_NOT_FOUND);
+    assert_int_equal(bt__nvrtc_resources(log12, "_Z4axpy", NULL, NULL, NULL, NULL), BT_NOT_FOUND);
+    assert_int_equal(bt__nvrtc_resources(log13, "k", NULL, NULL, NULL, NULL), BT_OK);
+    assert_int_equal(bt__nvrtc_resources("", "k", &regs, NULL, NULL, NULL), BT_NOT_FOUND);
+    assert_int_equal(bt__nvrtc_resources(NULL, "k", &regs, NULL, NULL, NULL), BT_INVALID_ARG);
+    assert_int_equal(bt__nvrtc_resources(log13, NULL, &regs, NULL, NULL, NULL), BT_INVALID_ARG);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * NVRTC (no device)
+ * ------------------------------------------------------------------------------------------- */
+
+static void test_nvrtc_compile_with_defines(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    const char *src = "typedef ELEM_T elem;\n"
+                      "extern \"C\" __global__ void scale(elem *o)\n"
+                      "{\n"
+                      "    __shared__ elem tile[TILE];\n"
+                      "    tile[threadIdx.x % TILE] = (elem)threadIdx.x * FACTOR;\n"
+                      "    __syncthreads();\n"
+                      "    o[threadIdx.x] = tile[(threadIdx.x + 1) % TILE];\n"
+                      "}\n";
+    const char *defs[] = {"ELEM_T=unsigned int", "TILE=300", "FACTOR=3"};
+    bt__blob cubin = {(void *)&cubin, 99};
+    char *log = NULL;
+    bt_diag d = {0};
+    bt_status st = bt__nvrtc_compile(src, defs, 3, "  -DUNUSED=1  ", 9, 0, false, &cubin, &log, &d);
+    if (st != BT_OK)
+        fprintf(stderr, "%s\n%s\n", d.msg, log ? log : "");
+    assert_int_equal(st, BT_OK);
+    assert_non_null(cubin.data);
+    assert_true(cubin.size > 64);
+    assert_memory_equal(cubin.data, "\x7f" "ELF", 4);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "for 'sm_90'"));
+    int regs = -1;
+    int64_t spill = -1, smem = -1, stack = -1;
+    assert_int_equal(bt__nvrtc_resources(log, "scale", &regs, &spill, &smem, &stack), BT_OK);
+    assert_true(regs > 0 && regs <= 255);
+    assert_int_equal(smem, 300 * 4); /* TILE and T both reached the compiler */
+    assert_int_equal(spill, 0);
+    free(cubin.data);
+    free(log);
+
+    /* Another target: the log names it. */
+    const char *defs2[] = {"ELEM_T=double", "TILE=16", "FACTOR=2"};
+    assert_int_equal(bt__nvrtc_compile(src, defs2, 3, NULL, 8, 0, false, &cubin, &log, NULL),
+                     BT_OK);
+    assert_non_null(strstr(log, "for 'sm_80'"));
+    assert_int_equal(bt__nvrtc_resources(log, "scale", &regs, &spill, &smem, &stack), BT_OK);
+    assert_int_equal(smem, 16 * 8);
+    free(cubin.data);
+    free(log);
+
+    /* A malformed define is refused before NVRTC, with a log. */
+    const char *bad[] = {"=3"};
+    assert_int_equal(bt__nvrtc_compile(src, bad, 1, NULL, 9, 0, false, &cubin, &log, &d),
+                     BT_INVALID_ARG);
+    assert_null(cubin.data);
+    assert_non_null(strstr(log, "'=3'"));
+    free(log);
+}
+
+static void test_nvrtc_resources_live(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    /* Forcing 24 registers on a kernel that keeps 48 floats live makes ptxas spill. */
+    const char *src = "extern \"C\" __global__ void heavy(float *a)\n"
+                      "{\n"
+                      "    float v[48];\n"
+                      "    for (int j = 0; j < 48; j++) v[j] = a[threadIdx.x * 48 + j];\n"
+                      "    for (int r = 0; r < 10; r++)\n"
+                      "        for (int j = 0; j < 48; j++) v[j] = v[j] * v[(j + r) % 48] + 1.0f;\n"
+                      "    float s = 0;\n"
+                      "    for (int j = 0; j < 48; j++) s += v[j];\n"
+                      "    a[threadIdx.x] = s;\n"
+                      "}\n";
+    bt__blob cubin = {0};
+    char *log = NULL;
+    assert_int_equal(
+        bt__nvrtc_compile(src, NULL, 0, "--maxrregcount=24", 9, 0, false, &cubin, &log, NULL),
+        BT_OK);
+    int regs = -1;
+    int64_t spill = -1, smem = -1, stack = -1;
+    assert_int_equal(bt__nvrtc_resources(log, "heavy", &regs, &spill, &smem, &stack), BT_OK);
+    assert_true(regs > 0 && regs <= 24);
+    assert_true(spill > 0);
+    assert_true(stack > 0);
+    free(cubin.data);
+    free(log);
+}
+
+static void test_nvrtc_compile_errors(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    const char *src = "extern \"C\" __global__ void bad(int *o)\n"
+                      "{\n"
+                      "    o[0] = undeclared_name_xyz;\n"
+                      "}\n";
+    bt__blob cubin = {(void *)&cubin, 99};
+    char *log = NULL;
+    bt_diag d = {0};
+    assert_int_equal(bt__nvrtc_compile(src, NULL, 0, NULL, 9, 0, false, &cubin, &log, &d),
+                     BT_COMPILE);
+    assert_null(cubin.data);
+    assert_int_equal(cubin.size, 0);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "nvrtcCompileProgram: NVRTC_ERROR_COMPILATION (6)"));
+    assert_non_null(strstr(log, "kernel.cu(3)")); /* the line of the error */
+    assert_non_null(strstr(log, "undeclared_name_xyz"));
+    assert_non_null(strstr(d.msg, "kernel.cu(3)"));
+    assert_non_null(strstr(d.msg, "sm_90"));
+    free(log);
+
+    /* An option NVRTC does not know is a compile error too, named in the log. */
+    assert_int_equal(bt__nvrtc_compile(vadd_src, NULL, 0, "--no-such-option", 9, 0, false, &cubin,
+                                       &log, &d),
+                     BT_COMPILE);
+    assert_non_null(strstr(log, "NVRTC_ERROR_INVALID_OPTION"));
+    assert_non_null(strstr(log, "--no-such-option"));
+    free(log);
+
+    /* An architecture NVRTC 13 no longer targets. */
+    assert_int_equal(bt__nvrtc_compile(vadd_src, NULL, 0, NULL, 3, 5, false, &cubin, &log, &d),
+                     BT_UNSUPPORTED);
+    assert_non_null(strstr(log, "sm_35"));
+    free(log);
+    assert_int_equal(bt__nvrtc_compile(NULL, NULL, 0, NULL, 9, 0, false, &cubin, &log, &d),
+                     BT_INVALID_ARG);
+    assert_non_null(log);
+    free(log);
+}
+
+/* Each job compiles one program whose static shared memory is K ints, K its own define, so that a
+ * job that got another's options would show it. */
+typedef struct compile_job {
+    int k;
+    bool via_device; /* through the device's vtable compile() instead of bt__nvrtc_compile */
+    bt__blob blob;
+    bt_status st;
+    char *log;
+} compile_job;
+
+static const char *setk_fmt = "/* program %d */\n"
+                              "extern \"C\" __global__ void setk(int *o)\n"
+                              "{\n"
+                              "    __shared__ int s[K];\n"
+                              "    s[threadIdx.x %% K] = K * 3;\n"
+                              "    __syncthreads();\n"
+                              "    o[blockIdx.x * blockDim.x + threadIdx.x] = s[0] + EXTRA;\n"
+                              "}\n";
+
+static void *compile_thread(void *arg)
+{
+    compile_job *jobs = arg; /* two jobs per thread */
+    for (int j = 0; j < 2; j++) {
+        char src[512], def[32];
+        snprintf(src, sizeof src, setk_fmt, jobs[j].k);
+        snprintf(def, sizeof def, "K=%d", jobs[j].k);
+        const char *defs[] = {def};
+        if (jobs[j].via_device)
+            jobs[j].st = g_if->compile(g_bd, src, defs, 1, "-DEXTRA=1", &jobs[j].blob,
+                                       &jobs[j].log);
+        else
+            jobs[j].st = bt__nvrtc_compile(src, defs, 1, "-DEXTRA=1", 9, 0, false, &jobs[j].blob,
+                                           &jobs[j].log, NULL);
+    }
+    return NULL;
+}
+
+/* Runs 8 compiles on 4 threads and checks each one's resources. */
+static void compile_8_on_4(compile_job *jobs, bool via_device)
+{
+    memset(jobs, 0, 8 * sizeof *jobs);
+    for (int i = 0; i < 8; i++) {
+        jobs[i].k = 100 + 7 * i;
+        jobs[i].via_device = via_device;
+    }
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, compile_thread, &jobs[2 * t]), 0);
+    for (int t = 0; t < 4; t++)
+        pthread_join(th[t], NULL);
+    for (int i = 0; i < 8; i++) {
+        if (jobs[i].st != BT_OK)
+            fprintf(stderr, "job %d: %s\n%s\n", i, bt_err_name(jobs[i].st), jobs[i].log);
+        assert_int_equal(jobs[i].st, BT_OK);
+        assert_non_null(jobs[i].log);
+        int regs = 0;
+        int64_t smem = 0;
+        assert_int_equal(bt__nvrtc_resources(jobs[i].log, "setk", &regs, NULL, &smem, NULL),
+                         BT_OK);
+        assert_int_equal(smem, 4 * jobs[i].k);
+    }
+}
+
+static void test_nvrtc_from_threads(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    compile_job jobs[8];
+    compile_8_on_4(jobs, false);
+    for (int i = 0; i < 8; i++) {
+        assert_memory_equal(jobs[i].blob.data, "\x7f" "ELF", 4);
+        free(jobs[i].blob.data);
+        free(jobs[i].log);
+    }
+}
+
+/* wgmma exists only on the architecture-specific sm_90a target. */
+static void test_nvrtc_sm90a(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    const char *src = "extern \"C\" __global__ void w(int *o)\n"
+                      "{\n"
+                      "    asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n"
+                      "    o[0] = 1;\n"
+                      "}\n";
+    bt__blob cubin = {0};
+    char *log = NULL;
+    bt_diag d = {0};
+    assert_int_equal(bt__nvrtc_compile(src, NULL, 0, NULL, 9, 0, false, &cubin, &log, &d),
+                     BT_COMPILE);
+    assert_non_null(strstr(log, "wgmma"));
+    free(log);
+    assert_int_equal(bt__nvrtc_compile(src, NULL, 0, NULL, 9, 0, true, &cubin, &log, &d), BT_OK);
+    assert_non_null(strstr(log, "for 'sm_90a'"));
+    free(cubin.data);
+    free(log);
+    /* The option token asks for it too, and is not passed on to NVRTC. */
+    assert_int_equal(bt__nvrtc_compile(src, NULL, 0, "-DX=1 " BT__NVRTC_SM90A_TOKEN, 9, 0, false,
+                                       &cubin, &log, &d),
+                     BT_OK);
+    assert_non_null(strstr(log, "for 'sm_90a'"));
+    free(cubin.data);
+    free(log);
+    /* Only compute capability 9.0 runs sm_90a code. */
+    assert_int_equal(bt__nvrtc_compile(src, NULL, 0, BT__NVRTC_SM90A_TOKEN, 8, 0, false, &cubin,
+                                       &log, &d),
+                     BT_UNSUPPORTED);
+    assert_non_null(strstr(d.msg, "9.0"));
+    free(log);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Device: listing and info
+ * ------------------------------------------------------------------------------------------- */
+
+static void test_devices_list_cuda_first(void **state)
+{
+    (void)state;
+    bt_device_info *devs = NULL;
+    size_t n = 0;
+    bt_diag d = {0};
+    assert_int_equal(bt_devices_list(&devs, &n, &d), BT_OK);
+    assert_true(n >= 1);
+    /* CUDA is registered first: its devices come first and the first is the default. */
+    assert_string_equal(devs[0].id, "cuda:0");
+    assert_true(devs[0].is_default);
+    int ncuda = 0;
+    for (size_t i = 0; i < n; i++) {
+        const bt_device_info *x = &devs[i];
+        if (strcmp(x->backend, "cuda") != 0)
+            continue;
+        const bt_gpu *g = &x->props;
+        assert_int_equal(x->index, ncuda++);
+        assert_true(x->is_gpu);
+        assert_true(x->name[0] != '\0');
+        assert_string_equal(x->vendor, "NVIDIA");
+        assert_string_equal(x->platform, "CUDA");
+        assert_memory_equal(x->api_version, "CUDA ", 5);
+        assert_true(x->driver_version[0] != '\0');
+        if (g_nvrtc)
+            assert_memory_equal(x->compiler_version, "NVRTC ", 6);
+        assert_int_equal(strlen(x->uuid), 36);
+        assert_true(g->cc_major >= 5);
+        assert_string_not_equal(g->arch, "unknown");
+        assert_true(g->sm_count > 0);
+        assert_int_equal(g->warp_size, 32);
+        assert_int_equal(g->max_warps_per_sm * 32, g->max_threads_per_sm);
+        assert_true(g->max_threads_per_block >= 512);
+        assert_true(g->max_blocks_per_sm >= 16);
+        assert_true(g->regs_per_sm >= 32768);
+        assert_true(g->regs_per_block >= 32768);
+        assert_int_equal(g->max_regs_per_thread, 255);
+        assert_int_equal(g->reg_alloc_unit, 256);
+        assert_int_equal(g->smem_per_block, 49152);
+        assert_true(g->smem_per_block_optin >= g->smem_per_block);
+        assert_true(g->smem_per_sm >= g->smem_per_block_optin);
+        if (g->cc_major >= 8)
+            assert_int_equal(g->smem_reserved_per_block, 1024);
+        assert_true(g->l2_bytes >= (1 << 20));
+        assert_true(g->mem_bytes >= ((int64_t)1 << 30));
+        assert_true(g->mem_bw_gbps >= 0);
+        assert_true(g->clock_mhz >= 0);
+        assert_string_equal(g->name, x->name);
+        /* The occupancy of the device's own numbers is sane: 256 threads x 32 registers fill
+         * an SM of every architecture since Volta to its thread limit. */
+        const char *lim = NULL;
+        assert_int_equal(bt__cuda_occupancy(g, 256, 32, 0, &lim), g->max_threads_per_sm / 256);
+        printf("    %s: %s, cc %d.%d (%s), %d SMs, %.0f MHz, L2 %lld B, %.0f GB/s, %s, %s, %s\n",
+               x->id, x->name, g->cc_major, g->cc_minor, g->arch, g->sm_count, g->clock_mhz,
+               (long long)g->l2_bytes, g->mem_bw_gbps, x->api_version, x->driver_version,
+               x->compiler_version);
+        if (g_mock) {
+            assert_string_equal(x->name, "blocktune mock GPU");
+            assert_string_equal(x->uuid, "a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf");
+            assert_string_equal(x->api_version, "CUDA 13.0");
+            assert_int_equal(g->sm_count, 132);
+            assert_int_equal(g->l2_bytes, 62914560);
+            assert_true(g->clock_mhz == 1980.0);
+            /* 2 x 3201 MHz x 6144 bits / 8 = 4916.7 GB/s */
+            assert_true(g->mem_bw_gbps > 4916.0 && g->mem_bw_gbps < 4917.0);
+        }
+    }
+    assert_true(ncuda >= 1);
+    free(devs);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Device: buffers
+ * ------------------------------------------------------------------------------------------- */
+
+static bt__bbuf *alloc(size_t bytes)
+{
+    bt__bbuf *b = NULL;
+    bt_diag d = {0};
+    bt_status st = g_if->buf_alloc(g_bd, bytes, &b, &d);
+    if (st != BT_OK)
+        fprintf(stderr, "buf_alloc(%zu): %s\n", bytes, d.msg);
+    assert_int_equal(st, BT_OK);
+    assert_non_null(b);
+    return b;
+}
+
+static bt__karg buf_arg(bt__bbuf *b) { return (bt__karg){.kind = BT__ARG_BUF, .u.buf = b}; }
+static bt__karg i32_arg(int32_t v) { return (bt__karg){.kind = BT__ARG_I32, .u.i32 = v}; }
+
+static void test_buffer_round_trip(void **state)
+{
+    (void)state;
+    const size_t n = (3u << 20) + 13;
+    unsigned char *src = malloc(n), *dst = malloc(n);
+    assert_non_null(src);
+    assert_non_null(dst);
+    for (size_t i = 0; i < n; i++)
+        src[i] = (unsigned char)rnd();
+    bt__bbuf *b = alloc(n);
+    bt_diag d = {0};
+    assert_int_equal(g_if->buf_write(g_bd, b, 0, src, n, &d), BT_OK);
+    memset(dst, 0, n);
+    assert_int_equal(g_if->buf_read(g_bd, b, 0, dst, n, &d), BT_OK);
+    assert_memory_equal(src, dst, n);
+    /* At an odd offset, and a partial read. */
+    assert_int_equal(g_if->buf_write(g_bd, b, 7, src + 100, 1000, &d), BT_OK);
+    assert_int_equal(g_if->buf_read(g_bd, b, 7, dst, 1000, &d), BT_OK);
+    assert_memory_equal(dst, src + 100, 1000);
+    /* Outside the buffer. */
+    assert_int_equal(g_if->buf_write(g_bd, b, n - 3, src, 4, &d), BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "outside"));
+    assert_int_equal(g_if->buf_read(g_bd, b, n + 1, dst, 0, &d), BT_INVALID_ARG);
+    bt__bbuf *none = (bt__bbuf *)&d;
+    assert_int_equal(g_if->buf_alloc(g_bd, 0, &none, &d), BT_INVALID_ARG);
+    assert_null(none);
+    g_if->buf_free(g_bd, b);
+    g_if->buf_free(g_bd, NULL);
+    free(src);
+    free(dst);
+}
+
+static void test_buffer_fill_patterns(void **state)
+{
+    (void)state;
+    /* Over 2 MiB, so that an 8-byte fill needs its doubling copies. */
+    const size_t n = (5u << 20) + 64;
+    unsigned char *host = malloc(n), *back = malloc(n);
+    assert_non_null(host);
+    assert_non_null(back);
+    bt__bbuf *b = alloc(n);
+    bt_diag d = {0};
+    const unsigned char p8[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const unsigned char same8[8] = {9, 8, 7, 6, 9, 8, 7, 6};
+    const unsigned char p4[4] = {0xde, 0xad, 0xbe, 0xef};
+    const unsigned char p2[2] = {0x12, 0x34};
+    const unsigned char p1[1] = {0x5a};
+    struct {
+        const unsigned char *p;
+        size_t ps, off, len;
+    } cases[] = {
+        {p1, 1, 0, n},        {p1, 1, 3, 1001},          {p2, 2, 2, 4096},
+        {p4, 4, 4, n - 8},    {p8, 8, 8, (4u << 20) + 8}, {same8, 8, 16, 800},
+        {p8, 8, 0, 24},
+    };
+    for (size_t c = 0; c < BT__ARRAY_LEN(cases); c++) {
+        for (size_t i = 0; i < n; i++)
+            host[i] = (unsigned char)rnd();
+        assert_int_equal(g_if->buf_write(g_bd, b, 0, host, n, &d), BT_OK);
+        bt_status st = g_if->buf_fill(g_bd, b, cases[c].off, cases[c].len, cases[c].p,
+                                      cases[c].ps, &d);
+        if (st != BT_OK)
+            fprintf(stderr, "fill case %zu: %s\n", c, d.msg);
+        assert_int_equal(st, BT_OK);
+        for (size_t i = 0; i < cases[c].len; i++)
+            host[cases[c].off + i] = cases[c].p[i % cases[c].ps];
+        assert_int_equal(g_if->buf_read(g_bd, b, 0, back, n, &d), BT_OK);
+        if (memcmp(host, back, n) != 0)
+            fail_msg("fill case %zu (pattern %zu bytes at %zu, %zu bytes) differs", c,
+                     cases[c].ps, cases[c].off, cases[c].len);
+    }
+    uint32_t pat = 7;
+    assert_int_equal(g_if->buf_fill(g_bd, b, 0, 10, &pat, 4, &d), BT_INVALID_ARG);
+    assert_int_equal(g_if->buf_fill(g_bd, b, 2, 8, &pat, 4, &d), BT_INVALID_ARG);
+    assert_int_equal(g_if->buf_fill(g_bd, b, 0, 12, &pat, 3, &d), BT_INVALID_ARG);
+    assert_int_equal(g_if->buf_fill(g_bd, b, 0, n + 4, &pat, 4, &d), BT_INVALID_ARG);
+    g_if->buf_free(g_bd, b);
+    free(host);
+    free(back);
+}
+
+static void test_buffer_copy(void **state)
+{
+    (void)state;
+    const size_t n = 100003;
+    unsigned char *src = malloc(n), *dst = malloc(n);
+    assert_non_null(src);
+    assert_non_null(dst);
+    for (size_t i = 0; i < n; i++)
+        src[i] = (unsigned char)rnd();
+    bt__bbuf *a = alloc(n), *b = alloc(n + 100);
+    bt_diag d = {0};
+    const unsigned char zero = 0;
+    assert_int_equal(g_if->buf_fill(g_bd, b, 0, n + 100, &zero, 1, &d), BT_OK);
+    assert_int_equal(g_if->buf_write(g_bd, a, 0, src, n, &d), BT_OK);
+    assert_int_equal(g_if->buf_copy(g_bd, b, a, n, &d), BT_OK);
+    assert_int_equal(g_if->buf_read(g_bd, b, 0, dst, n, &d), BT_OK);
+    assert_memory_equal(src, dst, n);
+    unsigned char tail[100], zeros[100] = {0};
+    assert_int_equal(g_if->buf_read(g_bd, b, n, tail, 100, &d), BT_OK);
+    assert_memory_equal(tail, zeros, 100);
+    assert_int_equal(g_if->buf_copy(g_bd, a, b, n + 1, &d), BT_INVALID_ARG);
+    assert_int_equal(g_if->buf_copy(g_bd, a, a, 10, &d), BT_INVALID_ARG);
+    g_if->buf_free(g_bd, a);
+    g_if->buf_free(g_bd, b);
+    free(src);
+    free(dst);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Device: compile, load, launch
+ * ------------------------------------------------------------------------------------------- */
+
+/* Compiles src for the device and loads it; the module is the caller's to free. */
+static bt__bmod *build(const char *src)
+{
+    bt__blob blob = {0};
+    char *log = NULL;
+    bt_status st = g_if->compile(g_bd, src, NULL, 0, NULL, &blob, &log);
+    if (st != BT_OK)
+        fprintf(stderr, "compile failed: %s\n%s\n", bt_err_name(st), log ? log : "(no log)");
+    assert_int_equal(st, BT_OK);
+    assert_non_null(log);
+    free(log);
+    bt__bmod *m = NULL;
+    bt_diag d = {0};
+    st = g_if->module_load(g_bd, blob.data, blob.size, &m, &d);
+    if (st != BT_OK)
+        fprintf(stderr, "module_load: %s\n", d.msg);
+    assert_int_equal(st, BT_OK);
+    free(blob.data);
+    return m;
+}
+
+/* Runs vadd from m over n random floats; checks c == a + b exactly (both sides IEEE single
+ * additions, round to nearest) and returns the device time of the launch. */
+static double run_vadd(bt__bmod *m, int n)
+{
+    bt__bfn *f = NULL;
+    bt__kres res;
+    bt_diag d = {0};
+    assert_int_equal(g_if->function_get(g_bd, m, "vadd", &f, &res, &d), BT_OK);
+    assert_true(res.regs_per_thread > 0 && res.regs_per_thread <= 255);
+    assert_true(res.max_threads_per_block >= 256);
+    assert_int_equal(res.preferred_multiple, 32);
+    assert_int_equal(res.static_smem, 0);
+    assert_int_equal(res.local_bytes, 0);
+    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    for (int i = 0; i < n; i++) {
+        a[i] = (float)((double)(rnd() >> 11) / 9007199254740992.0 * 200.0 - 100.0);
+        b[i] = (float)((double)(rnd() >> 11) / 9007199254740992.0 * 2e-3);
+    }
+    bt__bbuf *ba = alloc(n * sizeof(float)), *bb = alloc(n * sizeof(float)),
+             *bc = alloc(n * sizeof(float));
+    assert_int_equal(g_if->buf_write(g_bd, ba, 0, a, n * sizeof(float), &d), BT_OK);
+    assert_int_equal(g_if->buf_write(g_bd, bb, 0, b, n * sizeof(float), &d), BT_OK);
+    bt__btimer *t = NULL;
+    assert_int_equal(g_if->timer_create(g_bd, &t, &d), BT_OK);
+    bt__karg args[] = {buf_arg(ba), buf_arg(bb), buf_arg(bc), i32_arg(n)};
+    uint32_t block[3] = {256, 1, 1}, grid[3] = {(uint32_t)(n + 255) / 256, 1, 1};
+    bt_status st = g_if->launch(g_bd, f, grid, block, 0, args, 4, t, &d);
+    if (st != BT_OK)
+        fprintf(stderr, "launch: %s\n", d.msg);
+    assert_int_equal(st, BT_OK);
+    double ms = 0;
+    assert_int_equal(g_if->timer_read(g_bd, t, &ms, &d), BT_OK);
+    assert_int_equal(g_if->buf_read(g_bd, bc, 0, c, n * sizeof(float), &d), BT_OK);
+    for (int i = 0; i < n; i++) {
+        float want = a[i] + b[i];
+        if (c[i] != want)
+            fail_msg("c[%d] = %.9g, want %.9g", i, (double)c[i], (double)want);
+    }
+    g_if->timer_free(g_bd, t);
+    g_if->buf_free(g_bd, ba);
+    g_if->buf_free(g_bd, bb);
+    g_if->buf_free(g_bd, bc);
+    free(a);
+    free(b);
+    free(c);
+    return ms;
+}
+
+static void test_vector_add_timed(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    bt__bmod *m = build(vadd_src);
+    double ms = run_vadd(m, 1000003);
+    printf("    vadd of 1000003 floats: %.4f ms\n", ms);
+    assert_true(ms > 0.0);
+    assert_true(ms < 10000.0);
+    /* Again from the same module: the function is looked up once. */
+    bt__bfn *f1 = NULL, *f2 = NULL;
+    bt_diag d = {0};
+    assert_int_equal(g_if->function_get(g_bd, m, "vadd", &f1, NULL, &d), BT_OK);
+    assert_int_equal(g_if->function_get(g_bd, m, "vadd", &f2, NULL, &d), BT_OK);
+    assert_ptr_equal(f1, f2);
+    assert_true(run_vadd(m, 77) >= 0.0);
+    /* An unknown entry is BT_NOT_FOUND, naming it. */
+    f2 = (bt__bfn *)&d;
+    assert_int_equal(g_if->function_get(g_bd, m, "nosuchkernel", &f2, NULL, &d), BT_NOT_FOUND);
+    assert_null(f2);
+    assert_non_null(strstr(d.msg, "nosuchkernel"));
+    assert_non_null(strstr(d.msg, "CUDA_ERROR_NOT_FOUND (500)"));
+    g_if->module_free(g_bd, m);
+    g_if->module_free(g_bd, NULL);
+}
+
+static void test_corrupt_blobs(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    bt__blob blob = {0};
+    char *log = NULL;
+    assert_int_equal(g_if->compile(g_bd, vadd_src, NULL, 0, NULL, &blob, &log), BT_OK);
+    free(log);
+    unsigned char *bad = malloc(blob.size + 1);
+    assert_non_null(bad);
+    memcpy(bad, blob.data, blob.size);
+    bad[blob.size / 2] ^= 0x5a;
+    bt_diag d = {0};
+    bt__bmod *m = (bt__bmod *)&d;
+    assert_int_equal(g_if->module_load(g_bd, bad, blob.size, &m, &d), BT_CORRUPT);
+    assert_null(m);
+    assert_non_null(strstr(d.msg, "checksum"));
+    assert_int_equal(g_if->module_load(g_bd, blob.data, blob.size - 1, &m, &d), BT_CORRUPT);
+    assert_int_equal(g_if->module_load(g_bd, blob.data, 10, &m, &d), BT_CORRUPT);
+    assert_int_equal(g_if->module_load(g_bd, NULL, 0, &m, &d), BT_CORRUPT);
+    memset(bad, 0x42, blob.size);
+    assert_int_equal(g_if->module_load(g_bd, bad, blob.size, &m, &d), BT_CORRUPT);
+    assert_non_null(strstr(d.msg, "magic"));
+    /* A blob at an odd address loads (the backend aligns the image for the driver). */
+    memcpy(bad + 1, blob.data, blob.size);
+    assert_int_equal(g_if->module_load(g_bd, bad + 1, blob.size, &m, &d), BT_OK);
+    assert_true(run_vadd(m, 1000) >= 0.0);
+    g_if->module_free(g_bd, m);
+    free(bad);
+    free(blob.data);
+}
+
+static void test_compile_errors_on_device(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    const char *src = "extern \"C\" __global__ void bad(int *o)\n"
+                      "{\n"
+                      "    o[0] = undeclared_name_xyz;\n"
+                      "}\n";
+    bt__blob blob = {(void *)&blob, 99};
+    char *log = NULL;
+    assert_int_equal(g_if->compile(g_bd, src, NULL, 0, NULL, &blob, &log), BT_COMPILE);
+    assert_null(blob.data);
+    assert_non_null(strstr(log, "kernel.cu(3)"));
+    free(log);
+    /* A successful build returns a log too: the resource report. */
+    assert_int_equal(g_if->compile(g_bd, vadd_src, NULL, 0, NULL, &blob, &log), BT_OK);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "Used "));
+    free(log);
+    free(blob.data);
+}
+
+static void test_compile_from_threads_on_device(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    compile_job jobs[8];
+    compile_8_on_4(jobs, true);
+    bt_diag d = {0};
+    bt__bbuf *out = alloc(64 * sizeof(int));
+    for (int i = 0; i < 8; i++) {
+        bt__bmod *m = NULL;
+        assert_int_equal(g_if->module_load(g_bd, jobs[i].blob.data, jobs[i].blob.size, &m, &d),
+                         BT_OK);
+        if (!g_mock) { /* the mock cannot run setk */
+            bt__bfn *f = NULL;
+            bt__kres res;
+            assert_int_equal(g_if->function_get(g_bd, m, "setk", &f, &res, &d), BT_OK);
+            assert_int_equal(res.static_smem, 4 * jobs[i].k);
+            bt__karg args[] = {buf_arg(out)};
+            uint32_t grid[3] = {2, 1, 1}, block[3] = {32, 1, 1};
+            assert_int_equal(g_if->launch(g_bd, f, grid, block, 0, args, 1, NULL, &d), BT_OK);
+            int got[64];
+            assert_int_equal(g_if->buf_read(g_bd, out, 0, got, sizeof got, &d), BT_OK);
+            for (int j = 0; j < 64; j++)
+                assert_int_equal(got[j], jobs[i].k * 3 + 1);
+        }
+        g_if->module_free(g_bd, m);
+        free(jobs[i].blob.data);
+        free(jobs[i].log);
+    }
+    g_if->buf_free(g_bd, out);
+}
+
+/* Reverses each block of B ints through B ints of dynamic shared memory, with dyn bytes of it. */
+static void run_rev(bt__bfn *f, uint32_t G, uint32_t B, size_t dyn, bt_status want)
+{
+    size_t n = (size_t)G * B;
+    int *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    assert_non_null(in);
+    assert_non_null(out);
+    for (size_t i = 0; i < n; i++)
+        in[i] = (int)(rnd() & 0xffffff);
+    bt__bbuf *bi = alloc(n * sizeof(int)), *bo = alloc(n * sizeof(int));
+    bt_diag d = {0};
+    assert_int_equal(g_if->buf_write(g_bd, bi, 0, in, n * sizeof(int), &d), BT_OK);
+    bt__karg args[] = {buf_arg(bi), buf_arg(bo)};
+    uint32_t grid[3] = {G, 1, 1}, block[3] = {B, 1, 1};
+    bt_status st = g_if->launch(g_bd, f, grid, block, dyn, args, 2, NULL, &d);
+    if (st != want)
+        fprintf(stderr, "rev_dyn with %zu bytes: %s (%s)\n", dyn, bt_err_name(st), d.msg);
+    assert_int_equal(st, want);
+    if (st == BT_OK) {
+        assert_int_equal(g_if->buf_read(g_bd, bo, 0, out, n * sizeof(int), &d), BT_OK);
+        for (size_t g = 0; g < G; g++)
+            for (size_t l = 0; l < B; l++)
+                assert_int_equal(out[g * B + l], in[g * B + B - 1 - l]);
+    } else {
+        assert_true(d.msg[0] != '\0');
+    }
+    g_if->buf_free(g_bd, bi);
+    g_if->buf_free(g_bd, bo);
+    free(in);
+    free(out);
+}
+
+static void test_dynamic_smem_above_48k(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    const bt_gpu *g = &bt_device_get_info(g_dev)->props;
+    bt__bmod *m = build(kernels_src);
+    bt__bfn *f = NULL;
+    bt_diag d = {0};
+    assert_int_equal(g_if->function_get(g_bd, m, "rev_dyn", &f, NULL, &d), BT_OK);
+    run_rev(f, 8, 256, 1024, BT_OK);
+    if (g->smem_per_block_optin >= 100 * 1024) {
+        /* 100 KiB, raised explicitly. */
+        assert_non_null(g_if->function_set_dyn_smem);
+        assert_int_equal(g_if->function_set_dyn_smem(g_bd, f, 100 * 1024, &d), BT_OK);
+        run_rev(f, 8, 256, 100 * 1024, BT_OK);
+    }
+    /* The opt-in maximum, raised by the launch itself. */
+    run_rev(f, 4, 128, (size_t)g->smem_per_block_optin, BT_OK);
+    /* One byte more than the device has: refused, with the numbers. */
+    run_rev(f, 4, 128, (size_t)g->smem_per_block_optin + 1, BT_RESOURCES);
+    assert_int_equal(
+        g_if->function_set_dyn_smem(g_bd, f, (size_t)g->smem_per_block_optin + 1, &d),
+        BT_RESOURCES);
+    assert_non_null(strstr(d.msg, "rev_dyn"));
+    g_if->module_free(g_bd, m);
+}
+
+static void test_graph_timed(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    assert_non_null(g_if->launch_graph_timed);
+    bt__bmod *m = build(kernels_src);
+    bt__bfn *f = NULL;
+    bt_diag d = {0};
+    assert_int_equal(g_if->function_get(g_bd, m, "inc", &f, NULL, &d), BT_OK);
+    enum { N = 5000 };
+    int host[N];
+    for (int i = 0; i < N; i++)
+        host[i] = (int)(rnd() & 0xffff);
+    bt__bbuf *b = alloc(sizeof host);
+    assert_int_equal(g_if->buf_write(g_bd, b, 0, host, sizeof host, &d), BT_OK);
+    bt__karg args[] = {buf_arg(b), i32_arg(N)};
+    uint32_t grid[3] = {(N + 127) / 128, 1, 1}, block[3] = {128, 1, 1};
+    double ms = -1;
+    bt_status st = g_if->launch_graph_timed(g_bd, f, grid, block, 0, args, 2, 10, &ms, &d);
+    if (st != BT_OK)
+        fprintf(stderr, "launch_graph_timed: %s\n", d.msg);
+    assert_int_equal(st, BT_OK);
+    printf("    inc over %d ints, graph of 10: %.5f ms per launch\n", N, ms);
+    assert_true(ms > 0);
+    int back[N];
+    assert_int_equal(g_if->buf_read(g_bd, b, 0, back, sizeof back, &d), BT_OK);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(back[i], host[i] + 20); /* a warm-up replay and a timed one, 10 each */
+    assert_int_equal(g_if->launch_graph_timed(g_bd, f, grid, block, 0, args, 2, 0, &ms, &d),
+                     BT_INVALID_ARG);
+    /* A configuration refused before the capture leaves the stream usable. */
+    uint32_t huge[3] = {2048, 1, 1};
+    assert_int_equal(g_if->launch_graph_timed(g_bd, f, grid, huge, 0, args, 2, 3, &ms, &d),
+                     BT_RESOURCES);
+    assert_int_equal(g_if->launch(g_bd, f, grid, block, 0, args, 2, NULL, &d), BT_OK);
+    assert_int_equal(g_if->buf_read(g_bd, b, 0, back, sizeof back, &d), BT_OK);
+    assert_int_equal(back[0], host[0] + 21);
+    g_if->buf_free(g_bd, b);
+    g_if->module_free(g_bd, m);
+}
+
+static void test_refused_launches(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    bt__bmod *m = build(kernels_src);
+    bt__bfn *f = NULL;
+    bt__kres res;
+    bt_diag d = {0};
+    assert_int_equal(g_if->function_get(g_bd, m, "inc", &f, &res, &d), BT_OK);
+    bt__bbuf *b = alloc(1 << 16);
+    bt__btimer *t = NULL;
+    assert_int_equal(g_if->timer_create(g_bd, &t, &d), BT_OK);
+    double ms = -1;
+    assert_int_equal(g_if->timer_read(g_bd, t, &ms, &d), BT_INVALID_ARG); /* nothing recorded */
+    uint32_t grid[3] = {4, 1, 1}, block[3] = {64, 1, 1};
+
+    /* OpenCL's local-memory argument has no CUDA meaning. */
+    bt__karg local[] = {buf_arg(b), {.kind = BT__ARG_LOCAL, .u.local_bytes = 256}};
+    assert_int_equal(g_if->launch(g_bd, f, grid, block, 0, local, 2, t, &d), BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "BT__ARG_LOCAL"));
+    assert_int_equal(g_if->timer_read(g_bd, t, &ms, &d), BT_INVALID_ARG); /* still nothing */
+    bt__karg null_buf[] = {{.kind = BT__ARG_BUF, .u.buf = NULL}, i32_arg(16)};
+    assert_int_equal(g_if->launch(g_bd, f, grid, block, 0, null_buf, 2, NULL, &d),
+                     BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "argument 0"));
+
+    bt__karg args[] = {buf_arg(b), i32_arg(256)};
+    uint32_t zero[3] = {0, 1, 1};
+    assert_int_equal(g_if->launch(g_bd, f, grid, zero, 0, args, 2, NULL, &d), BT_INVALID_ARG);
+    uint32_t huge[3] = {(uint32_t)res.max_threads_per_block * 2, 1, 1};
+    assert_int_equal(g_if->launch(g_bd, f, grid, huge, 0, args, 2, NULL, &d), BT_RESOURCES);
+    assert_non_null(strstr(d.msg, "inc"));
+    uint32_t cube[3] = {16, 16, 16}; /* 4096 threads */
+    assert_int_equal(g_if->launch(g_bd, f, grid, cube, 0, args, 2, NULL, &d), BT_RESOURCES);
+    uint32_t deep[3] = {1, 1, 128}; /* z above 64 */
+    assert_int_equal(g_if->launch(g_bd, f, grid, deep, 0, args, 2, NULL, &d), BT_RESOURCES);
+
+    /* The device still works afterwards, and the timer times the next launch. */
+    assert_int_equal(g_if->launch(g_bd, f, grid, block, 0, args, 2, t, &d), BT_OK);
+    assert_int_equal(g_if->timer_read(g_bd, t, &ms, &d), BT_OK);
+    assert_true(ms > 0);
+    assert_int_equal(g_if->sync(g_bd, &d), BT_OK);
+    g_if->timer_free(g_bd, t);
+    g_if->timer_free(g_bd, NULL);
+    g_if->buf_free(g_bd, b);
+    g_if->module_free(g_bd, m);
+}
+
+static void test_flush_cache(void **state)
+{
+    (void)state;
+    int data[1024];
+    for (int i = 0; i < 1024; i++)
+        data[i] = (int)rnd();
+    bt__bbuf *b = alloc(sizeof data);
+    bt_diag d = {0};
+    assert_int_equal(g_if->buf_write(g_bd, b, 0, data, sizeof data, &d), BT_OK);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(g_if->flush_cache(g_bd, &d), BT_OK);
+    assert_int_equal(g_if->sync(g_bd, &d), BT_OK);
+    int back[1024];
+    assert_int_equal(g_if->buf_read(g_bd, b, 0, back, sizeof back, &d), BT_OK);
+    assert_memory_equal(data, back, sizeof data); /* flushing touches no user buffer */
+    g_if->buf_free(g_bd, b);
+}
+
+/* A second opening of the same GPU shares its primary context but has its own stream. */
+static void test_second_open(void **state)
+{
+    (void)state;
+    bt_device *other = NULL;
+    bt_diag d = {0};
+    assert_int_equal(bt_device_open("cuda:0", &other, &d), BT_OK);
+    const bt__backend_iface *i2 = bt__device_iface(other);
+    bt__bdev *b2 = bt__device_bdev(other);
+    assert_ptr_equal(i2, g_if);
+    bt__bbuf *x = NULL;
+    assert_int_equal(i2->buf_alloc(b2, 4096, &x, &d), BT_OK);
+    const unsigned char v = 0x3c;
+    assert_int_equal(i2->buf_fill(b2, x, 0, 4096, &v, 1, &d), BT_OK);
+    unsigned char back[4096];
+    assert_int_equal(i2->buf_read(b2, x, 0, back, sizeof back, &d), BT_OK);
+    for (int i = 0; i < 4096; i++)
+        assert_int_equal(back[i], 0x3c);
+    i2->buf_free(b2, x);
+    bt_device_close(other);
+    /* The first device is unaffected by the second's close. */
+    bt__bbuf *y = alloc(64);
+    g_if->buf_free(g_bd, y);
+}
+
+/* Last in the group: a faulting kernel poisons the context for the rest of the process. */
+static void test_fault_then_clean_failures(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    bt__bmod *m = build(kernels_src);
+    bt__bfn *f = NULL;
+    bt_diag d = {0};
+    assert_int_equal(g_if->function_get(g_bd, m, "oob", &f, NULL, &d), BT_OK);
+    bt__bbuf *b = alloc(4096);
+    bt__btimer *t = NULL;
+    assert_int_equal(g_if->timer_create(g_bd, &t, &d), BT_OK);
+    bt__karg args[] = {buf_arg(b)};
+    uint32_t grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+    /* The fault comes asynchronously: normally at the next wait, but the driver may report it
+     * already to a call of the launch sequence (the end event's record). */
+    bt_status st = g_if->launch(g_bd, f, grid, block, 0, args, 1, t, &d);
+    assert_true(st == BT_OK || st == BT_LAUNCH);
+    if (st == BT_OK) {
+        st = g_if->sync(g_bd, &d);
+        assert_non_null(strstr(d.msg, "cuStreamSynchronize: CUDA_ERROR_"));
+    }
+    printf("    after the faulting kernel: %s: %s\n", bt_err_name(st), d.msg);
+    assert_int_equal(st, BT_LAUNCH);
+    assert_non_null(strstr(d.msg, "CUDA_ERROR_ILLEGAL_ADDRESS (700)"));
+    assert_non_null(strstr(d.msg, "illegal memory access"));
+    char first[sizeof d.msg];
+    snprintf(first, sizeof first, "%s", d.msg);
+
+    /* Every later call fails the same clean way, naming the first error. */
+    double ms = 0;
+    bt__bbuf *x = (bt__bbuf *)&d;
+    assert_int_equal(g_if->buf_alloc(g_bd, 64, &x, &d), BT_LAUNCH);
+    assert_null(x);
+    assert_non_null(strstr(d.msg, "context lost after"));
+    assert_non_null(strstr(d.msg, first));
+    assert_int_equal(g_if->timer_read(g_bd, t, &ms, &d), BT_LAUNCH);
+    assert_int_equal(g_if->launch(g_bd, f, grid, block, 0, args, 1, NULL, &d), BT_LAUNCH);
+    int v = 0;
+    assert_int_equal(g_if->buf_read(g_bd, b, 0, &v, sizeof v, &d), BT_LAUNCH);
+    assert_int_equal(g_if->buf_write(g_bd, b, 0, &v, sizeof v, &d), BT_LAUNCH);
+    assert_int_equal(g_if->buf_fill(g_bd, b, 0, 4, &v, 4, &d), BT_LAUNCH);
+    assert_int_equal(g_if->flush_cache(g_bd, &d), BT_LAUNCH);
+    assert_int_equal(g_if->sync(g_bd, &d), BT_LAUNCH);
+    bt__btimer *t2 = NULL;
+    assert_int_equal(g_if->timer_create(g_bd, &t2, &d), BT_LAUNCH);
+    assert_null(t2);
+    bt__bfn *f2 = NULL;
+    assert_int_equal(g_if->function_get(g_bd, m, "inc", &f2, NULL, &d), BT_LAUNCH);
+    assert_int_equal(g_if->function_set_dyn_smem(g_bd, f, 1024, &d), BT_LAUNCH);
+    double per = 0;
+    assert_int_equal(g_if->launch_graph_timed(g_bd, f, grid, block, 0, args, 1, 2, &per, &d),
+                     BT_LAUNCH);
+    /* Another opening of the same GPU is refused while this one holds the lost context. */
+    bt_device *other = NULL;
+    assert_int_equal(bt_device_open("cuda:0", &other, &d), BT_LAUNCH);
+    assert_null(other);
+    assert_non_null(strstr(d.msg, "context lost"));
+    /* Compiling needs no context and still works. */
+    bt__blob blob = {0};
+    char *log = NULL;
+    assert_int_equal(g_if->compile(g_bd, vadd_src, NULL, 0, NULL, &blob, &log), BT_OK);
+    bt__bmod *m2 = (bt__bmod *)&d;
+    assert_int_equal(g_if->module_load(g_bd, blob.data, blob.size, &m2, &d), BT_LAUNCH);
+    assert_null(m2);
+    free(blob.data);
+    free(log);
+    /* Freeing releases the host side without a crash. */
+    g_if->timer_free(g_bd, t);
+    g_if->buf_free(g_bd, b);
+    g_if->module_free(g_bd, m);
+}
+
+/* After each device test on the mock: every context the backend pushed is popped again. */
+static int ctx_balanced(void **state)
+{
+    (void)state;
+    if (!g_mock)
+        return 0;
+    void *h = dlopen(getenv(BT__CUDA_LIBRARY_ENV), RTLD_NOW | RTLD_NOLOAD);
+    int (*depth)(void) = h ? (int (*)(void))dlsym(h, "mock_ctx_depth") : NULL;
+    int n = depth ? depth() : -1;
+    if (h)
+        dlclose(h);
+    if (n != 0) {
+        fprintf(stderr, "the backend left %d context(s) pushed on this thread\n", n);
+        return -1;
+    }
+    return 0;
+}
+
+static int device_setup(void **state)
+{
+    (void)state;
+    bt_diag d = {0};
+    if (bt_device_open("cuda", &g_dev, &d) != BT_OK) {
+        fprintf(stderr, "cannot open a CUDA device: %s\n", d.msg);
+        return -1;
+    }
+    g_if = bt__device_iface(g_dev);
+    g_bd = bt__device_bdev(g_dev);
+    return 0;
+}
+
+static int device_teardown(void **state)
+{
+    (void)state;
+    bt_device_close(g_dev);
+    g_dev = NULL;
+    /* With every device of the GPU closed, the lost mark is gone and the GPU opens again when
+     * the driver allows it (the mock always does; a real driver may not). */
+    bt_diag d = {0};
+    bt_device *again = NULL;
+    bt_status st = bt_device_open("cuda:0", &again, &d);
+    printf("    reopening cuda:0 after the fault: %s%s%s\n", bt_err_name(st), st ? ": " : "",
+           st ? d.msg : "");
+    if (g_mock && st != BT_OK)
+        return -1;
+    bt_device_close(again);
+    return 0;
+}
+
+int main(void)
+{
+    g_nvrtc = bt__nvrtc_available(&g_nvrtc_why);
+    if (!g_nvrtc)
+        printf("SKIPPED (NVRTC tests): no NVRTC: %s\n", g_nvrtc_why.msg);
+
+    const struct CMUnitTest offline[] = {
+        cmocka_unit_test(test_error_and_arch_names),
+        cmocka_unit_test(test_missing_driver),
+        cmocka_unit_test(test_occupancy_hopper),
+        cmocka_unit_test(test_occupancy_other_archs),
+        cmocka_unit_test(test_resources_from_logs),
+        cmocka_unit_test(test_nvrtc_compile_with_defines),
+        cmocka_unit_test(test_nvrtc_resources_live),
+        cmocka_unit_test(test_nvrtc_compile_errors),
+        cmocka_unit_test(test_nvrtc_from_threads),
+        cmocka_unit_test(test_nvrtc_sm90a),
+    };
+    int failed = cmocka_run_group_tests_name("cuda_offline", offline, NULL, NULL);
+
+    /* The device group: the real driver when one loads and sees a GPU, else the mock. */
+    const char *env = getenv(BT__CUDA_LIBRARY_ENV);
+    if (!env || !*env) {
+        void *ctx = NULL;
+        bt_diag d = {0};
+        if (bt__backend_cuda.load(&ctx, &d) == BT_OK) {
+            bt__backend_cuda.unload(ctx);
+        } else {
+            printf("SKIPPED: no CUDA device (%s)\n", d.msg);
+            printf("running the device tests against the mock driver %s instead\n",
+                   BT_MOCK_CUDA);
+            setenv(BT__CUDA_LIBRARY_ENV, BT_MOCK_CUDA, 1);
+            g_mock = 1;
+        }
+    } else {
+        g_mock = strstr(env, "mock") != NULL;
+    }
+    const struct CMUnitTest device[] = {
+        cmocka_unit_test_teardown(test_devices_list_cuda_first, ctx_balanced),
+        cmocka_unit_test_teardown(test_buffer_round_trip, ctx_balanced),
+        cmocka_unit_test_teardown(test_buffer_fill_patterns, ctx_balanced),
+        cmocka_unit_test_teardown(test_buffer_copy, ctx_balanced),
+        cmocka_unit_test_teardown(test_vector_add_timed, ctx_balanced),
+        cmocka_unit_test_teardown(test_corrupt_blobs, ctx_balanced),
+        cmocka_unit_test_teardown(test_compile_errors_on_device, ctx_balanced),
+        cmocka_unit_test_teardown(test_compile_from_threads_on_device, ctx_balanced),
+        cmocka_unit_test_teardown(test_dynamic_smem_above_48k, ctx_balanced),
+        cmocka_unit_test_teardown(test_graph_timed, ctx_balanced),
+        cmocka_unit_test_teardown(test_refused_launches, ctx_balanced),
+        cmocka_unit_test_teardown(test_flush_cache, ctx_balanced),
+        cmocka_unit_test_teardown(test_second_open, ctx_balanced),
+        /* must stay last: */
+        cmocka_unit_test_teardown(test_fault_then_clean_failures, ctx_balanced),
+    };
+    failed += cmocka_run_group_tests_name(g_mock ? "cuda_device_mock" : "cuda_device", device,
+                                          device_setup, device_teardown);
+
+    /* After the device group: while the stub is loaded, glibc would hand it out for any
+     * dlopen("libcuda.so.1") by its SONAME, so it must not be around when the real driver is
+     * looked for. */
+    const struct CMUnitTest late[] = {
+        cmocka_unit_test(test_stub_driver_refused),
+    };
+    failed += cmocka_run_group_tests_name("cuda_stub", late, NULL, NULL);
+    return failed ? 1 : 0;
+}
