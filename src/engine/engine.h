@@ -90,13 +90,21 @@ struct bt_result {
     char reference[64];
 };
 
-/* A dispatch cache entry: a key and the compiled winner. */
+/* A dispatch cache entry: the key values and the compiled winner, with the launch geometry and
+ * scalar arguments already evaluated for the problem that created it (reused when a later problem
+ * has the same values for every variable, the common case; re-evaluated otherwise). */
 typedef struct bt__dispatch {
+    bool used;
     uint64_t hash;
-    char *key;
+    int nkv;
+    int64_t kv[BT__MAX_PROBLEM + 1]; /* key variables' values, then the dtype */
     bt_config cfg;
     bt__bmod *mod;
     bt__bfn *fn;
+    int64_t pvals[BT__MAX_PROBLEM];
+    uint32_t grid[3], block[3];
+    size_t dyn;
+    bt__karg args[BT__MAX_ARGS]; /* scalars and local sizes; buffers filled per launch */
 } bt__dispatch;
 
 struct bt_kernel {
@@ -127,8 +135,8 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *o,
 
 /* Key text of a problem for kn ("vector_add@3f2a..:n=1024,dtype=fp32@opencl:0"). */
 void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, char *buf, size_t size);
-/* Inserts (takes ownership of mod). */
-bt_status bt__dispatch_put(bt_kernel *kn, const char *key, const bt_config *cfg, bt__bmod *mod,
+/* Inserts the winner for p's key (takes ownership of mod). */
+bt_status bt__dispatch_put(bt_kernel *kn, const bt_problem *p, const bt_config *cfg, bt__bmod *mod,
                            bt__bfn *fn);
 
 /* Geometry and scalar arguments of a config for a problem. */

@@ -67,11 +67,8 @@ void bt_kernel_destroy(bt_kernel *kn)
     if (!kn)
         return;
     for (size_t i = 0; i < kn->cap; i++)
-        if (kn->tab && kn->tab[i].key) {
-            free(kn->tab[i].key);
-            if (kn->tab[i].mod)
-                kn->iface->module_free(kn->bdev, kn->tab[i].mod);
-        }
+        if (kn->tab[i].used && kn->tab[i].mod)
+            kn->iface->module_free(kn->bdev, kn->tab[i].mod);
     free(kn->tab);
     pthread_rwlock_destroy(&kn->lock);
     pthread_mutex_destroy(&kn->tune_lock);
@@ -110,6 +107,61 @@ void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, char *buf, size_
         snprintf(buf + o, size - o, "@%s", bt_device_get_info(kn->dev)->id);
 }
 
+/* The key values of a problem: every key variable, then the dtype. Returns how many. */
+static int key_values(const bt_kernel *kn, const bt_problem *p, int64_t *kv)
+{
+    const bt_kdesc *k = kn->k;
+    int n = 0;
+    for (int i = 0; i < k->nkey; i++)
+        kv[n++] = p->values[k->key_slots[i] - k->slot_problem0];
+    kv[n++] = k->key_dtype ? (int64_t)p->dtype : -1;
+    return n;
+}
+
+static uint64_t kv_hash(const int64_t *kv, int n)
+{
+    return bt__fnv1a(kv, sizeof *kv * (size_t)n, BT__FNV_SEED);
+}
+
+/* Evaluates the launch of cfg for p into e (geometry and non-buffer arguments). */
+static bt_status eval_launch(const bt_kernel *kn, const bt_problem *p, bt__dispatch *e,
+                             bt_diag *diag)
+{
+    const bt_kdesc *k = kn->k;
+    const bt_gpu *g = &bt_device_get_info(kn->dev)->props;
+    int64_t slots[256];
+    bt__kdesc_fill_slots(k, &e->cfg, p, g, slots);
+    for (int i = 0; i < k->nargs; i++) {
+        const bt__argspec *a = &k->args[i];
+        if (a->role == BT__KARG_BUFFER)
+            continue;
+        int64_t v;
+        bt_status st = bt__expr_eval(a->size.e, slots, &v, diag);
+        if (st)
+            return st;
+        bt__karg *x = &e->args[i];
+        if (a->role == BT__KARG_LOCAL)
+            x->kind = BT__ARG_LOCAL, x->u.local_bytes = (size_t)v;
+        else if (a->dtype == BT__DT_INT64)
+            x->kind = BT__ARG_I64, x->u.i64 = v;
+        else if (a->dtype == BT__DT_FP32)
+            x->kind = BT__ARG_F32, x->u.f32 = (float)v;
+        else if (a->dtype == BT__DT_FP64)
+            x->kind = BT__ARG_F64, x->u.f64 = (double)v;
+        else
+            x->kind = BT__ARG_I32, x->u.i32 = (int32_t)v;
+    }
+    int64_t grid[3], block[3], dyn;
+    bt_status st = bt__geometry(k, &e->cfg, p, g, grid, block, &dyn, diag);
+    if (st)
+        return st;
+    for (int d = 0; d < 3; d++)
+        e->grid[d] = (uint32_t)grid[d], e->block[d] = (uint32_t)block[d];
+    e->dyn = (size_t)dyn;
+    memcpy(e->pvals, p->values, sizeof e->pvals);
+    return BT_OK;
+}
+
 /* Open addressing; the table only grows. Callers hold the write lock. */
 static bt_status tab_insert(bt_kernel *kn, bt__dispatch *e)
 {
@@ -119,9 +171,9 @@ static bt_status tab_insert(bt_kernel *kn, bt__dispatch *e)
         if (!t)
             return BT_NOMEM;
         for (size_t i = 0; i < kn->cap; i++)
-            if (kn->tab[i].key) {
+            if (kn->tab[i].used) {
                 size_t j = kn->tab[i].hash & (cap - 1);
-                while (t[j].key)
+                while (t[j].used)
                     j = (j + 1) & (cap - 1);
                 t[j] = kn->tab[i];
             }
@@ -130,13 +182,12 @@ static bt_status tab_insert(bt_kernel *kn, bt__dispatch *e)
         kn->cap = cap;
     }
     size_t j = e->hash & (kn->cap - 1);
-    while (kn->tab[j].key) {
-        if (kn->tab[j].hash == e->hash && !strcmp(kn->tab[j].key, e->key)) {
-            /* replace: a re-tune's winner */
-            if (kn->tab[j].mod)
-                kn->iface->module_free(kn->bdev, kn->tab[j].mod);
-            free(kn->tab[j].key);
-            kn->tab[j] = *e;
+    while (kn->tab[j].used) {
+        bt__dispatch *o = &kn->tab[j];
+        if (o->hash == e->hash && o->nkv == e->nkv && !memcmp(o->kv, e->kv, sizeof(int64_t) * (size_t)e->nkv)) {
+            if (o->mod) /* a re-tune's winner replaces the old one */
+                kn->iface->module_free(kn->bdev, o->mod);
+            *o = *e;
             return BT_OK;
         }
         j = (j + 1) & (kn->cap - 1);
@@ -146,29 +197,36 @@ static bt_status tab_insert(bt_kernel *kn, bt__dispatch *e)
     return BT_OK;
 }
 
-bt_status bt__dispatch_put(bt_kernel *kn, const char *key, const bt_config *cfg, bt__bmod *mod,
+bt_status bt__dispatch_put(bt_kernel *kn, const bt_problem *p, const bt_config *cfg, bt__bmod *mod,
                            bt__bfn *fn)
 {
-    bt__dispatch e = {bt__fnv1a(key, strlen(key), BT__FNV_SEED), bt__strdup(key), *cfg, mod, fn};
-    if (!e.key)
-        return BT_NOMEM;
-    pthread_rwlock_wrlock(&kn->lock);
-    bt_status st = tab_insert(kn, &e);
-    pthread_rwlock_unlock(&kn->lock);
+    bt__dispatch e;
+    memset(&e, 0, sizeof e);
+    e.used = true;
+    e.nkv = key_values(kn, p, e.kv);
+    e.hash = kv_hash(e.kv, e.nkv);
+    e.cfg = *cfg;
+    e.mod = mod;
+    e.fn = fn;
+    bt_status st = eval_launch(kn, p, &e, NULL);
     if (st)
-        free(e.key);
+        return st;
+    pthread_rwlock_wrlock(&kn->lock);
+    st = tab_insert(kn, &e);
+    pthread_rwlock_unlock(&kn->lock);
     return st;
 }
 
-static bool tab_find(bt_kernel *kn, const char *key, uint64_t h, bt__dispatch *out)
+static bool tab_find(bt_kernel *kn, const int64_t *kv, int nkv, uint64_t h, bt__dispatch *out)
 {
     bool found = false;
     pthread_rwlock_rdlock(&kn->lock);
     if (kn->cap) {
         size_t j = h & (kn->cap - 1);
-        while (kn->tab[j].key) {
-            if (kn->tab[j].hash == h && !strcmp(kn->tab[j].key, key)) {
-                *out = kn->tab[j];
+        while (kn->tab[j].used) {
+            const bt__dispatch *o = &kn->tab[j];
+            if (o->hash == h && o->nkv == nkv && !memcmp(o->kv, kv, sizeof(int64_t) * (size_t)nkv)) {
+                *out = *o;
                 found = true;
                 break;
             }
@@ -201,14 +259,14 @@ bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const 
     if (!kn || !p || p->k != kn->k || (nbuffers && !buffers))
         return BT_INVALID_ARG;
     const bt_kdesc *k = kn->k;
-    char key[512];
-    bt__dispatch_key(kn, p, key, sizeof key);
-    uint64_t h = bt__fnv1a(key, strlen(key), BT__FNV_SEED);
+    int64_t kv[BT__MAX_PROBLEM + 1];
+    int nkv = key_values(kn, p, kv);
+    uint64_t h = kv_hash(kv, nkv);
     bt__dispatch e;
-    if (!tab_find(kn, key, h, &e)) {
+    if (!tab_find(kn, kv, nkv, h, &e)) {
         pthread_mutex_lock(&kn->tune_lock);
         bt_status st = BT_OK;
-        if (!tab_find(kn, key, h, &e)) { /* nobody tuned it meanwhile */
+        if (!tab_find(kn, kv, nkv, h, &e)) { /* nobody tuned it meanwhile */
             bt_result *r = NULL;
             st = bt__tune(kn, p, &kn->opts, buffers, nbuffers, &r, diag);
             if (st == BT_OK) {
@@ -222,72 +280,38 @@ bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const 
             if (st == BT_OK && getenv("BLOCKTUNE_LOG"))
                 bt_result_write_table(r, stderr);
             bt_result_free(r);
-            if (st == BT_OK && !tab_find(kn, key, h, &e))
+            if (st == BT_OK && !tab_find(kn, kv, nkv, h, &e))
                 st = BT_INTERNAL;
         }
         pthread_mutex_unlock(&kn->tune_lock);
         if (st)
             return st;
     }
-    /* hot path: geometry and arguments from the spec, then the backend launch */
-    const bt_gpu *g = &bt_device_get_info(kn->dev)->props;
-    int64_t slots[256];
-    bt__kdesc_fill_slots(k, &e.cfg, p, g, slots);
-    bt__karg args[BT__MAX_ARGS];
-    int nb = 0;
-    for (int i = 0; i < k->nargs; i++) {
-        const bt__argspec *a = &k->args[i];
-        if (a->role == BT__KARG_BUFFER) {
-            if (nb >= nbuffers) {
-                bt__diag_set(diag, "kernel '%s' takes more than the %d buffers given", k->name, nbuffers);
-                return BT_INVALID_ARG;
-            }
-            args[i].kind = BT__ARG_BUF;
-            args[i].u.buf = buffers[nb++]->b;
-            continue;
-        }
-        int64_t v;
-        bt_status st = bt__expr_eval(a->size.e, slots, &v, diag);
+    /* hot path: geometry and scalars were evaluated when the winner was stored; only a problem
+     * that differs in a variable outside the key needs them again */
+    if (memcmp(e.pvals, p->values, sizeof e.pvals)) {
+        bt_status st = eval_launch(kn, p, &e, diag);
         if (st)
             return st;
-        if (a->role == BT__KARG_LOCAL) {
-            args[i].kind = BT__ARG_LOCAL;
-            args[i].u.local_bytes = (size_t)v;
-        } else if (a->dtype == BT__DT_INT64) {
-            args[i].kind = BT__ARG_I64;
-            args[i].u.i64 = v;
-        } else if (a->dtype == BT__DT_FP32) {
-            args[i].kind = BT__ARG_F32;
-            args[i].u.f32 = (float)v;
-        } else if (a->dtype == BT__DT_FP64) {
-            args[i].kind = BT__ARG_F64;
-            args[i].u.f64 = (double)v;
-        } else {
-            args[i].kind = BT__ARG_I32;
-            args[i].u.i32 = (int32_t)v;
+    }
+    int nb = 0;
+    for (int i = 0; i < k->nargs; i++) {
+        if (k->args[i].role != BT__KARG_BUFFER)
+            continue;
+        if (nb >= nbuffers || !buffers[nb]) {
+            bt__diag_set(diag, "kernel '%s' takes more than the %d buffers given", k->name, nbuffers);
+            return BT_INVALID_ARG;
         }
+        e.args[i].kind = BT__ARG_BUF;
+        e.args[i].u.buf = buffers[nb++]->b;
     }
     if (nb != nbuffers) {
         bt__diag_set(diag, "kernel '%s' takes %d buffers, %d given", k->name, nb, nbuffers);
         return BT_INVALID_ARG;
     }
-    uint32_t grid[3], block[3];
-    int64_t dyn = 0;
-    for (int d = 0; d < 3; d++) {
-        int64_t gv, bv;
-        bt_status st = bt__expr_eval(k->grid[d].e, slots, &gv, diag);
-        if (!st)
-            st = bt__expr_eval(k->block[d].e, slots, &bv, diag);
-        if (st)
-            return st;
-        grid[d] = (uint32_t)gv;
-        block[d] = (uint32_t)bv;
-    }
-    if (k->dyn_smem.e && bt__expr_eval(k->dyn_smem.e, slots, &dyn, diag))
-        return BT_EVAL;
-    if (!grid[0] || !grid[1] || !grid[2])
+    if (!e.grid[0] || !e.grid[1] || !e.grid[2])
         return BT_OK;
-    return kn->iface->launch(kn->bdev, e.fn, grid, block, (size_t)dyn, args, k->nargs, NULL, diag);
+    return kn->iface->launch(kn->bdev, e.fn, e.grid, e.block, e.dyn, e.args, k->nargs, NULL, diag);
 }
 
 /* --- buffers ---------------------------------------------------------------------------------- */

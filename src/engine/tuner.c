@@ -826,9 +826,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
     /* 6. the winner enters the dispatch cache; everything else is unloaded */
     if (r->winner >= 0) {
         bt__entry *w = &r->e[r->winner];
-        char key[512];
-        bt__dispatch_key(kn, p, key, sizeof key);
-        if (bt__dispatch_put(kn, key, &w->ev.cfg, w->mod, w->fn) == BT_OK) {
+        if (bt__dispatch_put(kn, p, &w->ev.cfg, w->mod, w->fn) == BT_OK) {
             w->mod = NULL;
             w->fn = NULL;
         }
