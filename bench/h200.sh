@@ -10,6 +10,8 @@ export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
 export BLOCKTUNE_CACHE_DIR=/tmp/bt-cache
 export PYTHONUNBUFFERED=1
 bt=build/blocktune
+# the binaries were built in /work/main on the development machine and name it in a few paths
+[ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 {
   echo "date: $(date -u +%FT%TZ)"; echo "git: $(git rev-parse HEAD 2>/dev/null)"
@@ -23,7 +25,9 @@ tail -5 "$OUT/test_cuda.log"
 tune() { # tune NAME ARGS...
   local name=$1; shift
   log "tune $name: $*"
-  /usr/bin/time -f "wall %e s" $bt tune "$@" --device cuda:0 --json "$OUT/$name.json" > "$OUT/$name.txt" 2>&1
+  local t0=$(date +%s.%N)
+  timeout 240 $bt tune "$@" --device cuda:0 --json "$OUT/$name.json" > "$OUT/$name.txt" 2>&1
+  echo "rc=$? wall $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}') s" | tee -a "$OUT/summary.txt"
   grep -E "^time|WINNER|margin|TIE|Winner|GB/s =|TFLOP/s =|none:" "$OUT/$name.txt" | head -8 | tee -a "$OUT/summary.txt"
   tail -1 "$OUT/$name.txt" | tee -a "$OUT/summary.txt"
 }
@@ -35,6 +39,12 @@ tune layernorm_32768x4096 layernorm --rows 32768 --cols 4096
 tune layernorm_8192x8192 layernorm --rows 8192 --cols 8192
 tune reduce reduce --n 268435456
 tune gemm_fp32_2048 gemm --m 2048 --n 2048 --k 2048 --max-configs 8
+log "tuning cost: gemm fp32 1024^3, 8 configs, cold kernel cache then warm"
+rm -rf /tmp/bt-cache
+tune gemm8_cold gemm --m 1024 --n 1024 --k 1024 --max-configs 8 --warmup-ms 5 --rep-ms 20
+tune gemm8_warm gemm --m 1024 --n 1024 --k 1024 --max-configs 8 --warmup-ms 5 --rep-ms 20
+log "launch overhead (host us per launch of a tiny kernel)"
+build/bt_launch_overhead cuda:0 2>&1 | tee "$OUT/launch_overhead.json" | tee -a "$OUT/summary.txt"
 log "peers (torch / Triton)"
 BASELINE_OUT="$OUT" timeout 300 python3 bench/peers/triton_h200_mem.py > "$OUT/peers.log" 2>&1; echo "peers rc=$?"
 grep -E "copy|best|torch|layernorm|reduce" "$OUT/peers.log" | tail -12 | tee -a "$OUT/summary.txt"
