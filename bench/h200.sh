@@ -22,6 +22,8 @@ cat "$OUT/provenance.txt"
 log "devices"; $bt devices 2>&1 | tee -a "$OUT/summary.txt"
 log "test_cuda"; (build/test_cuda > "$OUT/test_cuda.log" 2>&1; echo "test_cuda rc=$?") | tee -a "$OUT/summary.txt"
 tail -5 "$OUT/test_cuda.log"
+log "test_engine on the default device (the GPU)"; (timeout 300 build/test_engine > "$OUT/test_engine.log" 2>&1; echo "test_engine rc=$?") | tee -a "$OUT/summary.txt"
+grep -E "FAILED|PASSED|ERROR|device:" "$OUT/test_engine.log" | head -12 | tee -a "$OUT/summary.txt"
 tune() { # tune NAME ARGS...
   local name=$1; shift
   log "tune $name: $*"
