@@ -315,6 +315,53 @@ static void test_launch_tunes_once_per_key_and_is_thread_safe(void **state)
     bt_kdesc_free(k);
 }
 
+static void test_faulting_config_is_survived(void **state)
+{
+    (void)state;
+    if (strcmp(bt_device_get_info(dev)->backend, "cuda")) {
+        printf("# skipped: the planted fault needs a CUDA device (this one is %s)\n",
+               bt_device_get_info(dev)->id);
+        skip();
+    }
+    bt_kdesc *k;
+    bt_diag d;
+    if (bt_kdesc_load_file(BT_SOURCE_DIR "/tests/data/fault.json", &k, &d) != BT_OK)
+        fail_msg("fault.json: %s", d.msg);
+    bt_problem *p;
+    bt_problem_create(k, &p);
+    bt_kernel *kn;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt_tune_options o = quick();
+    o.max_configs = 0;
+    bt_result *r;
+    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    assert_true(r->recoveries >= 1);
+    int faulted = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (cfg_value(k, &r->e[i].ev.cfg, "FAULT")) {
+            assert_int_equal(r->e[i].status, BT__CS_LAUNCH);
+            printf("# faulting config recorded: %s\n", r->e[i].error);
+            faulted++;
+        } else
+            assert_int_equal(r->e[i].status, BT__CS_OK);
+    }
+    assert_int_equal(faulted, 3);
+    assert_true(r->winner >= 0);
+    assert_int_equal(cfg_value(k, &r->e[r->winner].ev.cfg, "FAULT"), 0);
+    bt_result_free(r);
+    /* the kernel still launches after the tune's recoveries */
+    bt_buffer *b[2];
+    bt_buffer_create(dev, 4 * 100000, &b[0], &d);
+    bt_buffer_create(dev, 4 * 100000, &b[1], &d);
+    assert_int_equal(bt_kernel_launch(kn, p, b, 2, &d), BT_OK);
+    assert_int_equal(bt_device_sync(dev, &d), BT_OK);
+    bt_buffer_destroy(b[0]);
+    bt_buffer_destroy(b[1]);
+    bt_kernel_destroy(kn);
+    bt_problem_free(p);
+    bt_kdesc_free(k);
+}
+
 static void test_stats_are_exact_on_known_samples(void **state)
 {
     (void)state;
@@ -375,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_wrong_and_broken_configs_are_caught_and_never_win),
         cmocka_unit_test(test_winner_is_remeasured_interleaved_and_stable),
         cmocka_unit_test(test_launch_tunes_once_per_key_and_is_thread_safe),
+        cmocka_unit_test(test_faulting_config_is_survived),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     bt_device_close(dev);

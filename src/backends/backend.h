@@ -127,6 +127,10 @@ typedef struct bt__backend_iface {
                                     const uint32_t block[3], size_t dyn_smem,
                                     const bt__karg *args, int nargs, int reps,
                                     double *ms_per_launch, bt_diag *diag);
+
+    /* Optional: non-zero when a fault (illegal address, trap) has poisoned the device's context,
+     * so that every later call fails until the device is closed and opened again. */
+    int (*device_lost)(bt__bdev *d);
 } bt__backend_iface;
 
 /* The registered backends, in preference order, NULL-terminated. */

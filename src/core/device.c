@@ -266,6 +266,18 @@ void bt_device_close(bt_device *d)
     free(d);
 }
 
+bt_status bt__device_reopen(bt_device *d, bt_diag *diag)
+{
+    d->iface->device_close(d->bdev);
+    d->bdev = NULL;
+    return d->iface->device_open(d->ctx, d->info.index, &d->bdev, diag);
+}
+
+int bt__device_lost(const bt_device *d)
+{
+    return d->iface->device_lost && d->bdev && d->iface->device_lost(d->bdev);
+}
+
 const bt_device_info *bt_device_get_info(const bt_device *d)
 {
     return d ? &d->info : NULL;

@@ -12,6 +12,12 @@
 const bt__backend_iface *bt__device_iface(const bt_device *d);
 bt__bdev *bt__device_bdev(const bt_device *d);
 
+/* Closes and opens d's backend device again: after a fault poisoned its context (CUDA), this is
+ * how a tune goes on. Every module, buffer and function of the old one is gone. */
+bt_status bt__device_reopen(bt_device *d, bt_diag *diag);
+/* Non-zero when a fault has poisoned d's context. */
+int bt__device_lost(const bt_device *d);
+
 /* Called on each device's info after the backend filled it: fills props fields the device did
  * not report (left 0) and the peaks from the hardware-table row the name matches, and sets
  * table_row. A no-op until the hardware table is wired in. */

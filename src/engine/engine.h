@@ -83,7 +83,8 @@ struct bt_result {
     int finalists, rounds;
     double t_total, t_compile, t_verify, t_measure;
     int compile_threads;
-    int cached; /* configs whose binary came from the kernel cache */
+    int cached;     /* configs whose binary came from the kernel cache */
+    int recoveries; /* device faults survived (context rebuilt) */
     char source_hash[20];
     char timestamp[40];
     bt_tune_options opts;

@@ -7,6 +7,8 @@
 #include "core/util.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,10 +148,21 @@ void bt__hostbuf_set(bt__hostbuf *b, size_t i, double v)
     }
 }
 
-void bt__hostbuf_init(bt__hostbuf *b, bt__init_kind kind, double a, double c, bt__rng *r)
+typedef struct init_job {
+    bt__hostbuf *b;
+    bt__init_kind kind;
+    double a, c;
+    uint64_t seed;
+    size_t lo, hi; /* chunks [lo, hi) */
+} init_job;
+
+#define BT__INIT_CHUNK ((size_t)1 << 20)
+
+static void init_range(bt__hostbuf *b, bt__init_kind kind, double a, double c, bt__rng *r, size_t lo,
+                       size_t hi)
 {
     bool is_int = b->dtype == BT__DT_INT8 || b->dtype == BT__DT_INT32 || b->dtype == BT__DT_INT64;
-    for (size_t i = 0; i < b->count; i++) {
+    for (size_t i = lo; i < hi; i++) {
         double v;
         switch (kind) {
         case BT__INIT_NORMAL: v = a + c * bt__rng_normal(r); break;
@@ -163,6 +176,50 @@ void bt__hostbuf_init(bt__hostbuf *b, bt__init_kind kind, double a, double c, bt
             v = round(v);
         bt__hostbuf_set(b, i, v);
     }
+}
+
+static void *init_worker(void *arg)
+{
+    init_job *j = arg;
+    for (size_t ch = j->lo; ch < j->hi; ch++) {
+        bt__rng r;
+        bt__rng_seed(&r, j->seed ^ (0x9e3779b97f4a7c15ULL * (ch + 1)));
+        size_t lo = ch * BT__INIT_CHUNK, hi = lo + BT__INIT_CHUNK;
+        if (hi > j->b->count)
+            hi = j->b->count;
+        init_range(j->b, j->kind, j->a, j->c, &r, lo, hi);
+    }
+    return NULL;
+}
+
+void bt__hostbuf_init(bt__hostbuf *b, bt__init_kind kind, double a, double c, bt__rng *r)
+{
+    /* Chunks of 2^20 elements, each with its own stream drawn from r: the values do not depend on
+     * how many threads fill them, and large buffers fill on every core. */
+    uint64_t seed = bt__rng_next(r);
+    size_t nch = (b->count + BT__INIT_CHUNK - 1) / BT__INIT_CHUNK;
+    long nt = sysconf(_SC_NPROCESSORS_ONLN);
+    if (nt < 1)
+        nt = 1;
+    if (nt > 64)
+        nt = 64;
+    if ((size_t)nt > nch)
+        nt = (long)(nch ? nch : 1);
+    init_job jobs[64];
+    pthread_t th[64];
+    bool created[64] = {false};
+    for (long t = 0; t < nt; t++) {
+        jobs[t] = (init_job){b, kind, a, c, seed, nch * (size_t)t / (size_t)nt,
+                             nch * (size_t)(t + 1) / (size_t)nt};
+        if (t > 0)
+            created[t] = pthread_create(&th[t], NULL, init_worker, &jobs[t]) == 0;
+    }
+    for (long t = 0; t < nt; t++)
+        if (!created[t])
+            init_worker(&jobs[t]); /* this thread does what no thread was started for */
+    for (long t = 1; t < nt; t++)
+        if (created[t])
+            pthread_join(th[t], NULL);
     /* never time or verify on zeros: a random buffer that came out all zero gets a 1 */
     if ((kind == BT__INIT_NORMAL || kind == BT__INIT_UNIFORM || kind == BT__INIT_INT) && b->count) {
         bool all_zero = true;
@@ -202,55 +259,132 @@ void bt__poison_pattern(bt__dtype t, uint8_t pattern[8], size_t *size)
     }
 }
 
+typedef struct vjob {
+    const bt__hostbuf *out;
+    const double *ref; /* NULL: the reference is not known here (sampled): only scan for NaN/Inf */
+    double rtol, atol;
+    size_t lo, hi;
+    size_t checked, bad, nonfinite, first_bad_nf, first_bad;
+    double max_abs, max_rel;
+} vjob;
+
+static void *verify_worker(void *arg)
+{
+    vjob *j = arg;
+    j->first_bad_nf = j->first_bad = SIZE_MAX;
+    for (size_t i = j->lo; i < j->hi; i++) {
+        double o = bt__hostbuf_get(j->out, i);
+        if (!isfinite(o)) {
+            if (j->ref && !isfinite(j->ref[i]) && isnan(o) == isnan(j->ref[i]) &&
+                (isnan(o) || signbit(o) == signbit(j->ref[i]))) {
+                j->checked++;
+                continue; /* the reference has the same non-finite value there */
+            }
+            j->nonfinite++;
+            if (j->first_bad_nf == SIZE_MAX)
+                j->first_bad_nf = i;
+            continue;
+        }
+        if (!j->ref)
+            continue;
+        double r = j->ref[i];
+        j->checked++;
+        if (!isfinite(r)) {
+            j->bad++;
+            if (j->first_bad == SIZE_MAX)
+                j->first_bad = i;
+            continue;
+        }
+        double err = fabs(o - r), rel = err / fmax(fabs(r), 1e-30);
+        if (err > j->max_abs)
+            j->max_abs = err;
+        if (rel > j->max_rel && fabs(r) > j->atol)
+            j->max_rel = rel;
+        if (err > j->atol + j->rtol * fabs(r)) {
+            j->bad++;
+            if (j->first_bad == SIZE_MAX)
+                j->first_bad = i;
+        }
+    }
+    return NULL;
+}
+
 void bt__verify_compare(const bt__hostbuf *out, const double *ref, const size_t *sample,
                         size_t nsample, double rtol, double atol, bt__verify *v)
 {
     memset(v, 0, sizeof *v);
-    v->ok = true;
     v->first_bad = SIZE_MAX;
-    /* every element: NaN/Inf where the reference is finite fails (poisoned = unwritten) */
-    for (size_t i = 0; i < out->count; i++) {
-        double o = bt__hostbuf_get(out, i);
-        if (!isfinite(o)) {
-            bool ref_known = !sample || nsample == 0;
-            if (ref_known && !isfinite(ref[i]) && (isnan(o) == isnan(ref[i])) &&
-                (isnan(o) || signbit(o) == signbit(ref[i])))
+    bool sampled = sample && nsample;
+    /* every element: on all cores for large outputs */
+    long nt = out->count >= ((size_t)1 << 20) ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+    if (nt < 1)
+        nt = 1;
+    if (nt > 64)
+        nt = 64;
+    vjob jobs[64];
+    pthread_t th[64];
+    bool created[64] = {false};
+    for (long t = 0; t < nt; t++) {
+        jobs[t] = (vjob){.out = out, .ref = sampled ? NULL : ref, .rtol = rtol, .atol = atol,
+                         .lo = out->count * (size_t)t / (size_t)nt,
+                         .hi = out->count * (size_t)(t + 1) / (size_t)nt};
+        if (t > 0)
+            created[t] = pthread_create(&th[t], NULL, verify_worker, &jobs[t]) == 0;
+    }
+    for (long t = 0; t < nt; t++)
+        if (!created[t])
+            verify_worker(&jobs[t]);
+    size_t first_nf = SIZE_MAX;
+    for (long t = 0; t < nt; t++) {
+        if (created[t])
+            pthread_join(th[t], NULL);
+        vjob *j = &jobs[t];
+        v->checked += j->checked;
+        v->bad += j->bad;
+        v->nonfinite += j->nonfinite;
+        if (j->max_abs > v->max_abs_err)
+            v->max_abs_err = j->max_abs;
+        if (j->max_rel > v->max_rel_err)
+            v->max_rel_err = j->max_rel;
+        if (j->first_bad_nf < first_nf)
+            first_nf = j->first_bad_nf;
+        if (j->first_bad < v->first_bad)
+            v->first_bad = j->first_bad;
+    }
+    if (sampled) { /* the reference is known at the sampled indices only */
+        for (size_t s = 0; s < nsample; s++) {
+            size_t i = sample[s];
+            double o = bt__hostbuf_get(out, i), r = ref[i];
+            if (!isfinite(o) && !isfinite(r) && isnan(o) == isnan(r)) {
+                if (v->nonfinite) /* it was counted as unexplained in the scan */
+                    v->nonfinite--;
                 continue;
-            if (!ref_known) { /* sampled: the reference is only known at sampled indices */
-                bool in_sample = false;
-                for (size_t s = 0; s < nsample && !in_sample; s++)
-                    in_sample = sample[s] == i && !isfinite(ref[i]) && isnan(o) == isnan(ref[i]);
-                if (in_sample)
-                    continue;
             }
-            v->nonfinite++;
-            if (v->first_bad == SIZE_MAX) {
-                v->first_bad = i;
-                v->got = o;
-                v->want = ref_known ? ref[i] : NAN;
+            if (!isfinite(o))
+                continue; /* counted by the scan */
+            v->checked++;
+            double err = fabs(o - r), rel = err / fmax(fabs(r), 1e-30);
+            if (err > v->max_abs_err)
+                v->max_abs_err = err;
+            if (rel > v->max_rel_err && fabs(r) > atol)
+                v->max_rel_err = rel;
+            if (!isfinite(r) || err > atol + rtol * fabs(r)) {
+                v->bad++;
+                if (i < v->first_bad)
+                    v->first_bad = i;
             }
         }
     }
-    size_t n = nsample ? nsample : out->count;
-    for (size_t s = 0; s < n; s++) {
-        size_t i = nsample ? sample[s] : s;
-        double o = bt__hostbuf_get(out, i), r = ref[i];
-        v->checked++;
-        if (!isfinite(o) || !isfinite(r))
-            continue; /* counted above */
-        double err = fabs(o - r);
-        double rel = err / fmax(fabs(r), 1e-30);
-        if (err > v->max_abs_err)
-            v->max_abs_err = err;
-        if (rel > v->max_rel_err && fabs(r) > atol)
-            v->max_rel_err = rel;
-        if (err > atol + rtol * fabs(r)) {
-            v->bad++;
-            if (v->first_bad == SIZE_MAX || (v->nonfinite == 0 && v->bad == 1)) {
-                v->first_bad = i;
-                v->got = o;
-                v->want = r;
-            }
+    if (v->nonfinite)
+        v->first_bad = first_nf;
+    if (v->first_bad != SIZE_MAX) {
+        v->got = bt__hostbuf_get(out, v->first_bad);
+        v->want = (!sampled || v->nonfinite == 0) ? ref[v->first_bad] : NAN;
+        if (sampled && v->nonfinite) {
+            v->want = NAN;
+            for (size_t s = 0; s < nsample; s++)
+                if (sample[s] == v->first_bad)
+                    v->want = ref[v->first_bad];
         }
     }
     v->ok = v->bad == 0 && v->nonfinite == 0;

@@ -58,6 +58,9 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
     int cached = 0;
     for (size_t i = 0; i < r->n; i++)
         cached += r->e[i].cached;
+    if (r->recoveries)
+        fprintf(f, "the device faulted %d time(s); the context was rebuilt and the tune went on\n",
+                r->recoveries);
     fprintf(f, "time: compile %.2f s (%d threads, %d of %zu from the kernel cache), verify %.2f s, measure %.2f s, total %.2f s\n\n",
             r->t_compile, r->compile_threads, cached, r->n, r->t_verify, r->t_measure, r->t_total);
     if (known)

@@ -505,6 +505,59 @@ static void unload_all(tctx *T, bt_result *r, int keep)
         }
 }
 
+/* After a fault poisoned the device (CUDA: illegal address, trap), the config that caused it is
+ * already marked failed; everything else is rebuilt on a fresh context: the device reopened, the
+ * kernel's dispatch table dropped, the data made again from the same seed, and every config still
+ * in play reloaded from its binary. Caller-provided buffers died with the context: that is an
+ * error. */
+static bt_status recover(tctx *T, bt_result *r, pdata *d, bool caller, bt_diag *diag)
+{
+    bt_kernel *kn = T->kn;
+    if (caller) {
+        bt__diag_set(diag, "the device faulted while tuning on the caller's buffers, which are lost");
+        return BT_LAUNCH;
+    }
+    if (++r->recoveries > 16) {
+        bt__diag_set(diag, "the device faulted more than 16 times; giving up");
+        return BT_LAUNCH;
+    }
+    for (size_t i = 0; i < r->n; i++)
+        if (r->e[i].mod) {
+            T->I->module_free(T->D, r->e[i].mod);
+            r->e[i].mod = NULL;
+            r->e[i].fn = NULL;
+        }
+    bt_problem p = d->p;
+    pdata_free(T, d);
+    pthread_rwlock_wrlock(&kn->lock);
+    for (size_t i = 0; i < kn->cap; i++)
+        if (kn->tab[i].used && kn->tab[i].mod)
+            T->I->module_free(T->D, kn->tab[i].mod);
+    memset(kn->tab, 0, sizeof *kn->tab * kn->cap);
+    kn->ntab = 0;
+    bt_status st = bt__device_reopen(kn->dev, diag);
+    kn->bdev = bt__device_bdev(kn->dev);
+    T->D = kn->bdev;
+    pthread_rwlock_unlock(&kn->lock);
+    if (st)
+        return st;
+    st = pdata_init(T, d, &p, T->o.seed, NULL, 0, diag);
+    if (st)
+        return st;
+    for (size_t i = 0; i < r->n; i++) {
+        bt__entry *e = &r->e[i];
+        if (e->status != BT__CS_PENDING && e->status != BT__CS_OK)
+            continue;
+        bt_diag dd = {0};
+        st = T->I->module_load(T->D, e->blob.data, e->blob.size, &e->mod, &dd);
+        if (!st)
+            st = T->I->function_get(T->D, e->mod, T->k->entry, &e->fn, &e->res, &dd);
+        if (st)
+            set_error(e, status_of(st), dd.msg);
+    }
+    return BT_OK;
+}
+
 bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *opts,
                    bt_buffer *const *caller, int ncaller, bt_result **out, bt_diag *diag)
 {
@@ -682,9 +735,14 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
             continue;
         bt_diag d = {0};
         st = verify_on(&T, e, &main_data, &e->ver, &d);
-        if (st)
+        if (st) {
             set_error(e, status_of(st), d.msg);
-        else if (!e->ver.ok)
+            if (bt__device_lost(kn->dev) && (st = recover(&T, r, &main_data, caller != NULL, diag))) {
+                unload_all(&T, r, -1);
+                bt_result_free(r);
+                return st;
+            }
+        } else if (!e->ver.ok)
             set_error(e, BT__CS_WRONG, e->ver.msg);
         else
             verified++;
@@ -721,6 +779,17 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
                 if (st) {
                     snprintf(m, sizeof m, "at boundary size %s: %.250s", where, d2.msg);
                     set_error(e, status_of(st), m);
+                    if (bt__device_lost(kn->dev)) {
+                        pdata_free(&T, &bd);
+                        bt_diag d3 = {0};
+                        if (recover(&T, r, &main_data, caller != NULL, diag) ||
+                            pdata_init(&T, &bd, &bp, T.o.seed + 1 + (uint64_t)b, NULL, 0, &d3)) {
+                            pdata_free(&T, &main_data);
+                            unload_all(&T, r, -1);
+                            bt_result_free(r);
+                            return BT_LAUNCH;
+                        }
+                    }
                 } else if (!v.ok) {
                     snprintf(m, sizeof m, "at boundary size %s: %s", where, v.msg);
                     set_error(e, BT__CS_WRONG, m);
@@ -748,6 +817,17 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
         st = bt__bench(&ops, T.o.warmup_ms, T.o.rep_ms, T.o.timeout_s * 1e3, &e->st, NULL, NULL, &d);
         if (st) {
             set_error(e, status_of(st), d.msg);
+            if (bt__device_lost(kn->dev)) {
+                bt_status rs = recover(&T, r, &main_data, caller != NULL, diag);
+                if (rs) {
+                    free(ok);
+                    unload_all(&T, r, -1);
+                    bt_result_free(r);
+                    return rs;
+                }
+                ops.bdev = T.D;
+                T.cur = &main_data;
+            }
             continue;
         }
         e->status = BT__CS_OK;

@@ -1528,6 +1528,8 @@ static bt_status cu_launch_graph_timed(bt__bdev *d, bt__bfn *f, const uint32_t g
     return st;
 }
 
+static int cu_device_lost(bt__bdev *d) { return d->slot->lost; }
+
 const bt__backend_iface bt__backend_cuda = {
     .api_version = BT__BACKEND_API_VERSION,
     .name = "cuda",
@@ -1555,4 +1557,5 @@ const bt__backend_iface bt__backend_cuda = {
     .flush_cache = cu_flush_cache,
     .sync = cu_sync,
     .launch_graph_timed = cu_launch_graph_timed,
+    .device_lost = cu_device_lost,
 };
