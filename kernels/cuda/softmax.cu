@@ -1,7 +1,7 @@
 /* softmax.cu — y = softmax(x) along each row, one block per row. The row is walked in chunks of
  * BLOCK_N elements held in registers (BLOCK_N / BT_THREADS per thread, loaded VEC at a time,
- * all loads of a chunk in flight together). A row that fits in one chunk is read once: max, sum
- * and the output come from registers. A longer row keeps a running (max, sum) over its chunks and
+ * all loads of a chunk in flight together). A row that fits in one chunk is read once, and each
+ * element's exp is computed once: max, exp and sum, then the output, all from registers. A longer row keeps a running (max, sum) over its chunks and
  * is read again to write the output (that second read mostly hits L2). */
 #define VEC ((BT_ELEM_BYTES == 4) ? 4 : 8)
 #define PER_THREAD (BLOCK_N / BT_THREADS)
@@ -18,22 +18,58 @@ softmax(const ST *__restrict__ x, ST *__restrict__ y, int rows, int cols)
     const int t = threadIdx.x;
     const bool vec_ok = (cols % W) == 0;
     float v[VPT][W];
-    float m = BT_NEG_INF, s = 0.0f;
-    for (int c0 = 0; c0 < cols; c0 += BLOCK_N) {
+    /* loads chunk c0 of the row into v (masked with -inf) */
+#define LOAD_CHUNK(c0)                                                                             \
+    _Pragma("unroll") for (int j = 0; j < VPT; j++)                                                \
+    {                                                                                              \
+        const int i = (c0) + (j * BT_THREADS + t) * W;                                             \
+        if (vec_ok && i + W <= cols) {                                                             \
+            Vec<W> q = vload<W>(xr + i);                                                           \
+            _Pragma("unroll") for (int e = 0; e < W; e++) v[j][e] = bt_to_f(q.e[e]);               \
+        } else {                                                                                   \
+            _Pragma("unroll") for (int e = 0; e < W; e++) v[j][e] =                                \
+                i + e < cols ? LOAD(xr, i + e) : BT_NEG_INF;                                       \
+        }                                                                                          \
+    }
+    if (cols <= BLOCK_N) { /* one read: the row stays in registers, exp computed once */
+        LOAD_CHUNK(0);
+        float m = BT_NEG_INF;
+#pragma unroll
+        for (int j = 0; j < VPT; j++)
+#pragma unroll
+            for (int e = 0; e < W; e++)
+                m = fmaxf(m, v[j][e]);
+        m = block_max(m, scratch);
+        float s = 0.0f;
+#pragma unroll
+        for (int j = 0; j < VPT; j++)
+#pragma unroll
+            for (int e = 0; e < W; e++) {
+                v[j][e] = __expf(v[j][e] - m);
+                s += v[j][e];
+            }
+        const float inv = 1.0f / block_sum(s, scratch);
 #pragma unroll
         for (int j = 0; j < VPT; j++) {
-            const int i = c0 + (j * BT_THREADS + t) * W;
+            const int i = (j * BT_THREADS + t) * W;
             if (vec_ok && i + W <= cols) {
-                Vec<W> q = vload<W>(xr + i);
+                Vec<W> q;
 #pragma unroll
                 for (int e = 0; e < W; e++)
-                    v[j][e] = bt_to_f(q.e[e]);
+                    q.e[e] = bt_from_f(v[j][e] * inv);
+                vstore<W>(yr + i, q);
             } else {
-#pragma unroll
                 for (int e = 0; e < W; e++)
-                    v[j][e] = i + e < cols ? LOAD(xr, i + e) : BT_NEG_INF;
+                    if (i + e < cols)
+                        STORE(yr, i + e, v[j][e] * inv);
             }
         }
+        return;
+    }
+    /* longer rows: a running (max, sum) over chunks, then a second read to write */
+    float m = BT_NEG_INF, s = 0.0f;
+    for (int c0 = 0; c0 < cols; c0 += BLOCK_N) {
+        LOAD_CHUNK(c0);
         float cm = BT_NEG_INF;
 #pragma unroll
         for (int j = 0; j < VPT; j++)
@@ -52,24 +88,6 @@ softmax(const ST *__restrict__ x, ST *__restrict__ y, int rows, int cols)
         m = nm;
     }
     const float inv = 1.0f / s;
-    if (cols <= BLOCK_N) { /* the whole row is still in registers */
-#pragma unroll
-        for (int j = 0; j < VPT; j++) {
-            const int i = (j * BT_THREADS + t) * W;
-            if (vec_ok && i + W <= cols) {
-                Vec<W> q;
-#pragma unroll
-                for (int e = 0; e < W; e++)
-                    q.e[e] = bt_from_f(__expf(v[j][e] - m) * inv);
-                vstore<W>(yr + i, q);
-            } else {
-                for (int e = 0; e < W; e++)
-                    if (i + e < cols)
-                        STORE(yr, i + e, __expf(v[j][e] - m) * inv);
-            }
-        }
-        return;
-    }
     for (int i = t * W; i < cols; i += BT_THREADS * W) {
         if (vec_ok && i + W <= cols) {
             Vec<W> q = vload<W>(xr + i);
