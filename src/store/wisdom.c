@@ -640,6 +640,16 @@ static bt_status parse_doc(const char *text, size_t len, const char *name, wentr
             snprintf(diag->file, sizeof diag->file, "%s", name);
             diag->line = err.line > 0 ? err.line : 0;
             diag->column = err.column > 0 ? err.column : 0;
+            if ((diag->line <= 0 || diag->column <= 0) && err.position > 0) {
+                /* At the end of the input jansson gives no column: count it from the offset. */
+                size_t pos = (size_t)err.position <= len ? (size_t)err.position : len;
+                int line = 1, col = 1;
+                for (size_t i = 0; i < pos; i++, col++)
+                    if (text[i] == '\n')
+                        line++, col = 0;
+                diag->line = line;
+                diag->column = col > 0 ? col : 1;
+            }
             bt__diag_set(diag, "not valid JSON: %s", err.text);
         }
         return BT_PARSE;
