@@ -1263,6 +1263,8 @@ typedef struct vllm_ctx {
         char dtype[24];
     } *t;
     size_t nt;
+    char devname[128]; /* the first winner's device name */
+    bool many_devices;
 } vllm_ctx;
 
 static int kv_get(const bt__keyvals *kv, const char *name, int64_t *v)
@@ -1284,6 +1286,10 @@ static int vllm_cb(const bt__winner *w, void *user)
         !kv_get(&kv, "N", &n) || !kv_get(&kv, "K", &k))
         return 0;
     if (c->collect) {
+        if (!c->devname[0])
+            snprintf(c->devname, sizeof c->devname, "%s", w->m.device_name);
+        else if (strcmp(c->devname, w->m.device_name) != 0)
+            c->many_devices = true;
         for (size_t i = 0; i < c->nt; i++)
             if (c->t[i].n == n && c->t[i].k == k && !strcmp(c->t[i].dtype, kv.dtype))
                 return 0;
@@ -1389,10 +1395,14 @@ bt_status bt__wisdom_export_vllm_dir(bt__store *s, const char *kernel, const cha
         bt__diag_set(diag, "cannot create directory %s: %s", dir, strerror(errno));
         st = BT_IO;
     }
+    if (st == BT_OK && !device && c.many_devices) {
+        bt__diag_set(diag, "the store holds %s winners of several devices; pick one (--device)",
+                     kernel);
+        st = BT_INVALID_ARG;
+    }
     /* vLLM names files by its device name with spaces as '_'. */
-    char dev[160] = "unknown";
-    if (device)
-        sanitize(device, dev, sizeof dev);
+    char dev[160];
+    sanitize(device ? device : c.devname, dev, sizeof dev);
     for (size_t i = 0; st == BT_OK && i < c.nt; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/N=%lld,K=%lld,device_name=%s%s%s.json", dir,
