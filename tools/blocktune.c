@@ -15,6 +15,7 @@ static const bt_cli_cmd commands[] = {
     {"gpus", "list the hardware table", bt_cmd_gpus},
     {"devices", "list the devices of every backend that loaded", bt_cmd_devices},
     {"simulate", "replay a recorded space to judge search strategies", bt_cmd_simulate},
+    {"cache", "list, show, export, import, forget and verify the results store", bt_cmd_cache},
 };
 
 int bt_cli_fail(bt_status st, const bt_diag *d)

@@ -22,5 +22,6 @@ int bt_cmd_tune(int argc, char **argv);
 int bt_cmd_gpus(int argc, char **argv);
 int bt_cmd_devices(int argc, char **argv);
 int bt_cmd_simulate(int argc, char **argv);
+int bt_cmd_cache(int argc, char **argv);
 
 #endif

@@ -200,6 +200,20 @@ const char *bt__embedded(const char *path, size_t *size)
     return NULL;
 }
 
+const char *bt__embedded_at(size_t i, const char **path, size_t *size)
+{
+    for (size_t j = 0; bt__embedded_files[j].path; j++) {
+        if (j == i) {
+            if (path)
+                *path = bt__embedded_files[j].path;
+            if (size)
+                *size = bt__embedded_files[j].size;
+            return bt__embedded_files[j].data;
+        }
+    }
+    return NULL;
+}
+
 double bt__now(void)
 {
     struct timespec ts;

@@ -43,6 +43,8 @@ bt_status bt__write_file_atomic(const char *path, const void *data, size_t size,
 /* Files compiled into the library (cmake/embed.cmake): path relative to the source root, e.g.
  * "data/gpus.json", "kernels/opencl/vector_add.cl". NULL if absent. */
 const char *bt__embedded(const char *path, size_t *size);
+/* The i-th embedded file (0-based): its data, with *path and *size set; NULL past the end. */
+const char *bt__embedded_at(size_t i, const char **path, size_t *size);
 
 /* Monotonic clock in seconds. */
 double bt__now(void);

@@ -1,0 +1,158 @@
+/*
+ * keys.c — problem keys (canonical text, JSON, the nearest-size distance), the decisions log
+ * (BLOCKTUNE_LOG) and the tuning modes (tune, wisdom-only, retune).
+ */
+#include "store/store.h"
+
+#include "core/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+void bt__keyvals_format(const bt__keyvals *k, char *buf, size_t size)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < k->n && at < size; i++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%s=%lld", i ? "," : "", k->names[i],
+                               (long long)k->v[i]);
+    if (k->dtype[0] && at < size)
+        snprintf(buf + at, size - at, "%sdtype=%s", k->n ? "," : "", k->dtype);
+}
+
+char *bt__keyvals_json(const bt__keyvals *k)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    for (int i = 0; i < k->n; i++)
+        json_object_set_new(o, k->names[i], json_integer((json_int_t)k->v[i]));
+    if (k->dtype[0])
+        json_object_set_new(o, "dtype", json_string(k->dtype));
+    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    return s;
+}
+
+bt_status bt__keyvals_parse(const char *text, bt__keyvals *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!text)
+        return BT_PARSE;
+    const char *p = text;
+    while (*p) {
+        const char *eq = strchr(p, '=');
+        if (!eq || eq == p)
+            return BT_PARSE;
+        const char *end = strchr(eq, ',');
+        if (!end)
+            end = eq + strlen(eq);
+        size_t nlen = (size_t)(eq - p), vlen = (size_t)(end - eq - 1);
+        if (nlen == 5 && !strncmp(p, "dtype", 5)) {
+            if (vlen == 0 || vlen >= sizeof out->dtype || out->dtype[0])
+                return BT_PARSE;
+            memcpy(out->dtype, eq + 1, vlen);
+        } else {
+            if (nlen >= BT_NAME_MAX || out->n >= BT__KEY_MAX || vlen == 0 || vlen > 20)
+                return BT_PARSE;
+            char num[24];
+            memcpy(num, eq + 1, vlen);
+            num[vlen] = '\0';
+            char *e;
+            errno = 0;
+            long long v = strtoll(num, &e, 10);
+            if (*e || errno)
+                return BT_PARSE;
+            memcpy(out->names[out->n], p, nlen);
+            out->names[out->n][nlen] = '\0';
+            out->v[out->n++] = v;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return out->n || out->dtype[0] ? BT_OK : BT_PARSE;
+}
+
+double bt__keyvals_distance(const bt__keyvals *a, const bt__keyvals *b)
+{
+    if (a->n != b->n || strcmp(a->dtype, b->dtype) != 0)
+        return -1;
+    double d = 0;
+    for (int i = 0; i < a->n; i++) {
+        if (strcmp(a->names[i], b->names[i]) != 0)
+            return -1;
+        double x = a->v[i] < 1 ? 1.0 : (double)a->v[i];
+        double y = b->v[i] < 1 ? 1.0 : (double)b->v[i];
+        d += fabs(log2(x) - log2(y));
+    }
+    return d;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Decisions log
+ * ------------------------------------------------------------------------------------------- */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bool bt__decision_log_enabled(void)
+{
+    const char *v = getenv("BLOCKTUNE_LOG");
+    return v && v[0] && strcmp(v, "0") != 0;
+}
+
+void bt__decision_log(const char *fmt, ...)
+{
+    if (!bt__decision_log_enabled())
+        return;
+    const char *v = getenv("BLOCKTUNE_LOG");
+    pthread_mutex_lock(&log_lock);
+    FILE *f = stderr;
+    if (strchr(v, '/')) {
+        f = fopen(v, "a");
+        if (!f)
+            f = stderr;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("blocktune: ", f);
+    vfprintf(f, fmt, ap);
+    fputc('\n', f);
+    va_end(ap);
+    if (f != stderr)
+        fclose(f);
+    else
+        fflush(f);
+    pthread_mutex_unlock(&log_lock);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Modes
+ * ------------------------------------------------------------------------------------------- */
+bt_status bt__tune_mode_parse(const char *text, bt__tune_mode *out, bt_diag *diag)
+{
+    static const char *names[] = {"tune", "wisdom-only", "retune"};
+    for (int i = 0; i < 3; i++) {
+        if (text && bt__streq_nocase(text, names[i])) {
+            *out = (bt__tune_mode)i;
+            return BT_OK;
+        }
+    }
+    bt__diag_set(diag, "unknown mode '%s' (modes: tune, wisdom-only, retune)", text ? text : "");
+    return BT_INVALID_ARG;
+}
+
+bt__tune_mode bt__tune_mode_from_env(void)
+{
+    const char *v = getenv("BLOCKTUNE_MODE");
+    bt__tune_mode m = BT__MODE_TUNE;
+    if (v && v[0] && bt__tune_mode_parse(v, &m, NULL) != BT_OK) {
+        bt__decision_log("BLOCKTUNE_MODE=%s is not a mode (tune, wisdom-only, retune); using tune",
+                         v);
+        m = BT__MODE_TUNE;
+    }
+    return m;
+}

@@ -1,0 +1,293 @@
+/*
+ * store.h — the results store (SQLite) and the wisdom layer built on it (internal).
+ *
+ * The store keeps every measured config of every tune and the winner of every key, each with its
+ * provenance (device name and UUID, arch, driver, compiler, blocktune version, kernel source hash,
+ * compile options, key, timestamp). It is one SQLite file:
+ *   $BLOCKTUNE_CACHE_DIR/blocktune.db, else $XDG_CACHE_HOME/blocktune/blocktune.db,
+ *   else ~/.cache/blocktune/blocktune.db.
+ *
+ * Guarantees (tests/test_store.c checks each):
+ *   - WAL journal, busy timeout of 10 s, foreign keys on. Every bt__store_put is its own
+ *     transaction, committed before it returns: a tune killed at any point keeps every measurement
+ *     whose put returned, and a re-run finds them with bt__store_get (resume).
+ *   - Several processes may write one store at once; nothing is lost (writers queue on the lock).
+ *   - A winner and its measurement row are written in one transaction (bt__store_put_winner), so
+ *     a reader sees either the old winner or the new one with its numbers, never half of it.
+ *   - The schema is versioned by PRAGMA user_version and migrated forwards at open; a store made
+ *     by a newer blocktune is refused, not damaged.
+ *
+ * Identity of a row: (kernel, source_hash, options, device, key, config_json), where `device` is
+ * the device UUID when there is one, else the device name. Look-ups take a `device` string that
+ * matches either the UUID or the name of the row, the UUID first.
+ *
+ * Keys are canonical text: "M=4096,N=4096,K=4096,dtype=fp16" — the problem variables in the
+ * spec's order, then the dtype; bt__keyvals_format builds it. Configs are canonical JSON text:
+ * {"BLOCK_M":128,"BLOCK_N":64,...} with the parameters in the spec's order.
+ *
+ * The dispatch cache is filled from bt__store_winners at load; the hot path never calls SQLite.
+ */
+#ifndef BT_STORE_STORE_H
+#define BT_STORE_STORE_H
+
+#include "blocktune.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct bt__store bt__store;
+
+/* The schema version this build writes (migrations 1..BT__STORE_SCHEMA_VERSION are applied at
+ * open). */
+#define BT__STORE_SCHEMA_VERSION 1
+
+/* One measured config. Strings are borrowed by bt__store_put; the ones bt__store_get and the
+ * iterators fill are malloc'd (free with bt__measurement_clear). NULL strings are stored as ''
+ * (or SQL NULL for `error`); numbers < 0 (or NaN) mean unknown and are stored as NULL. */
+typedef struct bt__measurement {
+    char *kernel;
+    char *source_hash;       /* hex */
+    char *options;           /* compile options */
+    char *device_name;
+    char *device_uuid;       /* may be empty */
+    char *device_arch;       /* "sm_90", "OpenCL 3.0" */
+    char *driver;
+    char *compiler;          /* "NVRTC 12.4", "OpenCL C 1.2 PoCL" */
+    char *blocktune_version;
+    char *key;               /* canonical text key */
+    char *key_json;          /* the same key as a JSON object */
+    char *config_json;       /* canonical config JSON */
+    char *status;            /* ok, invalid, compile_failed, resources, launch_failed,
+                                wrong_result, timed_out */
+    char *error;             /* message when status is not ok; may be NULL */
+    double median_ms, p20_ms, p80_ms, min_ms, mad_ms;
+    int64_t reps;
+    double max_rel_err;
+    int64_t regs, local_bytes, smem_bytes;
+    double compile_ms;
+    double timestamp;        /* unix seconds; 0: now (bt__store_put fills it) */
+} bt__measurement;
+
+/* A winner: the measurement of the selected config plus the selection's numbers. */
+typedef struct bt__winner {
+    bt__measurement m;
+    double margin;           /* runner-up median / winner median - 1 (0 when alone) */
+    int tie;                 /* 1: the runner-up is within noise (the winner is the simpler) */
+    char *origin;            /* "tuned", or "wisdom:<file>" when imported */
+} bt__winner;
+
+/* What identifies a key's rows. options NULL means ""; device is a UUID or a name. */
+typedef struct bt__store_ident {
+    const char *kernel;
+    const char *source_hash;
+    const char *options;
+    const char *device;
+    const char *key;
+} bt__store_ident;
+
+/* Sets every number to "unknown" (-1) and every string to NULL. */
+void bt__measurement_init(bt__measurement *m);
+/* Frees the strings of a measurement filled by the store and re-inits it. */
+void bt__measurement_clear(bt__measurement *m);
+void bt__winner_clear(bt__winner *w);
+
+/* The default store path: <cache dir>/blocktune.db, malloc'd (free it); NULL when no HOME. */
+char *bt__store_default_path(void);
+/* The cache directory ($BLOCKTUNE_CACHE_DIR, $XDG_CACHE_HOME/blocktune, ~/.cache/blocktune),
+ * malloc'd; NULL when none can be formed. */
+char *bt__cache_dir(void);
+
+/* Opens (creating and migrating) the store at path, or at the default path (creating its
+ * directories) when path is NULL. Close with bt__store_close. Errors name the file. */
+bt_status bt__store_open(const char *path, bt__store **out, bt_diag *diag);
+void bt__store_close(bt__store *s);
+const char *bt__store_path(const bt__store *s);
+/* The raw SQLite handle (for the CLI's reports and the tests). */
+struct sqlite3 *bt__store_db(bt__store *s);
+
+/* Inserts or replaces one measurement (upsert on its identity) in its own transaction, committed
+ * when this returns BT_OK. */
+bt_status bt__store_put(bt__store *s, const bt__measurement *m, bt_diag *diag);
+/* The measurement of one config: BT_OK and *out filled (free with bt__measurement_clear), or
+ * BT_NOT_FOUND (*out inited). The tuner uses it to skip configs already measured. */
+bt_status bt__store_get(bt__store *s, const bt__store_ident *id, const char *config_json,
+                        bt__measurement *out, bt_diag *diag);
+/* Records the winner of a key: upserts its measurement row and the winner row in one
+ * transaction. origin NULL means "tuned". */
+bt_status bt__store_put_winner(bt__store *s, const bt__measurement *m, double margin, int tie,
+                               const char *origin, bt_diag *diag);
+/* The winner of a key (free with bt__winner_clear), or BT_NOT_FOUND. */
+bt_status bt__store_get_winner(bt__store *s, const bt__store_ident *id, bt__winner *out,
+                               bt_diag *diag);
+
+/* Calls cb for each winner of `kernel` (NULL: all) on `device` (UUID or name; NULL: all), in
+ * (kernel, device, key) order. The winner passed to cb is valid during the call only. A nonzero
+ * return of cb stops the walk and is returned. */
+typedef int (*bt__winner_cb)(const bt__winner *w, void *user);
+bt_status bt__store_winners(bt__store *s, const char *kernel, const char *device,
+                            bt__winner_cb cb, void *user, bt_diag *diag);
+/* Calls cb for each measurement of the key of winner-ident `id` with status ok, fastest first,
+ * at most `limit` (0: all). */
+typedef int (*bt__measurement_cb)(const bt__measurement *m, void *user);
+bt_status bt__store_top(bt__store *s, const bt__store_ident *id, int limit,
+                        bt__measurement_cb cb, void *user, bt_diag *diag);
+/* Counts rows: measurements and winners. */
+bt_status bt__store_counts(bt__store *s, int64_t *measurements, int64_t *winners, bt_diag *diag);
+
+/* Deletes the rows of a selector: "all", a kernel name (exact), or else a key substring. With
+ * dry_run nothing is deleted; either way *nmeas and *nwin say how many rows match. */
+bt_status bt__store_forget(bt__store *s, const char *selector, int dry_run, int64_t *nmeas,
+                           int64_t *nwin, bt_diag *diag);
+/* Integrity: PRAGMA integrity_check, and every winner has its measurement row with status ok.
+ * BT_OK when both hold, else BT_CORRUPT with the problems listed in report (malloc'd, may be
+ * NULL) and diag. */
+bt_status bt__store_verify(bt__store *s, char **report, bt_diag *diag);
+
+/* Puts a measurement and, when `winner`, its winner row: inside the caller's transaction when one
+ * is open (wisdom import), else in one of its own. origin "wisdom:<file>" marks imported rows. */
+bt_status bt__store_put_row_internal(bt__store *s, const bt__measurement *m, int winner,
+                                     double margin, int tie, const char *origin, bt_diag *diag);
+
+/* Explicit transactions for batches (wisdom import). begin is BEGIN IMMEDIATE. */
+bt_status bt__store_begin(bt__store *s, bt_diag *diag);
+bt_status bt__store_commit(bt__store *s, bt_diag *diag);
+void bt__store_rollback(bt__store *s);
+
+/* ---------------------------------------------------------------------------------------------
+ * Keys
+ * ------------------------------------------------------------------------------------------- */
+#define BT__KEY_MAX 16
+
+/* A problem key: named integer variables (spec order) and a dtype. */
+typedef struct bt__keyvals {
+    int n;
+    char names[BT__KEY_MAX][BT_NAME_MAX];
+    int64_t v[BT__KEY_MAX];
+    char dtype[24];
+} bt__keyvals;
+
+/* "M=4096,N=4096,K=4096,dtype=fp16" (dtype left out when empty). */
+void bt__keyvals_format(const bt__keyvals *k, char *buf, size_t size);
+/* {"M":4096,...,"dtype":"fp16"}, malloc'd. */
+char *bt__keyvals_json(const bt__keyvals *k);
+/* Parses the canonical text form; BT_PARSE on anything else. */
+bt_status bt__keyvals_parse(const char *text, bt__keyvals *out);
+/* Distance between problem sizes: the sum over variables of |log2(a) - log2(b)| (values below 1
+ * count as 1). Negative when the keys are not comparable: different variable names or order, or
+ * a different dtype. 0 for the same key. */
+double bt__keyvals_distance(const bt__keyvals *a, const bt__keyvals *b);
+
+/* ---------------------------------------------------------------------------------------------
+ * Wisdom files (wisdom.c; format in docs/wisdom.md)
+ * ------------------------------------------------------------------------------------------- */
+#define BT__WISDOM_FORMAT "blocktune-wisdom"
+#define BT__WISDOM_FORMAT_VERSION 1
+
+typedef struct bt__wisdom_export_opts {
+    const char *kernel;    /* NULL: all kernels */
+    const char *device;    /* UUID or name; NULL: all devices (a file must then hold only one:
+                              use the directory export) */
+    int top_k;             /* 0/1: winners only; k > 1: also the k-1 fastest ok runners-up */
+} bt__wisdom_export_opts;
+
+/* Writes the winners of one device as a wisdom document into *out (malloc'd). When opts->device
+ * is NULL the store must hold one device only, else BT_INVALID_ARG names them. */
+bt_status bt__wisdom_export_string(bt__store *s, const bt__wisdom_export_opts *opts, char **out,
+                                   bt_diag *diag);
+/* The same, written atomically to path. */
+bt_status bt__wisdom_export_file(bt__store *s, const bt__wisdom_export_opts *opts,
+                                 const char *path, bt_diag *diag);
+/* One file per device in dir (created): <sanitized device name>.json. *nfiles says how many. */
+bt_status bt__wisdom_export_dir(bt__store *s, const bt__wisdom_export_opts *opts, const char *dir,
+                                int *nfiles, bt_diag *diag);
+
+/* Imports a wisdom document in one transaction: on any error nothing changes and the diag names
+ * name:line:column (name stands for the file). *nentries (may be NULL) gets the count. */
+bt_status bt__wisdom_import_string(bt__store *s, const char *text, const char *name,
+                                   int *nentries, bt_diag *diag);
+bt_status bt__wisdom_import_file(bt__store *s, const char *path, int *nentries, bt_diag *diag);
+/* Every *.json of dir, all in one transaction. */
+bt_status bt__wisdom_import_dir(bt__store *s, const char *dir, int *nentries, bt_diag *diag);
+
+/* An in-memory set of wisdom entries (user or shipped), for the lookup. */
+typedef struct bt__wisdom bt__wisdom;
+bt__wisdom *bt__wisdom_new(void);
+void bt__wisdom_free(bt__wisdom *w);
+size_t bt__wisdom_count(const bt__wisdom *w);
+/* Adds the entries of a document (validated as for import; all or nothing). */
+bt_status bt__wisdom_add_string(bt__wisdom *w, const char *text, const char *name, bt_diag *diag);
+/* Adds every *.json of dir (a missing dir adds nothing and is not an error). */
+bt_status bt__wisdom_add_dir(bt__wisdom *w, const char *dir, bt_diag *diag);
+/* The user's wisdom: every file of $BLOCKTUNE_USER_WISDOM_DIR, else <cache dir>/wisdom. */
+bt_status bt__wisdom_load_user(bt__wisdom **out, bt_diag *diag);
+/* The shipped wisdom: $BLOCKTUNE_WISDOM_DIR when set (tests), else the installed
+ * <datadir>/blocktune/wisdom plus the files of wisdom/ compiled into the library. */
+bt_status bt__wisdom_load_shipped(bt__wisdom **out, bt_diag *diag);
+
+/* Where a looked-up config came from (bt__wisdom_source_name gives the strings). */
+typedef enum bt__wisdom_source {
+    BT__SRC_STORE = 0,     /* "store": this store, exact key */
+    BT__SRC_USER,          /* "user-wisdom": exact key */
+    BT__SRC_SHIPPED,       /* "shipped-wisdom": exact key */
+    BT__SRC_NEAREST,       /* "nearest-size": same device, nearest key (bt__keyvals_distance) */
+    BT__SRC_SAME_ARCH,     /* "same-arch": another device of the same arch */
+    BT__SRC_DEFAULT,       /* "default": nothing found; use the kernel's default config */
+} bt__wisdom_source;
+const char *bt__wisdom_source_name(bt__wisdom_source s);
+
+typedef struct bt__lookup_query {
+    const char *kernel;
+    const char *source_hash;  /* NULL: any (entries of another source hash are otherwise stale) */
+    const char *options;      /* NULL: "" */
+    const char *device_name;
+    const char *device_uuid;  /* may be NULL */
+    const char *arch;
+    const bt__keyvals *key;
+} bt__lookup_query;
+
+typedef struct bt__lookup_result {
+    bt__wisdom_source source;
+    char *config_json;        /* malloc'd; NULL for BT__SRC_DEFAULT */
+    char matched_key[256];    /* the key the config was tuned for */
+    char matched_device[128];
+    double distance;          /* bt__keyvals_distance to matched_key */
+    double median_ms;         /* of the matched entry (-1 when unknown) */
+} bt__lookup_result;
+
+/* Lookup order: store (exact key) -> user wisdom -> shipped wisdom (exact key) -> nearest problem
+ * size on the same device (over all three) -> the same arch (exact key, then nearest) -> default.
+ * store, user and shipped may each be NULL. Logs the decision (bt__decision_log). Free
+ * out->config_json. BT_OK always unless the store fails (then the lookup goes on without it and
+ * the diag says why). */
+bt_status bt__wisdom_lookup(bt__store *store, const bt__wisdom *user, const bt__wisdom *shipped,
+                            const bt__lookup_query *q, bt__lookup_result *out, bt_diag *diag);
+
+/* vLLM's fused-GEMM config layout: {"<M>": {"BLOCK_SIZE_M":..,"BLOCK_SIZE_N":..,"BLOCK_SIZE_K":..,
+ * "GROUP_SIZE_M":..,"num_warps":..,"num_stages":..}, ...} for the winners of `kernel` on `device`
+ * with the given dtype and N, K. BT_NOT_FOUND when there are none. */
+bt_status bt__wisdom_export_vllm(bt__store *s, const char *kernel, const char *device,
+                                 const char *dtype, int64_t n, int64_t k, FILE *f, bt_diag *diag);
+/* One vLLM file per (N, K, dtype) in dir: "N=<N>,K=<K>,device_name=<name>[,dtype=<dtype>].json". */
+bt_status bt__wisdom_export_vllm_dir(bt__store *s, const char *kernel, const char *device,
+                                     const char *dir, int *nfiles, bt_diag *diag);
+
+/* ---------------------------------------------------------------------------------------------
+ * Decisions log and modes
+ * ------------------------------------------------------------------------------------------- */
+/* Prints one line "blocktune: <text>" when BLOCKTUNE_LOG is set: to stderr for "1" (or any value
+ * that is not a path), appended to the file for a value containing '/'. */
+void bt__decision_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+bool bt__decision_log_enabled(void);
+
+typedef enum bt__tune_mode {
+    BT__MODE_TUNE = 0,      /* default: look up, measure what is missing */
+    BT__MODE_WISDOM_ONLY,   /* never measure at run time */
+    BT__MODE_RETUNE,        /* measure again even what is stored */
+} bt__tune_mode;
+/* Parses "tune", "wisdom-only", "retune"; BT_INVALID_ARG (naming them) otherwise. */
+bt_status bt__tune_mode_parse(const char *text, bt__tune_mode *out, bt_diag *diag);
+/* $BLOCKTUNE_MODE, else tune (an invalid value is logged and ignored). */
+bt__tune_mode bt__tune_mode_from_env(void);
+
+#endif

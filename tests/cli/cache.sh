@@ -1,0 +1,56 @@
+#!/bin/bash
+# cache.sh — `blocktune cache`: import a wisdom file, list, show, export, forget, re-import (the
+# same winners), verify, and a garbled file that imports nothing and says file:line:column.
+set -u
+BT="$1"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+DB="$T/store.db"
+fail() { echo "FAIL: $*"; exit 1; }
+
+cat > "$T/w.json" <<'JSON'
+{"format": "blocktune-wisdom", "format_version": 1, "blocktune_version": "0.1.0",
+ "device": "NVIDIA H200", "uuid": "GPU-1234", "arch": "sm_90", "driver": "560.35",
+ "compiler": "NVRTC 12.6",
+ "entries": [
+  {"kernel": "gemm", "source_hash": "00ff", "key": {"M": 256, "N": 4096, "K": 4096, "dtype": "fp16"},
+   "config": {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 3, "GROUP_M": 8},
+   "rank": 0, "median_ms": 0.1234, "margin": 0.05},
+  {"kernel": "gemm", "source_hash": "00ff", "key": {"M": 256, "N": 4096, "K": 4096, "dtype": "fp16"},
+   "config": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3, "GROUP_M": 8},
+   "rank": 1, "median_ms": 0.1300},
+  {"kernel": "softmax", "source_hash": "aa11", "key": {"rows": 4096, "cols": 1024, "dtype": "fp32"},
+   "config": {"BLOCK": 1024, "num_warps": 4}, "rank": 0, "median_ms": 0.02}
+ ]}
+JSON
+
+"$BT" cache --help | grep -q "forget SELECTOR" || fail "help does not teach forget"
+"$BT" cache --db "$DB" import "$T/w.json" | grep -q "imported 3 entries" || fail "import"
+"$BT" cache --db "$DB" list > "$T/list1" || fail "list"
+grep -q "BLOCK_M\":64" "$T/list1" || fail "list lacks the gemm winner"
+grep -q "softmax" "$T/list1" || fail "list lacks softmax"
+"$BT" cache --db "$DB" show M=256 | grep -q "0.1300" || fail "show lacks the runner-up"
+"$BT" cache --db "$DB" show nothing-like-this 2>/dev/null && fail "show of an unknown key succeeded"
+"$BT" cache --db "$DB" verify | grep -q "^ok" || fail "verify"
+"$BT" cache --db "$DB" export --top 2 "$T/out.json" || fail "export"
+"$BT" cache --db "$DB" export --vllm "$T/vllm" || fail "vllm export"
+ls "$T/vllm" | grep -q "N=4096,K=4096,device_name=NVIDIA_H200,dtype=fp16.json" || fail "vllm file name"
+# forget all needs --yes
+"$BT" cache --db "$DB" forget all | grep -q "would delete 3 measurements and 2 winners" || fail "forget all dry run"
+"$BT" cache --db "$DB" list | grep -q "2 winners" || fail "forget all without --yes deleted"
+"$BT" cache --db "$DB" forget gemm | grep -q "deleted 2 measurements and 1 winners" || fail "forget gemm"
+"$BT" cache --db "$DB" forget all --yes >/dev/null || fail "forget all --yes"
+"$BT" cache --db "$DB" import "$T/out.json" >/dev/null || fail "re-import"
+"$BT" cache --db "$DB" list > "$T/list2"
+diff <(grep -v "in $DB" "$T/list1") <(grep -v "in $DB" "$T/list2") || fail "round trip changed the winners"
+# A garbled file: nothing imported, and the position named.
+sed 's/"config"/"config" oops/' "$T/out.json" > "$T/bad.json"
+"$BT" cache --db "$DB" forget all --yes >/dev/null
+"$BT" cache --db "$DB" import "$T/bad.json" 2> "$T/err" && fail "garbled import succeeded"
+grep -Eq "bad.json:[0-9]+:[0-9]+:" "$T/err" || { cat "$T/err"; fail "no file:line:column"; }
+"$BT" cache --db "$DB" list | grep -q "^0 winners, 0 measurements" || fail "garbled import changed the store"
+head -c 300 "$T/out.json" > "$T/trunc.json"
+"$BT" cache --db "$DB" import "$T/trunc.json" 2> "$T/err" && fail "truncated import succeeded"
+grep -Eq "trunc.json:[0-9]+:[0-9]+:" "$T/err" || { cat "$T/err"; fail "no position for truncation"; }
+"$BT" cache --db "$DB" bogus 2>/dev/null; [ $? -eq 2 ] || fail "unknown subcommand is not a usage error"
+echo "cache CLI ok"

@@ -1,0 +1,323 @@
+/*
+ * cmd_cache.c — `blocktune cache`: list, show, export, import, forget and verify the results
+ * store (src/store/store.h) and its wisdom files.
+ */
+#include "cli.h"
+
+#include "core/util.h"
+#include "store/store.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void help(FILE *f)
+{
+    fprintf(f,
+            "usage: blocktune cache [--db PATH] <subcommand> [options]\n\n"
+            "The results store keeps every measured config and the winner of every key, with\n"
+            "provenance (device, driver, compiler, blocktune version, source hash).\n"
+            "Default store: $BLOCKTUNE_CACHE_DIR/blocktune.db, else\n"
+            "$XDG_CACHE_HOME/blocktune/blocktune.db, else ~/.cache/blocktune/blocktune.db.\n\n"
+            "subcommands:\n"
+            "  list                      the winners: kernel, device, key, config, median\n"
+            "  show KEY                  every measurement of the keys containing KEY\n"
+            "                            (e.g. 'M=4096,N=4096'), fastest first; * marks winners\n"
+            "  export [--device NAME] [--kernel NAME] [--top K] [--vllm] FILE|DIR\n"
+            "                            write wisdom (winners, and with --top K the K fastest of\n"
+            "                            each key) as JSON; a DIR (existing, or ending in '/')\n"
+            "                            gets one file per device. --vllm writes vLLM's layout,\n"
+            "                            one file per (N, K, dtype) of the gemm winners, into DIR\n"
+            "  import FILE|DIR           read wisdom; all or nothing (errors say file:line:col)\n"
+            "  forget SELECTOR [--yes]   delete rows: a kernel name, a key substring, or 'all'\n"
+            "                            ('all' only lists what it would delete without --yes)\n"
+            "  verify                    PRAGMA integrity_check, and every winner has its\n"
+            "                            measurement row\n\n"
+            "options (every subcommand):\n"
+            "  --db PATH                 use this store instead of the default\n\n"
+            "examples:\n"
+            "  blocktune cache export --top 3 h200.json\n"
+            "  blocktune cache forget gemm && blocktune cache import h200.json\n"
+            "  BLOCKTUNE_LOG=1 shows each dispatch decision and where its config came from.\n");
+}
+
+static int open_store(const char *db, bt__store **s)
+{
+    bt_diag d;
+    bt__diag_clear(&d);
+    bt_status st = bt__store_open(db, s, &d);
+    return st == BT_OK ? 0 : bt_cli_fail(st, &d);
+}
+
+static int list_cb(const bt__winner *w, void *user)
+{
+    int *n = user;
+    if ((*n)++ == 0)
+        printf("%-12s %-24s %-40s %10s %7s  %s\n", "kernel", "device", "key", "median_ms",
+               "margin", "config");
+    printf("%-12s %-24s %-40s %10.4f %6.1f%%  %s%s%s\n", w->m.kernel, w->m.device_name, w->m.key,
+           w->m.median_ms, w->margin >= 0 ? 100 * w->margin : 0.0, w->m.config_json,
+           w->tie ? " (tie)" : "", strcmp(w->origin, "tuned") ? " [imported]" : "");
+    return 0;
+}
+
+static int cmd_list(bt__store *s)
+{
+    int n = 0;
+    bt_diag d;
+    bt__diag_clear(&d);
+    bt_status st = bt__store_winners(s, NULL, NULL, list_cb, &n, &d);
+    if (st != BT_OK)
+        return bt_cli_fail(st, &d);
+    int64_t nm = 0, nw = 0;
+    bt__store_counts(s, &nm, &nw, NULL);
+    printf("%s%lld winners, %lld measurements in %s\n", n ? "\n" : "", (long long)nw,
+           (long long)nm, bt__store_path(s));
+    return 0;
+}
+
+static int cmd_show(bt__store *s, const char *key)
+{
+    sqlite3_stmt *st = NULL;
+    const char *sql =
+        "SELECT m.kernel, m.device_name, m.key, m.config_json, m.status, m.median_ms, m.p20_ms, "
+        "m.p80_ms, m.reps, m.regs, m.smem_bytes, m.error, w.config_json IS NOT NULL, "
+        "m.driver, m.compiler, m.blocktune_version, m.source_hash, m.timestamp "
+        "FROM measurements m LEFT JOIN winners w ON w.kernel = m.kernel AND "
+        "w.source_hash = m.source_hash AND w.options = m.options AND w.device = m.device AND "
+        "w.key = m.key AND w.config_json = m.config_json WHERE instr(m.key, ?1) > 0 "
+        "ORDER BY m.kernel, m.device, m.key, m.status != 'ok', m.median_ms";
+    if (sqlite3_prepare_v2(bt__store_db(s), sql, -1, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "blocktune: %s\n", sqlite3_errmsg(bt__store_db(s)));
+        return 1;
+    }
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+    int n = 0;
+    char last[1024] = "";
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        char head[1024];
+        snprintf(head, sizeof head, "%s on %s [%s]", sqlite3_column_text(st, 0),
+                 sqlite3_column_text(st, 1), sqlite3_column_text(st, 2));
+        if (strcmp(head, last) != 0) {
+            printf("%s%s\n  driver %s, compiler %s, blocktune %s, source %s\n", n ? "\n" : "",
+                   head, sqlite3_column_text(st, 13), sqlite3_column_text(st, 14),
+                   sqlite3_column_text(st, 15), sqlite3_column_text(st, 16));
+            printf("  %-1s %-14s %10s %10s %10s %6s %5s %8s  %s\n", "", "status", "median_ms",
+                   "p20_ms", "p80_ms", "reps", "regs", "smem", "config");
+            snprintf(last, sizeof last, "%s", head);
+        }
+        char med[32] = "-", p20[32] = "-", p80[32] = "-";
+        if (sqlite3_column_type(st, 5) != SQLITE_NULL)
+            snprintf(med, sizeof med, "%.4f", sqlite3_column_double(st, 5));
+        if (sqlite3_column_type(st, 6) != SQLITE_NULL)
+            snprintf(p20, sizeof p20, "%.4f", sqlite3_column_double(st, 6));
+        if (sqlite3_column_type(st, 7) != SQLITE_NULL)
+            snprintf(p80, sizeof p80, "%.4f", sqlite3_column_double(st, 7));
+        const unsigned char *err = sqlite3_column_text(st, 11);
+        printf("  %-1s %-14s %10s %10s %10s %6lld %5lld %8lld  %s%s%s\n",
+               sqlite3_column_int(st, 12) ? "*" : "", sqlite3_column_text(st, 4), med, p20, p80,
+               (long long)sqlite3_column_int64(st, 8), (long long)sqlite3_column_int64(st, 9),
+               (long long)sqlite3_column_int64(st, 10), sqlite3_column_text(st, 3),
+               err ? "  " : "", err ? (const char *)err : "");
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (!n) {
+        fprintf(stderr, "blocktune: no measurements for a key containing '%s' in %s "
+                        "('blocktune cache list' shows the keys)\n",
+                key, bt__store_path(s));
+        return 1;
+    }
+    return 0;
+}
+
+static int is_dir_target(const char *path)
+{
+    struct stat sb;
+    size_t n = strlen(path);
+    return (n && path[n - 1] == '/') || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
+}
+
+static int cmd_export(bt__store *s, int argc, char **argv)
+{
+    bt__wisdom_export_opts o = {0};
+    int vllm = 0;
+    const char *target = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--device") && i + 1 < argc)
+            o.device = argv[++i];
+        else if (!strcmp(argv[i], "--kernel") && i + 1 < argc)
+            o.kernel = argv[++i];
+        else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
+            char *e;
+            long k = strtol(argv[++i], &e, 10);
+            if (*e || k < 1 || k > 1000)
+                return bt_cli_usage_error("cache export", "--top takes a count from 1 to 1000, "
+                                                          "not '%s'", argv[i]);
+            o.top_k = (int)k;
+        } else if (!strcmp(argv[i], "--vllm"))
+            vllm = 1;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return bt_cli_usage_error("cache export", "unknown option '%s'", argv[i]);
+        else if (!target)
+            target = argv[i];
+        else
+            return bt_cli_usage_error("cache export", "one FILE or DIR, not '%s' too", argv[i]);
+    }
+    if (!target)
+        return bt_cli_usage_error("cache export", "missing FILE or DIR");
+    bt_diag d;
+    bt__diag_clear(&d);
+    bt_status st;
+    int n = 0;
+    if (vllm) {
+        st = bt__wisdom_export_vllm_dir(s, o.kernel ? o.kernel : "gemm", o.device, target, &n, &d);
+        if (st == BT_OK)
+            printf("wrote %d vLLM config file%s to %s\n", n, n == 1 ? "" : "s", target);
+    } else if (!strcmp(target, "-")) {
+        char *text = NULL;
+        st = bt__wisdom_export_string(s, &o, &text, &d);
+        if (st == BT_OK)
+            printf("%s\n", text);
+        free(text);
+    } else if (is_dir_target(target)) {
+        st = bt__wisdom_export_dir(s, &o, target, &n, &d);
+        if (st == BT_OK)
+            printf("wrote %d wisdom file%s to %s\n", n, n == 1 ? "" : "s", target);
+    } else {
+        st = bt__wisdom_export_file(s, &o, target, &d);
+        if (st == BT_OK)
+            printf("wrote %s\n", target);
+    }
+    return st == BT_OK ? 0 : bt_cli_fail(st, &d);
+}
+
+static int cmd_import(bt__store *s, const char *target)
+{
+    bt_diag d;
+    bt__diag_clear(&d);
+    int n = 0;
+    struct stat sb;
+    bt_status st = stat(target, &sb) == 0 && S_ISDIR(sb.st_mode)
+                       ? bt__wisdom_import_dir(s, target, &n, &d)
+                       : bt__wisdom_import_file(s, target, &n, &d);
+    if (st != BT_OK) {
+        int rc = bt_cli_fail(st, &d);
+        fprintf(stderr, "blocktune: nothing was imported\n");
+        return rc;
+    }
+    printf("imported %d entr%s from %s\n", n, n == 1 ? "y" : "ies", target);
+    return 0;
+}
+
+static int cmd_forget(bt__store *s, const char *sel, int yes)
+{
+    bt_diag d;
+    bt__diag_clear(&d);
+    int64_t nm = 0, nw = 0;
+    int dry = !strcmp(sel, "all") && !yes;
+    bt_status st = bt__store_forget(s, sel, dry, &nm, &nw, &d);
+    if (st != BT_OK)
+        return bt_cli_fail(st, &d);
+    if (dry) {
+        printf("would delete %lld measurements and %lld winners (everything in %s); "
+               "run 'blocktune cache forget all --yes' to do it\n",
+               (long long)nm, (long long)nw, bt__store_path(s));
+        return 1;
+    }
+    if (nm == 0 && nw == 0) {
+        fprintf(stderr, "blocktune: nothing matches '%s' (a kernel name, a key substring, or "
+                        "'all')\n", sel);
+        return 1;
+    }
+    printf("deleted %lld measurements and %lld winners matching '%s'\n", (long long)nm,
+           (long long)nw, sel);
+    return 0;
+}
+
+static int cmd_verify(bt__store *s)
+{
+    char *rep = NULL;
+    bt_diag d;
+    bt__diag_clear(&d);
+    bt_status st = bt__store_verify(s, &rep, &d);
+    if (rep && rep[0])
+        fputs(rep, stdout);
+    free(rep);
+    if (st != BT_OK)
+        return bt_cli_fail(st, &d);
+    int64_t nm = 0, nw = 0;
+    bt__store_counts(s, &nm, &nw, NULL);
+    printf("ok: %s passes integrity_check; all %lld winners have their measurements "
+           "(%lld measurements)\n",
+           bt__store_path(s), (long long)nw, (long long)nm);
+    return 0;
+}
+
+int bt_cmd_cache(int argc, char **argv)
+{
+    const char *db = NULL;
+    int yes = 0;
+    /* --db and --yes may come anywhere; the rest is the subcommand and its arguments. */
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    if (!rest)
+        return 1;
+    int nrest = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            help(stdout);
+            free(rest);
+            return 0;
+        } else if (!strcmp(argv[i], "--db")) {
+            if (i + 1 >= argc) {
+                free(rest);
+                return bt_cli_usage_error("cache", "--db needs a PATH");
+            }
+            db = argv[++i];
+        } else if (!strcmp(argv[i], "--yes")) {
+            yes = 1;
+        } else {
+            rest[nrest++] = argv[i];
+        }
+    }
+    int rc;
+    if (nrest == 0) {
+        help(stderr);
+        free(rest);
+        return 2;
+    }
+    const char *sub = rest[0];
+    int need = !strcmp(sub, "show") || !strcmp(sub, "import") || !strcmp(sub, "forget");
+    if (strcmp(sub, "list") && strcmp(sub, "show") && strcmp(sub, "export") &&
+        strcmp(sub, "import") && strcmp(sub, "forget") && strcmp(sub, "verify")) {
+        rc = bt_cli_usage_error("cache", "unknown subcommand '%s'", sub);
+    } else if (need && nrest != 2) {
+        rc = bt_cli_usage_error("cache", "'%s' takes one argument (%s)", sub,
+                                !strcmp(sub, "show")     ? "a KEY or part of one"
+                                : !strcmp(sub, "import") ? "a FILE or DIR"
+                                                         : "a kernel, a key substring or 'all'");
+    } else if ((!strcmp(sub, "list") || !strcmp(sub, "verify")) && nrest != 1) {
+        rc = bt_cli_usage_error("cache", "'%s' takes no argument", sub);
+    } else {
+        bt__store *s = NULL;
+        rc = open_store(db, &s);
+        if (rc == 0) {
+            if (!strcmp(sub, "list"))
+                rc = cmd_list(s);
+            else if (!strcmp(sub, "show"))
+                rc = cmd_show(s, rest[1]);
+            else if (!strcmp(sub, "export"))
+                rc = cmd_export(s, nrest - 1, rest + 1);
+            else if (!strcmp(sub, "import"))
+                rc = cmd_import(s, rest[1]);
+            else if (!strcmp(sub, "forget"))
+                rc = cmd_forget(s, rest[1], yes);
+            else
+                rc = cmd_verify(s);
+            bt__store_close(s);
+        }
+    }
+    free(rest);
+    return rc;
+}
