@@ -9,6 +9,7 @@
 #include "engine/kcache.h"
 
 #include "core/util.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -39,30 +40,17 @@ static int mkdirs(const char *path)
     return mkdir(tmp, 0755) == 0 || errno == EEXIST ? 0 : -1;
 }
 
-bool bt__cache_dir(char *buf, size_t size)
-{
-    const char *d = getenv("BLOCKTUNE_CACHE_DIR");
-    if (d && d[0])
-        snprintf(buf, size, "%s", d);
-    else if ((d = getenv("XDG_CACHE_HOME")) && d[0])
-        snprintf(buf, size, "%s/blocktune", d);
-    else if ((d = getenv("HOME")) && d[0])
-        snprintf(buf, size, "%s/.cache/blocktune", d);
-    else
-        return false;
-    return true;
-}
-
 static bool kc_path(uint64_t key, char *buf, size_t size, bool create)
 {
     const char *off = getenv("BLOCKTUNE_NO_KERNEL_CACHE");
     if (off && off[0] && strcmp(off, "0"))
         return false;
-    char dir[900];
-    if (!bt__cache_dir(dir, sizeof dir))
+    char *dir = bt__cache_dir();
+    if (!dir)
         return false;
     char kdir[960];
     snprintf(kdir, sizeof kdir, "%s/kernels", dir);
+    free(dir);
     if (create && mkdirs(kdir) != 0)
         return false;
     snprintf(buf, size, "%s/%016llx.bin", kdir, (unsigned long long)key);

@@ -9,8 +9,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The cache root: $BLOCKTUNE_CACHE_DIR, else $XDG_CACHE_HOME/blocktune, else ~/.cache/blocktune. */
-bool bt__cache_dir(char *buf, size_t size);
 uint64_t bt__kcache_key(const char *backend, const char *device, const char *compiler,
                         const char *src, const char *const *defines, int ndefines,
                         const char *options);
