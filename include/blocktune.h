@@ -268,6 +268,14 @@ typedef struct bt_kernel bt_kernel;
 typedef struct bt_result bt_result;
 typedef struct bt_buffer bt_buffer;
 
+/* How the first launch of a key finds its config (docs/wisdom.md). */
+typedef enum bt_tune_mode {
+    BT_MODE_TUNE = 0,     /* look up the store and wisdom; measure only what is missing */
+    BT_MODE_WISDOM_ONLY,  /* never measure at run time: store, wisdom, nearest size, same arch,
+                             else the model's best config */
+    BT_MODE_RETUNE,       /* measure again, even what the store holds */
+} bt_tune_mode;
+
 typedef struct bt_tune_options {
     double warmup_ms;   /* warm-up budget per config (default 25) */
     double rep_ms;      /* measurement budget per config (default 100) */
@@ -281,6 +289,9 @@ typedef struct bt_tune_options {
     uint64_t seed;      /* input data seed (default 1) */
     int progress;       /* 1: a progress line on stderr when it is a terminal */
     double timeout_s;   /* a config whose single run exceeds this is recorded as timed out (10) */
+    const char *store;  /* results store (SQLite): NULL = the default
+                           ($BLOCKTUNE_CACHE_DIR/blocktune.db ...), "none" = keep nothing */
+    bt_tune_mode mode;  /* default: $BLOCKTUNE_MODE, else BT_MODE_TUNE */
 } bt_tune_options;
 
 BT_API void bt_tune_options_default(bt_tune_options *o);

@@ -7,6 +7,9 @@
 #include "test_util.h"
 
 #include "engine/engine.h"
+#include "store/store.h"
+
+#include <sys/stat.h>
 
 #include <math.h>
 #include <pthread.h>
@@ -21,6 +24,8 @@ static bt_tune_options quick(void)
     o.rep_ms = 8;
     o.rounds = 3;
     o.max_configs = 4;
+    o.store = "none"; /* hermetic: every test measures for itself */
+    o.mode = BT_MODE_TUNE;
     return o;
 }
 
@@ -362,6 +367,94 @@ static void test_faulting_config_is_survived(void **state)
     bt_kdesc_free(k);
 }
 
+static void launch_and_check_vector_add(bt_kernel *kn, bt_problem *p, int n)
+{
+    bt_diag d;
+    float *x = malloc(sizeof(float) * n), *y = malloc(sizeof(float) * n), *z = malloc(sizeof(float) * n);
+    for (int i = 0; i < n; i++)
+        x[i] = (float)(i % 97) - 40.5f, y[i] = (float)(i % 31) * 0.25f;
+    bt_buffer *b[3];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(bt_buffer_create(dev, sizeof(float) * n, &b[i], &d), BT_OK);
+    bt_buffer_write(b[0], 0, x, sizeof(float) * n, &d);
+    bt_buffer_write(b[1], 0, y, sizeof(float) * n, &d);
+    if (bt_kernel_launch(kn, p, b, 3, &d) != BT_OK)
+        fail_msg("launch: %s", d.msg);
+    bt_device_sync(dev, &d);
+    bt_buffer_read(b[2], 0, z, sizeof(float) * n, &d);
+    for (int i = 0; i < n; i++)
+        if (z[i] != x[i] + y[i])
+            fail_msg("z[%d] = %g, want %g", i, z[i], x[i] + y[i]);
+    for (int i = 0; i < 3; i++)
+        bt_buffer_destroy(b[i]);
+    free(x);
+    free(y);
+    free(z);
+}
+
+static void test_shipped_wisdom_dispatches_without_measuring(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bt-wisdom-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char db[256], wdir[256];
+    snprintf(db, sizeof db, "%s/store.db", dir);
+    snprintf(wdir, sizeof wdir, "%s/shipped", dir);
+    mkdir(wdir, 0755);
+    bt_kdesc *k;
+    bt_diag d;
+    assert_int_equal(bt_kdesc_builtin("vector_add", &k, &d), BT_OK);
+    bt_problem *p;
+    bt_problem_create(k, &p);
+    bt_problem_set(p, "n", 5000, &d);
+    /* 1. tune into a store, export its winners as wisdom files (what wisdom/ ships) */
+    bt_kernel *kn;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt_tune_options o = quick();
+    o.store = db;
+    bt_result *r;
+    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    bt_config won;
+    assert_true(bt_result_winner(r, &won, NULL));
+    bt_result_free(r);
+    bt_kernel_destroy(kn);
+    bt__store *st;
+    assert_int_equal(bt__store_open(db, &st, &d), BT_OK);
+    bt__wisdom_export_opts eo = {.kernel = "vector_add"};
+    int nfiles = 0;
+    assert_int_equal(bt__wisdom_export_dir(st, &eo, wdir, &nfiles, &d), BT_OK);
+    assert_int_equal(nfiles, 1);
+    bt__store_close(st);
+    /* 2. a fresh kernel with no store: the key is only in the shipped wisdom */
+    setenv("BLOCKTUNE_WISDOM_DIR", wdir, 1);
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    o.store = "none";
+    bt_kernel_set_options(kn, &o);
+    launch_and_check_vector_add(kn, p, 5000);
+    assert_int_equal(bt_kernel_tune_count(kn), 0); /* dispatched, never measured */
+    bt_kernel_destroy(kn);
+    /* 3. wisdom-only mode on a key nobody tuned: the nearest size (5000) is used, no measuring */
+    o.mode = BT_MODE_WISDOM_ONLY;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt_kernel_set_options(kn, &o);
+    bt_problem_set(p, "n", 7777, &d);
+    launch_and_check_vector_add(kn, p, 7777);
+    assert_int_equal(bt_kernel_tune_count(kn), 0);
+    bt_kernel_destroy(kn);
+    /* 4. wisdom-only with no wisdom at all: the model's best config, still no measuring */
+    unsetenv("BLOCKTUNE_WISDOM_DIR");
+    setenv("BLOCKTUNE_WISDOM_DIR", dir, 1); /* a directory without wisdom files */
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt_kernel_set_options(kn, &o);
+    launch_and_check_vector_add(kn, p, 7777);
+    assert_int_equal(bt_kernel_tune_count(kn), 0);
+    bt_kernel_destroy(kn);
+    unsetenv("BLOCKTUNE_WISDOM_DIR");
+    bt_problem_free(p);
+    bt_kdesc_free(k);
+    (void)won;
+}
+
 static void test_stats_are_exact_on_known_samples(void **state)
 {
     (void)state;
@@ -423,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_winner_is_remeasured_interleaved_and_stable),
         cmocka_unit_test(test_launch_tunes_once_per_key_and_is_thread_safe),
         cmocka_unit_test(test_faulting_config_is_survived),
+        cmocka_unit_test(test_shipped_wisdom_dispatches_without_measuring),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     bt_device_close(dev);

@@ -16,6 +16,7 @@ static void tune_help(FILE *f)
         "usage: blocktune tune KERNEL|SPEC.json [--device ID] [sizes] [--dtype T]\n"
         "                      [--warmup-ms MS] [--rep-ms MS] [--max-configs N] [--threads N]\n"
         "                      [--rules SET] [--seed K] [--no-boundary] [--json FILE]\n"
+        "                      [--store PATH|none] [--mode tune|retune]\n"
         "\n"
         "Tunes KERNEL for one problem on a device: the model prunes the space (with reasons),\n"
         "every remaining config is compiled in parallel, verified against a reference on random\n"
@@ -37,6 +38,10 @@ static void tune_help(FILE *f)
         "  --seed K          seed of the random inputs (default 1)\n"
         "  --no-boundary     skip verification at the boundary sizes\n"
         "  --json FILE       also write the full result as JSON (docs/tune-json.md)\n"
+        "  --store PATH      the results store (default: $BLOCKTUNE_CACHE_DIR/blocktune.db, else\n"
+        "                    ~/.cache/blocktune/blocktune.db); every measurement is committed as\n"
+        "                    it finishes, so a killed tune resumes; 'none' keeps nothing\n"
+        "  --mode MODE       tune (default): reuse stored measurements; retune: measure again\n"
         "\n"
         "example:\n"
         "  blocktune tune vector_add --n 16777216\n");
@@ -90,6 +95,17 @@ int bt_cmd_tune(int argc, char **argv)
             json = val;
         else if (!strcmp(opt, "rules"))
             rules = val;
+        else if (!strcmp(opt, "store"))
+            o.store = val;
+        else if (!strcmp(opt, "mode")) {
+            if (!strcmp(val, "tune"))
+                o.mode = BT_MODE_TUNE;
+            else if (!strcmp(val, "retune"))
+                o.mode = BT_MODE_RETUNE;
+            else
+                return bt_cli_usage_error("tune", "--mode is tune or retune (wisdom-only applies to "
+                                                  "launches, not to an explicit tune), got '%s'", val);
+        }
         else if (!strcmp(opt, "warmup-ms") || !strcmp(opt, "rep-ms") || !strcmp(opt, "max-configs") ||
                  !strcmp(opt, "threads") || !strcmp(opt, "seed")) {
             if (!numeric || num < 0)

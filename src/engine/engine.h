@@ -57,7 +57,8 @@ typedef struct bt__entry {
     char *error; /* malloc'd */
     char *log;   /* malloc'd compile log (kept when compile failed or warned) */
     double compile_s;
-    bool cached; /* the binary came from the on-disk kernel cache */
+    bool cached;     /* the binary came from the on-disk kernel cache */
+    bool from_store; /* the measurement came from the results store (not re-measured) */
     bt__kres res;
     bt__blob blob;
     bt__bmod *mod;
@@ -85,6 +86,7 @@ struct bt_result {
     int compile_threads;
     int cached;     /* configs whose binary came from the kernel cache */
     int recoveries; /* device faults survived (context rebuilt) */
+    int from_store; /* configs whose measurement came from the results store */
     char source_hash[20];
     char timestamp[40];
     bt_tune_options opts;
@@ -121,6 +123,9 @@ struct bt_kernel {
     size_t ntab, cap;
     pthread_mutex_t tune_lock;
     int tunes;
+    struct bt__store *store; /* results store (lazily opened, see record.c) */
+    bool store_tried, wisdom_loaded;
+    struct bt__wisdom *user_wisdom, *shipped_wisdom;
 };
 
 struct bt_buffer {
@@ -133,6 +138,11 @@ struct bt_buffer {
  * the caller's buffers in buffer-argument order. On success the winner is in the dispatch table. */
 bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *o,
                    bt_buffer *const *caller_bufs, int ncaller, bt_result **out, bt_diag *diag);
+
+/* Compiles one config (through the kernel cache) and puts it in the dispatch table, with no
+ * verification or measurement: how a config found in the store or in wisdom is dispatched. */
+bt_status bt__dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_config *c,
+                              bt_diag *diag);
 
 /* Key text of a problem for kn ("vector_add@3f2a..:n=1024,dtype=fp32@opencl:0"). */
 void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, char *buf, size_t size);

@@ -6,6 +6,7 @@
 #include "engine/engine.h"
 
 #include "core/util.h"
+#include "engine/record.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,9 @@ void bt_kernel_destroy(bt_kernel *kn)
         if (kn->tab[i].used && kn->tab[i].mod)
             kn->iface->module_free(kn->bdev, kn->tab[i].mod);
     free(kn->tab);
+    bt__store_close(kn->store);
+    bt__wisdom_free(kn->user_wisdom);
+    bt__wisdom_free(kn->shipped_wisdom);
     pthread_rwlock_destroy(&kn->lock);
     pthread_mutex_destroy(&kn->tune_lock);
     free(kn->src);
@@ -253,6 +257,60 @@ bt_status bt_kernel_tune(bt_kernel *kn, const bt_problem *p, const bt_tune_optio
     return st;
 }
 
+/* The first launch of a key looks before it measures (docs/wisdom.md): an exact key in the store,
+ * the user's wisdom or the shipped wisdom is dispatched as is; in wisdom-only mode also the nearest
+ * size, the same architecture, and finally the model's best config. Every decision is logged
+ * (BLOCKTUNE_LOG). BT_OK with nothing dispatched means "tune it". */
+static bt_status from_wisdom(bt_kernel *kn, const bt_problem *p, bt_diag *diag)
+{
+    const bt_kdesc *k = kn->k;
+    const bt_device_info *info = bt_device_get_info(kn->dev);
+    bt__store *store = bt__kernel_store(kn, &kn->opts);
+    const bt__wisdom *uw, *sw;
+    bt__kernel_wisdom(kn, &uw, &sw);
+    bt__keyvals kv;
+    bt__problem_keyvals(k, p, &kv);
+    char hash[24], arch[48];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)kn->src_hash);
+    if (info->props.cc_major)
+        snprintf(arch, sizeof arch, "sm_%d%d", info->props.cc_major, info->props.cc_minor);
+    else
+        snprintf(arch, sizeof arch, "%.40s", info->api_version);
+    bt__lookup_query q = {k->name, hash, k->options ? k->options : "", info->name,
+                          info->uuid[0] ? info->uuid : NULL, arch, &kv};
+    bt__lookup_result lr;
+    memset(&lr, 0, sizeof lr);
+    bt__wisdom_lookup(store, uw, sw, &q, &lr, NULL);
+    bool wisdom_only = kn->opts.mode == BT_MODE_WISDOM_ONLY;
+    bool take = lr.config_json && (lr.source == BT__SRC_STORE || lr.source == BT__SRC_USER ||
+                                   lr.source == BT__SRC_SHIPPED || wisdom_only);
+    bt_status st = BT_OK;
+    bt_config c;
+    if (take && bt__config_from_json(k, lr.config_json, &c)) {
+        st = bt__dispatch_config(kn, p, &c, diag);
+        bt__decision_log("%s: dispatching %s from %s (tuned for %s on %s, %.4f ms)", k->name,
+                         lr.config_json, bt__wisdom_source_name(lr.source), lr.matched_key,
+                         lr.matched_device, lr.median_ms);
+    } else if (wisdom_only) { /* the kernel's default config: the model's best */
+        bt_plan *pl = NULL;
+        st = bt_plan_create(k, p, &info->props, NULL, &pl, diag);
+        if (!st && pl->ncand == 0) {
+            bt__diag_set(diag, "wisdom-only mode: no stored config and no valid config in the space");
+            st = BT_NOT_FOUND;
+        }
+        if (!st) {
+            st = bt__dispatch_config(kn, p, &pl->cand[0].cfg, diag);
+            char *cj = bt__config_json(k, &pl->cand[0].cfg);
+            bt__decision_log("%s: dispatching %s, the model's best config (default: nothing "
+                             "stored for this key, wisdom-only mode)", k->name, cj ? cj : "?");
+            free(cj);
+        }
+        bt_plan_free(pl);
+    }
+    free(lr.config_json);
+    return st;
+}
+
 bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
                            int nbuffers, bt_diag *diag)
 {
@@ -266,7 +324,19 @@ bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const 
     if (!tab_find(kn, kv, nkv, h, &e)) {
         pthread_mutex_lock(&kn->tune_lock);
         bt_status st = BT_OK;
-        if (!tab_find(kn, kv, nkv, h, &e)) { /* nobody tuned it meanwhile */
+        if (!tab_find(kn, kv, nkv, h, &e) && kn->opts.mode != BT_MODE_RETUNE)
+            st = from_wisdom(kn, p, diag); /* store → user → shipped wisdom → ... (no measuring) */
+        if (st != BT_OK && kn->opts.mode == BT_MODE_TUNE) {
+            bt__decision_log("%s: the looked-up config failed (%s); tuning instead", k->name,
+                             diag ? diag->msg : bt_strerror(st));
+            st = BT_OK;
+        }
+        if (st == BT_OK && !tab_find(kn, kv, nkv, h, &e)) { /* nobody tuned it meanwhile */
+            if (kn->opts.mode == BT_MODE_WISDOM_ONLY) {
+                bt__diag_set(diag, "wisdom-only mode and no config for this key");
+                pthread_mutex_unlock(&kn->tune_lock);
+                return BT_FORBIDDEN;
+            }
             bt_result *r = NULL;
             st = bt__tune(kn, p, &kn->opts, buffers, nbuffers, &r, diag);
             if (st == BT_OK) {
@@ -277,8 +347,18 @@ bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const 
                     st = BT_WRONG_RESULT;
                 }
             }
-            if (st == BT_OK && getenv("BLOCKTUNE_LOG"))
-                bt_result_write_table(r, stderr);
+            if (st == BT_OK && bt__decision_log_enabled()) {
+                bt_config wc;
+                double med = 0;
+                if (bt_result_winner(r, &wc, &med)) {
+                    char *cj = bt__config_json(k, &wc);
+                    bt__decision_log("%s: tuned %zu configs for this key in %.2f s: winner %s at "
+                                     "%.4f ms, margin %.1f%%%s", k->name, r->n, r->t_total,
+                                     cj ? cj : "?", med, r->margin * 100,
+                                     r->tie ? " (tie within noise)" : "");
+                    free(cj);
+                }
+            }
             bt_result_free(r);
             if (st == BT_OK && !tab_find(kn, kv, nkv, h, &e))
                 st = BT_INTERNAL;

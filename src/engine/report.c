@@ -58,6 +58,9 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
     int cached = 0;
     for (size_t i = 0; i < r->n; i++)
         cached += r->e[i].cached;
+    if (r->from_store)
+        fprintf(f, "%d configs were measured before (results store): their numbers are reused, "
+                   "each re-verified here\n", r->from_store);
     if (r->recoveries)
         fprintf(f, "the device faulted %d time(s); the context was rebuilt and the tune went on\n",
                 r->recoveries);
@@ -103,7 +106,7 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
         fprintf(f, "  %3zu %-44s %9lld %5s %6lld %3.0f%% %11.2f %19s %5d %9.2f %s %s%s\n", j + 1, cfg,
                 (long long)((e->ev.smem ? e->ev.smem : e->ev.dyn_smem)), regs, (long long)e->ev.blocks_per_sm,
                 e->ev.occupancy * 100, e->st.median * 1e3, spread, e->st.n, mem ? e->gbps : e->tflops,
-                effs, (int)order[j] == r->winner ? "WINNER" : "ok",
+                effs, (int)order[j] == r->winner ? "WINNER" : e->from_store ? "ok (stored)" : "ok",
                 e->boundary_checked ? "" : "");
     }
     bool any_failed = false;

@@ -8,6 +8,7 @@
 
 #include "core/util.h"
 #include "engine/kcache.h"
+#include "engine/record.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -42,6 +43,7 @@ void bt_tune_options_default(bt_tune_options *o)
     o->rounds = 5;
     o->seed = 1;
     o->timeout_s = 10;
+    o->mode = (bt_tune_mode)bt__tune_mode_from_env();
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -101,7 +103,18 @@ typedef struct tctx {
     /* bench closure */
     pdata *cur;
     bt__entry *cur_e;
+    struct bt__store *store;
 } tctx;
+
+/* Commits an entry's outcome to the store at once (a failure to store is said, not fatal). */
+static void record(tctx *T, const bt__entry *e)
+{
+    if (!T->store)
+        return;
+    bt_diag d = {0};
+    if (bt__record_put(T->store, T->r, e, false, &d) != BT_OK)
+        fprintf(stderr, "blocktune: a measurement could not be stored: %s\n", d.msg);
+}
 
 static void pdata_free(tctx *T, pdata *d)
 {
@@ -457,6 +470,12 @@ static bt_status bench_launch(void *u, bt__btimer *timer, bt_diag *d)
     return launch_entry(T, T->cur_e, T->cur, timer, d);
 }
 
+/* Still to be verified or measured here: pending, or measured earlier and kept in the store. */
+static bool in_play(const bt__entry *e)
+{
+    return e->status == BT__CS_PENDING || (e->from_store && e->status == BT__CS_OK);
+}
+
 static void set_error(bt__entry *e, bt__cfg_status s, const char *msg)
 {
     e->status = s;
@@ -632,6 +651,15 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
         }
     }
 
+    /* measurements the store already holds for this source, device and key are not repeated (a
+     * killed tune resumes; an added config costs only itself) */
+    bt__store *store = bt__kernel_store(kn, &T.o);
+    T.store = store;
+    if (store && T.o.mode != BT_MODE_RETUNE)
+        for (size_t i = 0; i < n; i++)
+            if (bt__record_get(store, r, &r->e[i]))
+                r->from_store++;
+
     /* 2. compile in parallel */
     double tc = bt__now();
     int nthreads = T.o.threads > 0 ? T.o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -646,8 +674,10 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
         bt_result_free(r);
         return BT_NOMEM;
     }
+    P.njobs = 0;
     for (size_t i = 0; i < r->n; i++)
-        P.jobs[i] = &r->e[i];
+        if (in_play(&r->e[i]) || (int)i == baseline)
+            P.jobs[P.njobs++] = &r->e[i];
     pthread_mutex_init(&P.mu, NULL);
     pthread_t th[128];
     int started = 0;
@@ -660,8 +690,8 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
         pthread_mutex_lock(&P.mu);
         size_t done = P.done;
         pthread_mutex_unlock(&P.mu);
-        progress(&T, "compile", done, r->n, tc);
-        if (done == r->n)
+        progress(&T, "compile", done, P.njobs, tc);
+        if (done == P.njobs)
             break;
         usleep(50000);
     }
@@ -670,6 +700,9 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
     pthread_mutex_destroy(&P.mu);
     free(P.jobs);
     r->t_compile = bt__now() - tc;
+    for (size_t i = 0; i < n; i++)
+        if (r->e[i].status == BT__CS_COMPILE && !r->e[i].from_store)
+            record(&T, &r->e[i]);
 
     /* 3. data and reference */
     double tv = bt__now();
@@ -682,7 +715,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
     /* load every compiled module */
     for (size_t i = 0; i < r->n; i++) {
         bt__entry *e = &r->e[i];
-        if (e->status != BT__CS_PENDING)
+        if (!in_play(e) && (int)i != baseline)
             continue;
         bt_diag d = {0};
         st = T.I->module_load(T.D, e->blob.data, e->blob.size, &e->mod, &d);
@@ -702,8 +735,11 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
             if (bt__geometry(k, &e->ev.cfg, p, T.g, g3, b3, &dyn, &d) == BT_OK && dyn > 0)
                 st = T.I->function_set_dyn_smem(T.D, e->fn, (size_t)dyn, &d);
         }
-        if (st)
+        if (st) {
             set_error(e, status_of(st), d.msg);
+            if (i < n)
+                record(&T, e);
+        }
     }
     if (baseline >= 0) { /* the baseline's outputs become the reference */
         bt__entry *b = &r->e[baseline];
@@ -731,20 +767,22 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
     for (size_t i = 0; i < n; i++) {
         bt__entry *e = &r->e[i];
         progress(&T, "verify", i, n, tv);
-        if (e->status != BT__CS_PENDING)
+        if (!in_play(e))
             continue;
         bt_diag d = {0};
         st = verify_on(&T, e, &main_data, &e->ver, &d);
         if (st) {
             set_error(e, status_of(st), d.msg);
+            record(&T, e);
             if (bt__device_lost(kn->dev) && (st = recover(&T, r, &main_data, caller != NULL, diag))) {
                 unload_all(&T, r, -1);
                 bt_result_free(r);
                 return st;
             }
-        } else if (!e->ver.ok)
+        } else if (!e->ver.ok) {
             set_error(e, BT__CS_WRONG, e->ver.msg);
-        else
+            record(&T, e);
+        } else
             verified++;
     }
     progress(&T, "verify", n, n, tv);
@@ -762,7 +800,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
             }
             for (size_t i = 0; i < n; i++) {
                 bt__entry *e = &r->e[i];
-                if (e->status != BT__CS_PENDING)
+                if (!in_play(e))
                     continue;
                 bt__verify v;
                 bt_diag d2 = {0};
@@ -779,6 +817,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
                 if (st) {
                     snprintf(m, sizeof m, "at boundary size %s: %.250s", where, d2.msg);
                     set_error(e, status_of(st), m);
+                    record(&T, e);
                     if (bt__device_lost(kn->dev)) {
                         pdata_free(&T, &bd);
                         bt_diag d3 = {0};
@@ -793,6 +832,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
                 } else if (!v.ok) {
                     snprintf(m, sizeof m, "at boundary size %s: %s", where, v.msg);
                     set_error(e, BT__CS_WRONG, m);
+                    record(&T, e);
                 } else
                     e->boundary_checked++;
             }
@@ -810,6 +850,10 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
     for (size_t i = 0; i < n && ok; i++) {
         bt__entry *e = &r->e[i];
         progress(&T, "measure", i, n, tm);
+        if (e->from_store && e->status == BT__CS_OK) { /* measured before: not again */
+            ok[nok++] = e;
+            continue;
+        }
         if (e->status != BT__CS_PENDING)
             continue;
         T.cur_e = e;
@@ -817,6 +861,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
         st = bt__bench(&ops, T.o.warmup_ms, T.o.rep_ms, T.o.timeout_s * 1e3, &e->st, NULL, NULL, &d);
         if (st) {
             set_error(e, status_of(st), d.msg);
+            record(&T, e);
             if (bt__device_lost(kn->dev)) {
                 bt_status rs = recover(&T, r, &main_data, caller != NULL, diag);
                 if (rs) {
@@ -831,6 +876,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
             continue;
         }
         e->status = BT__CS_OK;
+        record(&T, e);
         ok[nok++] = e;
     }
     progress(&T, "measure", n, n, tm);
@@ -881,6 +927,14 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
             r->tie = r->margin < r->noise;
         }
     }
+    if (ok && store) {
+        for (int f = 0; f < r->finalists; f++)
+            if (ok[f] != &r->e[r->winner])
+                record(&T, ok[f]); /* the interleaved statistics replace the first ones */
+        bt_diag d = {0};
+        if (r->winner >= 0 && bt__record_put(store, r, &r->e[r->winner], true, &d) != BT_OK)
+            fprintf(stderr, "blocktune: the winner could not be stored: %s\n", d.msg);
+    }
     free(ok);
     r->t_measure = bt__now() - tm;
     for (size_t i = 0; i < n; i++) {
@@ -926,4 +980,44 @@ int bt_result_winner(const bt_result *r, bt_config *cfg, double *median_ms)
     if (median_ms)
         *median_ms = r->e[r->winner].st.median;
     return 1;
+}
+
+bt_status bt__dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_config *c, bt_diag *diag)
+{
+    tctx T = {0};
+    bt_result r;
+    memset(&r, 0, sizeof r);
+    r.k = kn->k;
+    r.problem = *p;
+    T.kn = kn;
+    T.k = kn->k;
+    T.I = kn->iface;
+    T.D = kn->bdev;
+    T.g = &bt_device_get_info(kn->dev)->props;
+    T.r = &r;
+    T.src = kn->src;
+    bt__entry e;
+    memset(&e, 0, sizeof e);
+    e.ev.cfg = *c;
+    compile_one(&T, &e, true);
+    if (e.status == BT__CS_COMPILE) {
+        bt__diag_set(diag, "the looked-up config does not compile: %.900s", e.log ? e.log : "");
+        free(e.log);
+        free(e.error);
+        return BT_COMPILE;
+    }
+    bt_status st = T.I->module_load(T.D, e.blob.data, e.blob.size, &e.mod, diag);
+    free(e.blob.data);
+    if (!st)
+        st = T.I->function_get(T.D, e.mod, kn->k->entry, &e.fn, &e.res, diag);
+    int64_t g3[3], b3[3], dyn = 0;
+    if (!st && T.I->function_set_dyn_smem &&
+        bt__geometry(kn->k, c, p, T.g, g3, b3, &dyn, NULL) == BT_OK && dyn > 0)
+        st = T.I->function_set_dyn_smem(T.D, e.fn, (size_t)dyn, diag);
+    if (!st)
+        st = bt__dispatch_put(kn, p, c, e.mod, e.fn);
+    if (st && e.mod)
+        T.I->module_free(T.D, e.mod);
+    free(e.error);
+    return st;
 }

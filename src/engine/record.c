@@ -1,0 +1,218 @@
+/*
+ * record.c — the engine's side of the results store: canonical keys and config JSON, entries to
+ * and from store rows, the kernel's store and wisdom (opened lazily, once), and dispatching a
+ * looked-up config without measuring it.
+ */
+#include "engine/record.h"
+
+#include "core/util.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void bt__problem_keyvals(const bt_kdesc *k, const bt_problem *p, bt__keyvals *kv)
+{
+    memset(kv, 0, sizeof *kv);
+    for (int i = 0; i < k->nkey && kv->n < BT__KEY_MAX; i++) {
+        int s = k->key_slots[i] - k->slot_problem0;
+        snprintf(kv->names[kv->n], BT_NAME_MAX, "%s", k->problem_names[s]);
+        kv->v[kv->n++] = p->values[s];
+    }
+    if (k->key_dtype)
+        snprintf(kv->dtype, sizeof kv->dtype, "%s", bt__dtype_name(p->dtype));
+}
+
+char *bt__config_json(const bt_kdesc *k, const bt_config *c)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    for (int i = 0; i < k->space.nparams; i++)
+        json_object_set_new(o, k->space.params[i].name, json_integer(c->v[i]));
+    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    return s;
+}
+
+bool bt__config_from_json(const bt_kdesc *k, const char *text, bt_config *c)
+{
+    json_t *o = json_loads(text, 0, NULL);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return false;
+    }
+    memset(c, 0, sizeof *c);
+    c->nparams = k->space.nparams;
+    bool ok = json_object_size(o) == (size_t)k->space.nparams;
+    for (int i = 0; ok && i < k->space.nparams; i++) {
+        json_t *v = json_object_get(o, k->space.params[i].name);
+        ok = json_is_integer(v);
+        if (ok)
+            c->v[i] = json_integer_value(v);
+    }
+    json_decref(o);
+    return ok;
+}
+
+static const char *status_text(bt__cfg_status s)
+{
+    switch (s) {
+    case BT__CS_OK: return "ok";
+    case BT__CS_INVALID: return "invalid";
+    case BT__CS_COMPILE: return "compile_failed";
+    case BT__CS_RESOURCES: return "resources";
+    case BT__CS_LAUNCH: return "launch_failed";
+    case BT__CS_WRONG: return "wrong_result";
+    case BT__CS_TIMEOUT: return "timed_out";
+    default: return "pending";
+    }
+}
+
+bt__cfg_status bt__status_from_text(const char *s)
+{
+    static const struct {
+        const char *t;
+        bt__cfg_status s;
+    } map[] = {{"ok", BT__CS_OK},           {"invalid", BT__CS_INVALID},
+               {"compile_failed", BT__CS_COMPILE}, {"resources", BT__CS_RESOURCES},
+               {"launch_failed", BT__CS_LAUNCH}, {"wrong_result", BT__CS_WRONG},
+               {"timed_out", BT__CS_TIMEOUT}};
+    for (size_t i = 0; s && i < BT__ARRAY_LEN(map); i++)
+        if (!strcmp(s, map[i].t))
+            return map[i].s;
+    return BT__CS_PENDING;
+}
+
+const char *bt__device_key(const bt_device_info *d)
+{
+    return d->uuid[0] ? d->uuid : d->name;
+}
+
+void bt__record_ident(const bt_result *r, const char *key, bt__store_ident *id)
+{
+    id->kernel = r->k->name;
+    id->source_hash = r->source_hash;
+    id->options = r->k->options ? r->k->options : "";
+    id->device = bt__device_key(&r->dev);
+    id->key = key;
+}
+
+bt_status bt__record_put(bt__store *s, const bt_result *r, const bt__entry *e, bool winner,
+                         bt_diag *diag)
+{
+    bt__keyvals kv;
+    bt__problem_keyvals(r->k, &r->problem, &kv);
+    char key[512];
+    bt__keyvals_format(&kv, key, sizeof key);
+    char *kj = bt__keyvals_json(&kv);
+    char *cj = bt__config_json(r->k, &e->ev.cfg);
+    char arch[48];
+    if (r->dev.props.cc_major)
+        snprintf(arch, sizeof arch, "sm_%d%d", r->dev.props.cc_major, r->dev.props.cc_minor);
+    else
+        snprintf(arch, sizeof arch, "%.40s", r->dev.api_version);
+    bt__measurement m;
+    bt__measurement_init(&m);
+    m.kernel = (char *)r->k->name;
+    m.source_hash = (char *)r->source_hash;
+    m.options = r->k->options ? r->k->options : (char *)"";
+    m.device_name = (char *)r->dev.name;
+    m.device_uuid = (char *)r->dev.uuid;
+    m.device_arch = arch;
+    m.driver = (char *)r->dev.driver_version;
+    m.compiler = (char *)r->dev.compiler_version;
+    m.blocktune_version = (char *)bt_version();
+    m.key = key;
+    m.key_json = kj;
+    m.config_json = cj;
+    m.status = (char *)status_text(e->status);
+    m.error = e->error;
+    m.median_ms = e->st.median;
+    m.p20_ms = e->st.p20;
+    m.p80_ms = e->st.p80;
+    m.min_ms = e->st.min;
+    m.mad_ms = e->st.mad;
+    m.reps = e->st.n;
+    m.max_rel_err = e->ver.max_rel_err;
+    m.regs = e->res.regs_per_thread;
+    m.local_bytes = e->res.local_bytes;
+    m.smem_bytes = e->ev.smem ? e->ev.smem : e->ev.dyn_smem;
+    m.compile_ms = e->compile_s * 1e3;
+    bt_status st = (kj && cj) ? (winner ? bt__store_put_winner(s, &m, r->margin, r->tie, NULL, diag)
+                                        : bt__store_put(s, &m, diag))
+                              : BT_NOMEM;
+    free(kj);
+    free(cj);
+    return st;
+}
+
+bool bt__record_get(bt__store *s, const bt_result *r, bt__entry *e)
+{
+    bt__keyvals kv;
+    bt__problem_keyvals(r->k, &r->problem, &kv);
+    char key[512];
+    bt__keyvals_format(&kv, key, sizeof key);
+    char *cj = bt__config_json(r->k, &e->ev.cfg);
+    if (!cj)
+        return false;
+    bt__store_ident id;
+    bt__record_ident(r, key, &id);
+    bt__measurement m;
+    bt__measurement_init(&m);
+    bt_status st = bt__store_get(s, &id, cj, &m, NULL);
+    free(cj);
+    if (st != BT_OK)
+        return false;
+    bt__cfg_status cs = bt__status_from_text(m.status);
+    bool used = cs != BT__CS_PENDING;
+    if (used) {
+        e->status = cs;
+        e->from_store = true;
+        if (m.error && m.error[0]) {
+            free(e->error);
+            e->error = bt__strdup(m.error);
+        }
+        e->st.median = m.median_ms;
+        e->st.p20 = m.p20_ms;
+        e->st.p80 = m.p80_ms;
+        e->st.min = m.min_ms;
+        e->st.mad = m.mad_ms;
+        e->st.n = (int)m.reps;
+        e->ver.max_rel_err = m.max_rel_err;
+    }
+    bt__measurement_clear(&m);
+    return used;
+}
+
+bt__store *bt__kernel_store(bt_kernel *kn, const bt_tune_options *o)
+{
+    if (kn->store_tried)
+        return kn->store;
+    kn->store_tried = true;
+    const char *path = o ? o->store : NULL;
+    if (path && !strcmp(path, "none"))
+        return NULL;
+    bt_diag d = {0};
+    if (bt__store_open(path, &kn->store, &d) != BT_OK) {
+        /* tuning goes on without a store; say so once */
+        fprintf(stderr, "blocktune: results store unavailable, nothing will be kept: %s\n", d.msg);
+        kn->store = NULL;
+    }
+    return kn->store;
+}
+
+void bt__kernel_wisdom(bt_kernel *kn, const bt__wisdom **user, const bt__wisdom **shipped)
+{
+    if (!kn->wisdom_loaded) {
+        kn->wisdom_loaded = true;
+        bt_diag d = {0};
+        if (bt__wisdom_load_user(&kn->user_wisdom, &d) != BT_OK)
+            bt__decision_log("user wisdom not loaded: %s", d.msg);
+        if (bt__wisdom_load_shipped(&kn->shipped_wisdom, &d) != BT_OK)
+            bt__decision_log("shipped wisdom not loaded: %s", d.msg);
+    }
+    *user = kn->user_wisdom;
+    *shipped = kn->shipped_wisdom;
+}

@@ -1,0 +1,27 @@
+/*
+ * record.h — the engine's side of the results store (internal); see record.c.
+ */
+#ifndef BT_ENGINE_RECORD_H
+#define BT_ENGINE_RECORD_H
+
+#include "engine/engine.h"
+#include "store/store.h"
+
+void bt__problem_keyvals(const bt_kdesc *k, const bt_problem *p, bt__keyvals *kv);
+/* Compact JSON of a config in the spec's parameter order (malloc'd). */
+char *bt__config_json(const bt_kdesc *k, const bt_config *c);
+bool bt__config_from_json(const bt_kdesc *k, const char *text, bt_config *c);
+bt__cfg_status bt__status_from_text(const char *s);
+/* The store's device identity: the UUID when the device has one, else its name. */
+const char *bt__device_key(const bt_device_info *d);
+void bt__record_ident(const bt_result *r, const char *key, bt__store_ident *id);
+/* Commits one entry (and, with winner, the winner row) now: a killed tune loses nothing done. */
+bt_status bt__record_put(bt__store *s, const bt_result *r, const bt__entry *e, bool winner,
+                         bt_diag *diag);
+/* Fills e from the store when it holds a finished measurement of this config; true if so. */
+bool bt__record_get(bt__store *s, const bt_result *r, bt__entry *e);
+/* The kernel's store (opened on first use; NULL when disabled or unavailable). */
+bt__store *bt__kernel_store(bt_kernel *kn, const bt_tune_options *o);
+void bt__kernel_wisdom(bt_kernel *kn, const bt__wisdom **user, const bt__wisdom **shipped);
+
+#endif
