@@ -14,7 +14,7 @@ static void plan_help(FILE *f)
 {
     fprintf(f,
         "usage: blocktune plan KERNEL --gpu NAME [sizes] [--dtype T] [--config k=v,...]\n"
-        "                      [--rules SET] [--gpu-file FILE] [--json | --csv] [--all]\n"
+        "                      [--rules SET] [--gpu-file FILE] [--json | --csv] [--all] [--exact]\n"
         "\n"
         "Analyses every config of KERNEL's space for a GPU from the hardware table, with no\n"
         "device: shared memory (stages included), estimated registers, blocks per SM and the\n"
@@ -38,6 +38,9 @@ static void plan_help(FILE *f)
         "                    all, or a comma list of rules (default: the kernel's own)\n"
         "  --json | --csv    machine-readable output (docs/plan-json.md)\n"
         "  --all             list every candidate and every eliminated config\n"
+        "  --exact           compile every candidate with NVRTC for the GPU's architecture (no GPU\n"
+        "                    needed) and show the exact registers, spills, shared memory and\n"
+        "                    occupancy beside the estimates, flagging large disagreements\n"
         "\n"
         "example:\n"
         "  blocktune plan gemm --gpu h200 --m 4096 --n 4096 --k 4096 --dtype fp16\n");
@@ -55,7 +58,7 @@ int bt_cmd_plan(int argc, char **argv)
 {
     const char *kernel = NULL, *gpu_name = NULL, *gpu_file = NULL, *dtype = NULL, *config = NULL,
                *rules = NULL;
-    int json = 0, csv = 0, all = 0;
+    int json = 0, csv = 0, all = 0, exact = 0;
     const char *set_names[32];
     const char *set_values[32];
     int nset = 0;
@@ -75,6 +78,10 @@ int bt_cmd_plan(int argc, char **argv)
         }
         if (!strcmp(a, "--all")) {
             all = 1;
+            continue;
+        }
+        if (!strcmp(a, "--exact")) {
+            exact = 1;
             continue;
         }
         if (!strncmp(a, "--", 2)) {
@@ -185,6 +192,7 @@ int bt_cmd_plan(int argc, char **argv)
     bt_config only;
     bt_plan_options opts = {0};
     opts.rules = rules;
+    opts.exact = exact;
     if (config) {
         if ((st = bt_kdesc_parse_config(k, config, &only, &d)) != BT_OK) {
             rc = bt_cli_fail(st, &d);

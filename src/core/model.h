@@ -35,6 +35,17 @@ typedef struct bt__cfg_eval {
     double tile_eff;                     /* useful / padded work over all tiled dims */
     bool vector_ok, tensor_core;
     double pred_us; /* predicted time (ranking); the perf expression's value when given */
+
+    /* plan --exact: what the compiler says (NVRTC for the GPU's architecture) */
+    bool exact;          /* compiled and read */
+    bool exact_failed;   /* the compile failed (x_error says why) */
+    int x_regs;
+    int64_t x_spill, x_smem, x_stack;
+    int x_blocks;
+    const char *x_limiter;
+    double x_occ;
+    bool x_disagrees; /* the estimate is far from the compiler's numbers */
+    char x_error[160];
 } bt__cfg_eval;
 
 #define BT__BROKEN_CONSTRAINT (1u << 30)

@@ -120,6 +120,10 @@ bt_status bt_plan_create(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g
     }
     if (pl->ncand > 1)
         qsort(pl->cand, pl->ncand, sizeof *pl->cand, cmp_pred);
+    if (opts && opts->exact && (st = bt__plan_exact(pl, diag)) != BT_OK) {
+        bt_plan_free(pl);
+        return st;
+    }
     *out = pl;
     return BT_OK;
 }
@@ -235,6 +239,15 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
             pl->seconds);
     if (pl->only && !pl->in_space)
         fprintf(f, "note: this config is not in the kernel's space; evaluated as given.\n\n");
+    if (pl->exact) {
+        size_t dis = 0;
+        for (size_t i = 0; i < pl->ncand; i++)
+            dis += pl->cand[i].x_disagrees;
+        fprintf(f, "exact: %d compiled with NVRTC for sm_%d%d, %d from the cache, %d failed, in %.2f s; "
+                   "the estimate disagrees with the compiler on %zu of %zu\n\n",
+                pl->exact_compiled, pl->gpu.cc_major, pl->gpu.cc_minor, pl->exact_cached,
+                pl->exact_failed, pl->exact_seconds, dis, pl->ncand);
+    }
 
     /* roofline */
     fprintf(f, "Roofline\n");
@@ -271,6 +284,14 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
                 (long long)ev->regs, (long long)ev->blocks_per_sm, ev->occupancy * 100, ev->limiter,
                 (long long)ev->grid, wv, ev->tile_eff * 100, te,
                 ev->vector_ok ? "16B" : "scalar", ev->tensor_core ? "yes" : "no", ev->pred_us);
+        if (pl->exact && ev->exact)
+            fprintf(f, "        exact (%s): %d regs, %lld B spills, %lld B smem, %lld B stack -> %d "
+                       "blocks/SM (%s), occupancy %.0f%%%s\n",
+                    pl->gpu.name, ev->x_regs, (long long)ev->x_spill, (long long)ev->x_smem,
+                    (long long)ev->x_stack, ev->x_blocks, ev->x_limiter ? ev->x_limiter : "?",
+                    ev->x_occ * 100, ev->x_disagrees ? "   <-- the estimate disagrees" : "");
+        else if (pl->exact && ev->exact_failed)
+            fprintf(f, "        exact: compile failed: %s\n", ev->x_error);
         for (int w = 0; w < ev->nwarnings; w++)
             fprintf(f, "        warning: %s\n", ev->warnings[w]);
     }
@@ -397,6 +418,20 @@ static json_t *eval_json(const bt_plan *pl, const bt__cfg_eval *ev, size_t rank)
     for (int i = 0; i < ev->nwarnings; i++)
         json_array_append_new(w, json_string(ev->warnings[i]));
     json_object_set_new(o, "warnings", w);
+    if (ev->exact) {
+        json_t *x = json_object();
+        json_object_set_new(x, "regs_per_thread", json_integer(ev->x_regs));
+        json_object_set_new(x, "spill_bytes", json_integer(ev->x_spill));
+        json_object_set_new(x, "smem_bytes", json_integer(ev->x_smem));
+        json_object_set_new(x, "stack_bytes", json_integer(ev->x_stack));
+        json_object_set_new(x, "blocks_per_sm", json_integer(ev->x_blocks));
+        json_object_set_new(x, "limiter", json_string(ev->x_limiter ? ev->x_limiter : ""));
+        json_object_set_new(x, "occupancy", json_real(ev->x_occ));
+        json_object_set_new(x, "estimate_disagrees", json_boolean(ev->x_disagrees));
+        json_object_set_new(o, "exact", x);
+    } else if (ev->exact_failed) {
+        json_object_set_new(o, "exact", json_pack("{s:s}", "error", ev->x_error));
+    }
     if (!ev->valid) {
         json_t *rs = json_array();
         const char *s = ev->reasons ? ev->reasons : "";

@@ -24,8 +24,16 @@ struct bt_plan {
     size_t elim_dropped; /* eliminated beyond the kept maximum (counted only) */
     size_t broken_count[32];
     bool only, in_space;
+    bool exact;
+    int exact_compiled, exact_cached, exact_failed;
+    double exact_seconds;
     double seconds;
 };
+
+/* plan --exact (engine/exact.c): compiles every candidate with NVRTC for the plan's GPU and fills
+ * the x_ fields. BT_NO_BACKEND without NVRTC, BT_UNSUPPORTED for a kernel without CUDA source or a
+ * GPU without a compute capability. */
+bt_status bt__plan_exact(bt_plan *pl, bt_diag *diag);
 
 /* The plan as JSON (docs/plan-json.md); caller decrefs. */
 json_t *bt__plan_to_json(const bt_plan *pl);

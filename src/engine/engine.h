@@ -150,6 +150,14 @@ void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, char *buf, size_
 bt_status bt__dispatch_put(bt_kernel *kn, const bt_problem *p, const bt_config *cfg, bt__bmod *mod,
                            bt__bfn *fn);
 
+/* The -D defines of a config: every parameter, BT_THREADS, BT_WARP_SIZE, BT_DTYPE_<T>,
+ * BT_ELEM_BYTES. defs must hold BT_MAX_PARAMS + 8 entries. Returns how many. */
+int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
+                      char defs[][96]);
+/* The source a backend compiles for k: the built-in prelude (for built-in kernels) and the
+ * kernel's source of that language; malloc'd, NULL when k has none. */
+char *bt__kernel_source(const bt_kdesc *k, bool cuda);
+
 /* Geometry and scalar arguments of a config for a problem. */
 bt_status bt__geometry(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
                        int64_t grid[3], int64_t block[3], int64_t *dyn_smem, bt_diag *diag);

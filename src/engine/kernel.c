@@ -12,6 +12,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+char *bt__kernel_source(const bt_kdesc *k, bool cuda)
+{
+    const char *src = cuda ? k->src_cuda : k->src_opencl;
+    if (!src)
+        return NULL;
+    /* built-in kernels get the prelude of their language (storage types, LOAD/STORE) */
+    const char *prelude = NULL;
+    size_t plen = 0;
+    if (k->file && !strncmp(k->file, "kernels/specs/", 14))
+        prelude = bt__embedded(cuda ? "kernels/cuda/prelude.cuh" : "kernels/opencl/prelude.cl", &plen);
+    size_t slen = strlen(src);
+    char *out = malloc(plen + slen + 2);
+    if (!out)
+        return NULL;
+    if (prelude)
+        memcpy(out, prelude, plen);
+    out[plen] = '\n';
+    memcpy(out + plen + 1, src, slen + 1);
+    return out;
+}
+
 bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, bt_diag *diag)
 {
     if (!out)
@@ -39,21 +60,11 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
     kn->bdev = bt__device_bdev(dev);
     kn->k = k;
     bt_tune_options_default(&kn->opts);
-    /* built-in kernels get the prelude of their language (storage types, LOAD/STORE) */
-    const char *prelude = NULL;
-    size_t plen = 0;
-    if (k->file && !strncmp(k->file, "kernels/specs/", 14))
-        prelude = bt__embedded(cuda ? "kernels/cuda/prelude.cuh" : "kernels/opencl/prelude.cl", &plen);
-    size_t slen = strlen(src);
-    kn->src = malloc(plen + slen + 2);
+    kn->src = bt__kernel_source(k, cuda);
     if (!kn->src) {
         free(kn);
         return BT_NOMEM;
     }
-    if (prelude)
-        memcpy(kn->src, prelude, plen);
-    kn->src[plen] = '\n';
-    memcpy(kn->src + plen + 1, src, slen + 1);
     kn->src_hash = bt__fnv1a(kn->src, strlen(kn->src), BT__FNV_SEED);
     if (k->options)
         kn->src_hash = bt__fnv1a(k->options, strlen(k->options), kn->src_hash);

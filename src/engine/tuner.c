@@ -368,33 +368,32 @@ typedef struct pool {
     pthread_mutex_t mu;
 } pool;
 
-static void defines_for(tctx *T, const bt_config *c, char defs[][96], int *n)
+int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
+                      char defs[][96])
 {
-    const bt_kdesc *k = T->k;
     int m = 0;
     for (int i = 0; i < k->space.nparams; i++)
         snprintf(defs[m++], 96, "%s=%lld", k->space.params[i].name, (long long)c->v[i]);
     int64_t grid[3], block[3], dyn;
     bt_diag d;
-    if (bt__geometry(k, c, &T->r->problem, T->g, grid, block, &dyn, &d) == BT_OK)
+    if (bt__geometry(k, c, p, g, grid, block, &dyn, &d) == BT_OK)
         snprintf(defs[m++], 96, "BT_THREADS=%lld", (long long)(block[0] * block[1] * block[2]));
-    snprintf(defs[m++], 96, "BT_WARP_SIZE=%d", T->g->warp_size > 0 ? T->g->warp_size : 32);
+    snprintf(defs[m++], 96, "BT_WARP_SIZE=%d", g->warp_size > 0 ? g->warp_size : 32);
     char up[32];
-    snprintf(up, sizeof up, "%s", bt__dtype_name(T->r->problem.dtype));
+    snprintf(up, sizeof up, "%s", bt__dtype_name(p->dtype));
     for (char *u = up; *u; u++)
         if (*u >= 'a' && *u <= 'z')
             *u = (char)(*u - 'a' + 'A');
     snprintf(defs[m++], 96, "BT_DTYPE_%s=1", up);
-    snprintf(defs[m++], 96, "BT_ELEM_BYTES=%d", bt__dtype_size(T->r->problem.dtype));
-    *n = m;
+    snprintf(defs[m++], 96, "BT_ELEM_BYTES=%d", bt__dtype_size(p->dtype));
+    return m;
 }
 
 static void compile_one(tctx *T, bt__entry *e, bool use_cache)
 {
     char defs[BT_MAX_PARAMS + 8][96];
     const char *dp[BT_MAX_PARAMS + 8];
-    int nd = 0;
-    defines_for(T, &e->ev.cfg, defs, &nd);
+    int nd = bt__build_defines(T->k, &e->ev.cfg, &T->r->problem, T->g, defs);
     for (int i = 0; i < nd; i++)
         dp[i] = defs[i];
     char opts[256];

@@ -42,6 +42,18 @@ one=$("$bt" plan gemm --gpu h200 --dtype fp16 --rules cuda --config block_m=96,b
 check "--config BLOCK_M=96 accepted under cuda" grep -q "Candidates" <<<"$one"
 check "  ... and listed as a candidate" grep -q "BLOCK_M=96" <<<"$(sed -n '/Candidates/,/Eliminated/p' <<<"$one")"
 
+# --exact: NVRTC compiles every candidate for sm_90 here, with no GPU
+ex=$("$bt" plan vector_add --gpu h200 --n 1000000 --exact 2>&1); rc=$?
+if grep -q "needs NVRTC" <<<"$ex"; then
+    echo "note: NVRTC absent, plan --exact not checked: $ex"
+else
+    check "--exact exits 0" test $rc -eq 0
+    check "--exact reports the compiler's registers" grep -q "exact (H200-SXM): [0-9]* regs" <<<"$ex"
+    check "--exact says how many it compiled" grep -qE "exact: [0-9]+ compiled with NVRTC for sm_90" <<<"$ex"
+    exj=$("$bt" plan vector_add --gpu h200 --n 1000000 --exact --json)
+    check "--exact JSON has exact blocks per SM" grep -q '"blocks_per_sm"' <<<"$(grep -A8 '"exact"' <<<"$exj")"
+fi
+
 bad() { # bad NAME PATTERN ARGS...: exits non-zero with one line on stderr matching PATTERN
     local name="$1" pat="$2"; shift 2
     local err rc

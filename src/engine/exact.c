@@ -1,0 +1,156 @@
+/*
+ * exact.c — `plan --exact`: every candidate compiled with NVRTC for the plan's GPU architecture
+ * (no GPU needed), its exact registers, spills, static shared memory and stack read from ptxas,
+ * and the exact occupancy computed by the CUDA occupancy rules of that compute capability — next
+ * to the model's estimates, with large disagreements flagged. Compiles run on every core and
+ * their resource reports are kept in the kernel cache, so a second plan compiles nothing.
+ */
+#include "backends/cuda/nvrtc.h"
+#include "backends/cuda/occupancy.h"
+#include "core/plan.h"
+#include "core/util.h"
+#include "engine/engine.h"
+#include "engine/kcache.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct xjob {
+    bt_plan *pl;
+    const char *src;
+    char nvrtc[32];
+    size_t next;
+    pthread_mutex_t mu;
+} xjob;
+
+static void exact_one(xjob *J, bt__cfg_eval *ev)
+{
+    bt_plan *pl = J->pl;
+    const bt_kdesc *k = pl->k;
+    char defs[BT_MAX_PARAMS + 8][96];
+    const char *dp[BT_MAX_PARAMS + 8];
+    int nd = bt__build_defines(k, &ev->cfg, &pl->problem, &pl->gpu, defs);
+    for (int i = 0; i < nd; i++)
+        dp[i] = defs[i];
+    const char *opts = k->options ? k->options : "";
+    char arch[32];
+    snprintf(arch, sizeof arch, "sm_%d%d%s", pl->gpu.cc_major, pl->gpu.cc_minor,
+             k->needs_sm90a ? "a" : "");
+    uint64_t key = bt__kcache_key("nvrtc-resources", arch, J->nvrtc, J->src, dp, nd, opts);
+    int regs = -1;
+    long long spill = -1, smem = -1, stack = -1;
+    bt__blob cached = {0};
+    bool hit = false;
+    if (bt__kcache_get(key, &cached)) {
+        char text[128];
+        size_t n = cached.size < sizeof text - 1 ? cached.size : sizeof text - 1;
+        memcpy(text, cached.data, n);
+        text[n] = '\0';
+        hit = sscanf(text, "%d %lld %lld %lld", &regs, &spill, &smem, &stack) == 4;
+        free(cached.data);
+    }
+    if (!hit) {
+        bt__blob cubin = {0};
+        char *log = NULL;
+        bt_diag d = {0};
+        bt_status st = bt__nvrtc_compile(J->src, dp, nd, opts, pl->gpu.cc_major, pl->gpu.cc_minor,
+                                         k->needs_sm90a, &cubin, &log, &d);
+        free(cubin.data);
+        int64_t sp = -1, sm = -1, sk = -1;
+        if (st == BT_OK)
+            st = bt__nvrtc_resources(log, k->entry, &regs, &sp, &sm, &sk);
+        free(log);
+        if (st != BT_OK) {
+            ev->exact_failed = true;
+            snprintf(ev->x_error, sizeof ev->x_error, "%.150s", d.msg[0] ? d.msg : bt_strerror(st));
+            pthread_mutex_lock(&J->mu);
+            pl->exact_failed++;
+            pthread_mutex_unlock(&J->mu);
+            return;
+        }
+        spill = sp, smem = sm, stack = sk;
+        char text[128];
+        int len = snprintf(text, sizeof text, "%d %lld %lld %lld", regs, spill, smem, stack);
+        bt__blob b = {text, (size_t)len};
+        bt__kcache_put(key, &b);
+    }
+    ev->exact = true;
+    ev->x_regs = regs;
+    ev->x_spill = spill;
+    ev->x_smem = smem + ev->dyn_smem; /* static from ptxas + the dynamic request */
+    ev->x_stack = stack;
+    ev->x_blocks = bt__cuda_occupancy(&pl->gpu, (int)ev->threads, regs, ev->x_smem, &ev->x_limiter);
+    ev->x_occ = pl->gpu.max_warps_per_sm > 0
+                    ? (double)(ev->x_blocks * ev->warps) / pl->gpu.max_warps_per_sm
+                    : 0;
+    double rr = regs > 0 ? (double)ev->regs / regs : 1;
+    ev->x_disagrees = ev->x_blocks != ev->blocks_per_sm || rr > 1.5 || rr < 1 / 1.5;
+    pthread_mutex_lock(&J->mu);
+    if (hit)
+        pl->exact_cached++;
+    else
+        pl->exact_compiled++;
+    pthread_mutex_unlock(&J->mu);
+}
+
+static void *worker(void *arg)
+{
+    xjob *J = arg;
+    for (;;) {
+        pthread_mutex_lock(&J->mu);
+        size_t i = J->next < J->pl->ncand ? J->next++ : SIZE_MAX;
+        pthread_mutex_unlock(&J->mu);
+        if (i == SIZE_MAX)
+            return NULL;
+        exact_one(J, &J->pl->cand[i]);
+    }
+}
+
+bt_status bt__plan_exact(bt_plan *pl, bt_diag *diag)
+{
+    const bt_kdesc *k = pl->k;
+    if (!k->src_cuda) {
+        bt__diag_set(diag, "--exact compiles the kernel's CUDA source, and '%s' has none", k->name);
+        return BT_UNSUPPORTED;
+    }
+    if (pl->gpu.cc_major <= 0) {
+        bt__diag_set(diag, "--exact needs the GPU's compute capability; '%s' has none in the table",
+                     pl->gpu.name);
+        return BT_UNSUPPORTED;
+    }
+    if (!bt__nvrtc_available(diag)) {
+        bt__diag_prefix(diag, "--exact needs NVRTC: ");
+        return BT_NO_BACKEND;
+    }
+    xjob J = {.pl = pl};
+    int maj = 0, min = 0;
+    bt__nvrtc_version(&maj, &min, NULL);
+    snprintf(J.nvrtc, sizeof J.nvrtc, "NVRTC %d.%d", maj, min);
+    char *src = bt__kernel_source(k, true);
+    if (!src)
+        return BT_NOMEM;
+    J.src = src;
+    pthread_mutex_init(&J.mu, NULL);
+    double t0 = bt__now();
+    long nt = sysconf(_SC_NPROCESSORS_ONLN);
+    if (nt < 1)
+        nt = 1;
+    if (nt > 64)
+        nt = 64;
+    pthread_t th[64];
+    bool created[64] = {false};
+    for (long t = 1; t < nt; t++)
+        created[t] = pthread_create(&th[t], NULL, worker, &J) == 0;
+    worker(&J);
+    for (long t = 1; t < nt; t++)
+        if (created[t])
+            pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&J.mu);
+    free(src);
+    pl->exact = true;
+    pl->exact_seconds = bt__now() - t0;
+    return BT_OK;
+}
