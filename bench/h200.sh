@@ -4,8 +4,12 @@
 # the development machine) and .carry/lib (libcmocka for the tests) carried along:
 #   device run: bash bench/h200.sh     (writes everything under $OUT, prints a summary last)
 set -u
-OUT=${OUT:-/tmp/bt-out}
-mkdir -p "$OUT"
+FINAL=${OUT:-/tmp/bt-out}
+# everything is written to a work folder and packed into one archive at the end (the device tool
+# brings back at most 8 files)
+OUT=/tmp/bt-results
+rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
+trap 'tar czf "$FINAL/results.tgz" -C "$OUT" . ; cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null' EXIT
 export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
 export BLOCKTUNE_CACHE_DIR=/tmp/bt-cache
 export PYTHONUNBUFFERED=1
@@ -20,8 +24,8 @@ log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 } > "$OUT/provenance.txt" 2>&1
 cat "$OUT/provenance.txt"
 log "devices"; $bt devices 2>&1 | tee -a "$OUT/summary.txt"
-log "test_cuda"; (build/test_cuda > "$OUT/test_cuda.log" 2>&1; echo "test_cuda rc=$?") | tee -a "$OUT/summary.txt"
-tail -5 "$OUT/test_cuda.log"
+log "test_cuda"; (timeout 120 build/test_cuda > "$OUT/test_cuda.log" 2>&1; echo "test_cuda rc=$?") | tee -a "$OUT/summary.txt"
+grep -E "FAILED|PASSED|ERROR|SKIP|LINE" "$OUT/test_cuda.log" | head -20 | tee -a "$OUT/summary.txt"
 log "test_engine on the default device (the GPU)"; (timeout 300 build/test_engine > "$OUT/test_engine.log" 2>&1; echo "test_engine rc=$?") | tee -a "$OUT/summary.txt"
 grep -E "FAILED|PASSED|ERROR|device:" "$OUT/test_engine.log" | head -12 | tee -a "$OUT/summary.txt"
 tune() { # tune NAME ARGS...
@@ -41,6 +45,8 @@ tune layernorm_32768x4096 layernorm --rows 32768 --cols 4096
 tune layernorm_8192x8192 layernorm --rows 8192 --cols 8192
 tune reduce reduce --n 268435456
 tune gemm_fp32_2048 gemm --m 2048 --n 2048 --k 2048 --max-configs 8
+log "measurement quality: five tunes of vector_add n=2^26, and an independent event measurement"
+timeout 200 build/bt_quality 67108864 2>&1 | tee "$OUT/quality.json" | tee -a "$OUT/summary.txt"
 log "tuning cost: gemm fp32 1024^3, 8 configs, cold kernel cache then warm"
 rm -rf /tmp/bt-cache
 tune gemm8_cold gemm --m 1024 --n 1024 --k 1024 --max-configs 8 --warmup-ms 5 --rep-ms 20
