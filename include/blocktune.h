@@ -317,6 +317,10 @@ BT_API bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer 
                                   int nbuffers, bt_diag *diag);
 /* How many tunes this kernel has run (a cached launch does not add one). */
 BT_API int bt_kernel_tune_count(const bt_kernel *kn);
+/* 1 when a fault (CUDA: illegal address, trap) has poisoned the device for the rest of this
+ * process. Everything measured before is in the store: a new process resumes the tune
+ * (`blocktune tune` restarts itself to do so). */
+BT_API int bt_kernel_device_lost(const bt_kernel *kn);
 BT_API void bt_kernel_set_options(bt_kernel *kn, const bt_tune_options *o);
 
 BT_API bt_status bt_device_sync(bt_device *d, bt_diag *diag);

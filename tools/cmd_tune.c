@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void tune_help(FILE *f)
 {
@@ -178,6 +179,22 @@ int bt_cmd_tune(int argc, char **argv)
         goto out;
     }
     if ((st = bt_kernel_tune(kn, p, &o, &r, &d))) {
+        if (bt_kernel_device_lost(kn) && !(o.store && !strcmp(o.store, "none"))) {
+            /* A fault poisoned the device for this process; the store holds every outcome so
+             * far, the faulting config included: a fresh process resumes past it. */
+            const char *n = getenv("BLOCKTUNE_RESTARTS");
+            int restarts = n ? atoi(n) : 0;
+            if (restarts < 16) {
+                char buf[16];
+                snprintf(buf, sizeof buf, "%d", restarts + 1);
+                setenv("BLOCKTUNE_RESTARTS", buf, 1);
+                fprintf(stderr, "blocktune tune: %s\nblocktune tune: restarting (%d) to resume from "
+                                "the store\n", d.msg, restarts + 1);
+                fflush(NULL);
+                execv("/proc/self/exe", argv - 1);
+                fprintf(stderr, "blocktune tune: cannot restart: %s\n", strerror(errno));
+            }
+        }
         rc = bt_cli_fail(st, &d);
         goto out;
     }

@@ -262,7 +262,8 @@ void bt_device_close(bt_device *d)
 {
     if (!d)
         return;
-    d->iface->device_close(d->bdev);
+    if (d->bdev) /* NULL after a reopen that failed */
+        d->iface->device_close(d->bdev);
     free(d);
 }
 

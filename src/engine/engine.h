@@ -125,6 +125,7 @@ struct bt_kernel {
     int tunes;
     struct bt__store *store; /* results store (lazily opened, see record.c) */
     bool store_tried, wisdom_loaded;
+    bool lost; /* a fault poisoned the device for the rest of this process */
     struct bt__wisdom *user_wisdom, *shipped_wisdom;
 };
 

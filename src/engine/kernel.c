@@ -78,7 +78,7 @@ void bt_kernel_destroy(bt_kernel *kn)
 {
     if (!kn)
         return;
-    for (size_t i = 0; i < kn->cap; i++)
+    for (size_t i = 0; kn->bdev && i < kn->cap; i++)
         if (kn->tab[i].used && kn->tab[i].mod)
             kn->iface->module_free(kn->bdev, kn->tab[i].mod);
     free(kn->tab);
@@ -98,6 +98,8 @@ void bt_kernel_set_options(bt_kernel *kn, const bt_tune_options *o)
 }
 
 int bt_kernel_tune_count(const bt_kernel *kn) { return kn ? kn->tunes : 0; }
+
+int bt_kernel_device_lost(const bt_kernel *kn) { return kn && kn->lost; }
 
 void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, char *buf, size_t size)
 {
@@ -327,6 +329,10 @@ bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const 
 {
     if (!kn || !p || p->k != kn->k || (nbuffers && !buffers))
         return BT_INVALID_ARG;
+    if (!kn->bdev) {
+        bt__diag_set(diag, "the device was lost to a fault; CUDA cannot recover in this process");
+        return BT_LAUNCH;
+    }
     const bt_kdesc *k = kn->k;
     int64_t kv[BT__MAX_PROBLEM + 1];
     int nkv = key_values(kn, p, kv);

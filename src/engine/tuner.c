@@ -535,7 +535,8 @@ static bt_status recover(tctx *T, bt_result *r, pdata *d, bool caller, bt_diag *
         bt__diag_set(diag, "the device faulted while tuning on the caller's buffers, which are lost");
         return BT_LAUNCH;
     }
-    if (++r->recoveries > 16) {
+    r->recoveries++;
+    if (r->recoveries > 16) {
         bt__diag_set(diag, "the device faulted more than 16 times; giving up");
         return BT_LAUNCH;
     }
@@ -553,12 +554,22 @@ static bt_status recover(tctx *T, bt_result *r, pdata *d, bool caller, bt_diag *
             T->I->module_free(T->D, kn->tab[i].mod);
     memset(kn->tab, 0, sizeof *kn->tab * kn->cap);
     kn->ntab = 0;
-    bt_status st = bt__device_reopen(kn->dev, diag);
+    bt_diag rd = {0};
+    bt_status st = bt__device_reopen(kn->dev, &rd);
     kn->bdev = bt__device_bdev(kn->dev);
     T->D = kn->bdev;
     pthread_rwlock_unlock(&kn->lock);
-    if (st)
-        return st;
+    if (st) {
+        /* CUDA keeps a sticky error for the life of the process: what is measured is in the
+         * store, the faulting config with its error, so a new process resumes without it */
+        bt__diag_set(diag, "the device faulted (the config is recorded as launch_failed%s) and "
+                           "cannot be reopened in this process (%.300s): run the tune again to "
+                           "resume%s",
+                     T->store ? " in the store" : "", rd.msg,
+                     T->store ? "" : " (no store was kept: nothing carries over)");
+        kn->lost = true;
+        return BT_LAUNCH;
+    }
     st = pdata_init(T, d, &p, T->o.seed, NULL, 0, diag);
     if (st)
         return st;
