@@ -58,10 +58,13 @@ static void exact_one(xjob *J, bt__cfg_eval *ev)
         bt_diag d = {0};
         bt_status st = bt__nvrtc_compile(J->src, dp, nd, opts, pl->gpu.cc_major, pl->gpu.cc_minor,
                                          k->needs_sm90a, &cubin, &log, &d);
-        free(cubin.data);
         int64_t sp = -1, sm = -1, sk = -1;
-        if (st == BT_OK)
-            st = bt__nvrtc_resources(log, k->entry, &regs, &sp, &sm, &sk);
+        if (st == BT_OK && bt__nvrtc_resources(log, k->entry, &regs, &sp, &sm, &sk) != BT_OK) {
+            /* no ptxas report in the log: read the CUBIN (spills are then not known) */
+            st = bt__cubin_resources(cubin.data, cubin.size, k->entry, &regs, &sk, &sm);
+            sp = -1;
+        }
+        free(cubin.data);
         free(log);
         if (st != BT_OK) {
             ev->exact_failed = true;

@@ -664,3 +664,112 @@ bt_status bt__nvrtc_resources(const char *log, const char *entry, int *regs, int
         *stack = frame > 0 ? frame : 0;
     return BT_OK;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Resources from the CUBIN itself (ELF): the global .nv.info section's EIATTR_REGCOUNT (0x2f) and
+ * EIATTR_FRAME_SIZE (0x11) records, each {symbol index, value}, and the size of the entry's
+ * .nv.shared.<entry> section. Used when a log carries no ptxas report (some NVRTC builds drop it
+ * after a failed compile in the same process).
+ * ------------------------------------------------------------------------------------------- */
+static bool rd(const unsigned char *b, size_t size, size_t off, void *dst, size_t n)
+{
+    if (off > size || n > size - off)
+        return false;
+    memcpy(dst, b + off, n);
+    return true;
+}
+
+bt_status bt__cubin_resources(const void *cubin, size_t size, const char *entry, int *regs,
+                              int64_t *frame, int64_t *static_smem)
+{
+    const unsigned char *b = cubin;
+    if (regs)
+        *regs = -1;
+    if (frame)
+        *frame = -1;
+    if (static_smem)
+        *static_smem = 0;
+    if (!b || size < 64 || memcmp(b, "\x7f" "ELF", 4) || b[4] != 2 || !entry)
+        return BT_INVALID_ARG;
+    uint64_t shoff;
+    uint16_t shentsize, shnum, shstrndx;
+    if (!rd(b, size, 0x28, &shoff, 8) || !rd(b, size, 0x3a, &shentsize, 2) ||
+        !rd(b, size, 0x3c, &shnum, 2) || !rd(b, size, 0x3e, &shstrndx, 2) || shentsize < 64 ||
+        shstrndx >= shnum)
+        return BT_CORRUPT;
+    uint64_t shstr_off, symtab_off = 0, symtab_size = 0, strtab_off = 0, info_off = 0, info_size = 0;
+    if (!rd(b, size, shoff + (uint64_t)shstrndx * shentsize + 0x18, &shstr_off, 8))
+        return BT_CORRUPT;
+    char shared_name[300];
+    snprintf(shared_name, sizeof shared_name, ".nv.shared.%s", entry);
+    for (uint16_t i = 0; i < shnum; i++) {
+        uint64_t h = shoff + (uint64_t)i * shentsize, off, sz;
+        uint32_t name;
+        if (!rd(b, size, h, &name, 4) || !rd(b, size, h + 0x18, &off, 8) ||
+            !rd(b, size, h + 0x20, &sz, 8) || shstr_off + name >= size)
+            return BT_CORRUPT;
+        const char *nm = (const char *)b + shstr_off + name;
+        size_t maxlen = size - (shstr_off + name);
+        if (strnlen(nm, maxlen) == maxlen)
+            return BT_CORRUPT;
+        if (!strcmp(nm, ".symtab"))
+            symtab_off = off, symtab_size = sz;
+        else if (!strcmp(nm, ".strtab"))
+            strtab_off = off;
+        else if (!strcmp(nm, ".nv.info"))
+            info_off = off, info_size = sz;
+        else if (!strcmp(nm, shared_name) && static_smem) {
+            /* on sm_80 and later the section also spans the 1 KiB the system reserves per block
+             * (ptxas reports the kernel's own bytes): the SM version is e_flags' second byte */
+            uint32_t eflags = 0;
+            rd(b, size, 0x30, &eflags, 4);
+            int64_t reserved = ((eflags >> 8) & 0xff) >= 80 ? 1024 : 0;
+            *static_smem = (int64_t)sz >= reserved ? (int64_t)sz - reserved : (int64_t)sz;
+        }
+    }
+    if (!symtab_off || !strtab_off || !info_off)
+        return BT_NOT_FOUND;
+    /* the entry's symbol index */
+    int64_t sym = -1;
+    for (uint64_t k = 0; k * 24 + 24 <= symtab_size; k++) {
+        uint32_t nm;
+        if (!rd(b, size, symtab_off + k * 24, &nm, 4) || strtab_off + nm >= size)
+            return BT_CORRUPT;
+        const char *s = (const char *)b + strtab_off + nm;
+        size_t maxlen = size - (strtab_off + nm);
+        if (strnlen(s, maxlen) < maxlen && !strcmp(s, entry)) {
+            sym = (int64_t)k;
+            break;
+        }
+    }
+    if (sym < 0)
+        return BT_NOT_FOUND;
+    bool found = false;
+    for (uint64_t k = 0; k + 4 <= info_size;) {
+        unsigned char fmt = b[info_off + k], attr = b[info_off + k + 1];
+        k += 2;
+        if (fmt == 0x04) { /* EIFMT_SVAL: 16-bit length, then that many bytes */
+            uint16_t len;
+            if (!rd(b, size, info_off + k, &len, 2))
+                return BT_CORRUPT;
+            k += 2;
+            uint32_t idx, val;
+            if (len == 8 && rd(b, size, info_off + k, &idx, 4) && rd(b, size, info_off + k + 4, &val, 4) &&
+                idx == (uint32_t)sym) {
+                if (attr == 0x2f && regs) {
+                    *regs = (int)val;
+                    found = true;
+                } else if (attr == 0x11 && frame)
+                    *frame = val;
+            }
+            k += len;
+        } else if (fmt == 0x03) { /* EIFMT_HVAL: a 16-bit value */
+            k += 2;
+        } else if (fmt == 0x02) { /* EIFMT_BVAL */
+            k += 2;
+        } else if (fmt != 0x01) { /* unknown: stop rather than misread */
+            break;
+        }
+    }
+    return found ? BT_OK : BT_NOT_FOUND;
+}

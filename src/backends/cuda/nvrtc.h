@@ -62,4 +62,11 @@ bt_status bt__nvrtc_compile(const char *src, const char *const *defines, int nde
 bt_status bt__nvrtc_resources(const char *log, const char *entry, int *regs, int64_t *spill_bytes,
                               int64_t *static_smem, int64_t *stack);
 
+/* Registers, stack frame and static shared memory of `entry` read from a CUBIN's ELF sections
+ * (.nv.info EIATTR_REGCOUNT / EIATTR_FRAME_SIZE, .nv.shared.<entry>), for when the compile log has
+ * no ptxas report. BT_NOT_FOUND when the entry or its register count is not there, BT_CORRUPT for
+ * a malformed file. */
+bt_status bt__cubin_resources(const void *cubin, size_t size, const char *entry, int *regs,
+                              int64_t *frame, int64_t *static_smem);
+
 #endif
