@@ -280,7 +280,7 @@ typedef struct bt_tune_options {
     double warmup_ms;   /* warm-up budget per config (default 25) */
     double rep_ms;      /* measurement budget per config (default 100) */
     int max_configs;    /* measure at most this many (0: every valid config when there are at
-                           most 64, else the model's best 32) */
+                           most 128, else the model's best 64) */
     int threads;        /* compile threads (0: all cores) */
     int verify_boundary;/* also verify at the spec's boundary problem sizes (default 1) */
     int top_k;          /* finalists re-measured interleaved A B C A B C ... (default 3) */

@@ -33,7 +33,7 @@ static void tune_help(FILE *f)
         "  --warmup-ms MS    warm-up budget per config (default 25)\n"
         "  --rep-ms MS       measurement budget per config (default 100)\n"
         "  --max-configs N   measure at most N configs, the model's best first (default: all\n"
-        "                    valid when there are at most 64, else 32)\n"
+        "                    valid when there are at most 128, else 64)\n"
         "  --threads N       compile threads (default: all cores)\n"
         "  --rules SET       rule set override (triton, cuda, limits, all)\n"
         "  --seed K          seed of the random inputs (default 1)\n"

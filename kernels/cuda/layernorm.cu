@@ -27,7 +27,7 @@ layernorm(const ST *__restrict__ x, const ST *__restrict__ gamma, const ST *__re
         for (int j = 0; j < VPT; j++) {
             const int i = (j * BT_THREADS + t) * W;
             if (vec_ok && i + W <= cols) {
-                Vec<W> q = vload<W>(xr + i);
+                Vec<W> q = vload_s<W>(xr + i);
 #pragma unroll
                 for (int e = 0; e < W; e++)
                     v[j][e] = bt_to_f(q.e[e]);
@@ -61,7 +61,7 @@ layernorm(const ST *__restrict__ x, const ST *__restrict__ gamma, const ST *__re
 #pragma unroll
                 for (int e = 0; e < W; e++)
                     o.e[e] = bt_from_f((v[j][e] - mean) * rstd * bt_to_f(g.e[e]) + bt_to_f(b.e[e]));
-                vstore<W>(yr + i, o);
+                vstore_s<W>(yr + i, o);
             } else {
                 for (int e = 0; e < W; e++)
                     if (i + e < cols)

@@ -61,6 +61,28 @@ template <int N> __device__ __forceinline__ void vstore(ST *p, const Vec<N> &v)
 {
     *reinterpret_cast<typename Raw<N * (int)sizeof(ST)>::T *>(p) = v.raw;
 }
+/* Streaming variants (cache-streaming: evict first) for data touched once; CS selects them in the
+ * kernels that tune it (0: the plain path). */
+#ifndef CS
+#define CS 0
+#endif
+template <typename T> __device__ __forceinline__ T bt_ld_cs(const T *p) { return __ldcs(p); }
+template <typename T> __device__ __forceinline__ void bt_st_cs(T *p, const T &v) { __stcs(p, v); }
+template <int N> __device__ __forceinline__ Vec<N> vload_s(const ST *p)
+{
+    if (!CS)
+        return vload<N>(p);
+    Vec<N> v;
+    v.raw = bt_ld_cs(reinterpret_cast<const typename Raw<N * (int)sizeof(ST)>::T *>(p));
+    return v;
+}
+template <int N> __device__ __forceinline__ void vstore_s(ST *p, const Vec<N> &v)
+{
+    if (!CS)
+        vstore<N>(p, v);
+    else
+        bt_st_cs(reinterpret_cast<typename Raw<N * (int)sizeof(ST)>::T *>(p), v.raw);
+}
 
 __device__ __forceinline__ float warp_sum(float v)
 {

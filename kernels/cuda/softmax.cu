@@ -24,7 +24,7 @@ softmax(const ST *__restrict__ x, ST *__restrict__ y, int rows, int cols)
     {                                                                                              \
         const int i = (c0) + (j * BT_THREADS + t) * W;                                             \
         if (vec_ok && i + W <= cols) {                                                             \
-            Vec<W> q = vload<W>(xr + i);                                                           \
+            Vec<W> q = vload_s<W>(xr + i);                                                           \
             _Pragma("unroll") for (int e = 0; e < W; e++) v[j][e] = bt_to_f(q.e[e]);               \
         } else {                                                                                   \
             _Pragma("unroll") for (int e = 0; e < W; e++) v[j][e] =                                \
@@ -57,7 +57,7 @@ softmax(const ST *__restrict__ x, ST *__restrict__ y, int rows, int cols)
 #pragma unroll
                 for (int e = 0; e < W; e++)
                     q.e[e] = bt_from_f(v[j][e] * inv);
-                vstore<W>(yr + i, q);
+                vstore_s<W>(yr + i, q);
             } else {
                 for (int e = 0; e < W; e++)
                     if (i + e < cols)
@@ -90,11 +90,11 @@ softmax(const ST *__restrict__ x, ST *__restrict__ y, int rows, int cols)
     const float inv = 1.0f / s;
     for (int i = t * W; i < cols; i += BT_THREADS * W) {
         if (vec_ok && i + W <= cols) {
-            Vec<W> q = vload<W>(xr + i);
+            Vec<W> q = vload_s<W>(xr + i);
 #pragma unroll
             for (int e = 0; e < W; e++)
                 q.e[e] = bt_from_f(__expf(bt_to_f(q.e[e]) - m) * inv);
-            vstore<W>(yr + i, q);
+            vstore_s<W>(yr + i, q);
         } else {
             for (int e = 0; e < W && i + e < cols; e++)
                 STORE(yr, i + e, __expf(LOAD(xr, i + e) - m) * inv);

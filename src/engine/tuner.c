@@ -633,7 +633,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
         return st;
     }
     size_t budget = T.o.max_configs > 0 ? (size_t)T.o.max_configs
-                                        : (r->plan->ncand <= 64 ? r->plan->ncand : 32);
+                                        : (r->plan->ncand <= 128 ? r->plan->ncand : 64);
     bool need_baseline = k->ref == BT__REF_CONFIG;
     size_t n = r->plan->ncand < budget ? r->plan->ncand : budget;
     r->not_measured = r->plan->ncand - n;
