@@ -75,6 +75,7 @@ int main(int argc, char **argv)
             bad++;
     }
     int tunes = bt_kernel_tune_count(kn);
+    /* 1 tune the first time; 0 when the results store already had this key's winner */
     printf("embed: %d launches of %s on %s, %d tune(s), %d wrong elements\n", steps,
            bt_kdesc_name(k), bt_device_get_info(dev)->id, tunes, bad);
     free(x);
@@ -86,5 +87,5 @@ int main(int argc, char **argv)
     bt_kernel_destroy(kn);
     bt_kdesc_free(k);
     bt_device_close(dev);
-    return bad == 0 && tunes == 1 ? 0 : 1;
+    return bad == 0 && tunes <= 1 ? 0 : 1;
 }
