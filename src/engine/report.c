@@ -5,6 +5,7 @@
  */
 #include "engine/engine.h"
 
+#include "backends/cuda/occupancy.h"
 #include "core/util.h"
 
 #include <jansson.h>
@@ -74,8 +75,9 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
                    "hardware-table row); intensity %.2f FLOP/B, so throughput is shown in %s and no\n"
                    "efficiency is claimed\n\n",
                 rf->intensity, mem ? "GB/s" : "TFLOP/s");
-    fprintf(f, "Candidates (measured; median and p20-p80 of device-timed runs after a cache flush)\n");
-    fprintf(f, "  %3s %-44s %9s %5s %6s %4s %11s %19s %5s %9s %6s %s\n", "#", "config", "smem", "regs",
+    fprintf(f, "Candidates (measured; median and p20-p80 of device-timed runs after a cache flush;\n"
+               "regs from the compiler where the backend tells; blk/SM = model/exact, ! = they differ)\n");
+    fprintf(f, "  %3s %-44s %9s %5s %8s %4s %11s %19s %5s %9s %6s %s\n", "#", "config", "smem", "regs",
             "blk/SM", "occ", "median us", "p20-p80 us", "reps", mem ? "GB/s" : "TFLOP/s", "eff", "status");
     /* ok ones sorted by median first */
     size_t order[4096];
@@ -98,13 +100,25 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
             snprintf(regs, sizeof regs, "%d", e->res.regs_per_thread);
         else
             snprintf(regs, sizeof regs, "~%lld", (long long)e->ev.regs);
+        /* blocks per SM: the model's estimate, and with the compiler's registers and shared
+         * memory (CUDA devices) the exact figure by the CUDA occupancy rules; '!' = they differ */
+        char blk[24];
+        snprintf(blk, sizeof blk, "%lld", (long long)e->ev.blocks_per_sm);
+        if (e->res.regs_per_thread > 0 && r->dev.props.cc_major > 0) {
+            const char *lim = NULL;
+            int64_t smem_x = (e->res.static_smem > 0 ? e->res.static_smem : 0) + e->dyn_smem;
+            int xb = bt__cuda_occupancy(&r->dev.props, (int)(e->block[0] * e->block[1] * e->block[2]),
+                                        e->res.regs_per_thread, smem_x, &lim);
+            snprintf(blk, sizeof blk, "%lld/%d%s", (long long)e->ev.blocks_per_sm, xb,
+                     xb != e->ev.blocks_per_sm ? "!" : "");
+        }
         char effs[16];
         if (known)
             snprintf(effs, sizeof effs, "%5.1f%%", e->eff * 100);
         else
             snprintf(effs, sizeof effs, "%6s", "n/a");
-        fprintf(f, "  %3zu %-44s %9lld %5s %6lld %3.0f%% %11.2f %19s %5d %9.2f %s %s%s\n", j + 1, cfg,
-                (long long)((e->ev.smem ? e->ev.smem : e->ev.dyn_smem)), regs, (long long)e->ev.blocks_per_sm,
+        fprintf(f, "  %3zu %-44s %9lld %5s %8s %3.0f%% %11.2f %19s %5d %9.2f %s %s%s\n", j + 1, cfg,
+                (long long)((e->ev.smem ? e->ev.smem : e->ev.dyn_smem)), regs, blk,
                 e->ev.occupancy * 100, e->st.median * 1e3, spread, e->st.n, mem ? e->gbps : e->tflops,
                 effs, (int)order[j] == r->winner ? "WINNER" : e->from_store ? "ok (stored)" : "ok",
                 e->boundary_checked ? "" : "");

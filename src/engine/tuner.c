@@ -754,8 +754,9 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
     if (baseline >= 0) { /* the baseline's outputs become the reference */
         bt__entry *b = &r->e[baseline];
         bt__verify v;
+        memset(&v, 0, sizeof v);
         bt_diag d = {0};
-        if (b->status == BT__CS_PENDING && verify_on(&T, b, &main_data, &v, &d) == BT_OK && v.nonfinite == 0) {
+        if (in_play(b) && verify_on(&T, b, &main_data, &v, &d) == BT_OK && v.nonfinite == 0) {
             for (int i = 0; i < k->nargs; i++)
                 if (k->args[i].output)
                     for (size_t j = 0; j < main_data.host[i].count; j++)
@@ -763,7 +764,8 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
             main_data.have_ref = true;
         } else {
             bt__diag_set(diag, "the reference (baseline) config failed: %s",
-                         b->error ? b->error : d.msg[0] ? d.msg : v.msg);
+                         b->error ? b->error : d.msg[0] ? d.msg : v.msg[0] ? v.msg
+                                                                           : bt__cfg_status_name(b->status));
             pdata_free(&T, &main_data);
             unload_all(&T, r, -1);
             bt_result_free(r);
