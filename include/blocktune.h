@@ -292,6 +292,8 @@ typedef struct bt_tune_options {
     const char *store;  /* results store (SQLite): NULL = the default
                            ($BLOCKTUNE_CACHE_DIR/blocktune.db ...), "none" = keep nothing */
     bt_tune_mode mode;  /* default: $BLOCKTUNE_MODE, else BT_MODE_TUNE */
+    int graph;          /* 1: time replays of graph-captured launches (CUDA), for kernels shorter
+                           than ~20 us where launch gaps dominate; no cache flush between them */
 } bt_tune_options;
 
 BT_API void bt_tune_options_default(bt_tune_options *o);

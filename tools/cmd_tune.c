@@ -17,7 +17,7 @@ static void tune_help(FILE *f)
         "usage: blocktune tune KERNEL|SPEC.json [--device ID] [sizes] [--dtype T]\n"
         "                      [--warmup-ms MS] [--rep-ms MS] [--max-configs N] [--threads N]\n"
         "                      [--rules SET] [--seed K] [--no-boundary] [--json FILE]\n"
-        "                      [--store PATH|none] [--mode tune|retune]\n"
+        "                      [--store PATH|none] [--mode tune|retune] [--graph]\n"
         "\n"
         "Tunes KERNEL for one problem on a device: the model prunes the space (with reasons),\n"
         "every remaining config is compiled in parallel, verified against a reference on random\n"
@@ -38,6 +38,8 @@ static void tune_help(FILE *f)
         "  --rules SET       rule set override (triton, cuda, limits, all)\n"
         "  --seed K          seed of the random inputs (default 1)\n"
         "  --no-boundary     skip verification at the boundary sizes\n"
+        "  --graph           time replays of graph-captured launches (CUDA): for kernels shorter\n"
+        "                    than ~20 us, where gaps between launches dominate\n"
         "  --json FILE       also write the full result as JSON (docs/tune-json.md)\n"
         "  --store PATH      the results store (default: $BLOCKTUNE_CACHE_DIR/blocktune.db, else\n"
         "                    ~/.cache/blocktune/blocktune.db); every measurement is committed as\n"
@@ -65,6 +67,10 @@ int bt_cmd_tune(int argc, char **argv)
         }
         if (!strcmp(a, "--no-boundary")) {
             o.verify_boundary = 0;
+            continue;
+        }
+        if (!strcmp(a, "--graph")) {
+            o.graph = 1;
             continue;
         }
         if (strncmp(a, "--", 2)) {

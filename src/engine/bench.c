@@ -84,10 +84,55 @@ static bt_status timed_runs(const bt__bench_ops *o, int count, double *t, double
     return st;
 }
 
+/* Graph mode: each sample is one replay of R launches captured in a graph, divided by R; R is
+ * chosen so that a replay lasts ~0.5 ms, which hides the CPU's launch gaps for short kernels. */
+static bt_status bench_graph(const bt__bench_ops *o, double warmup_ms, double rep_ms,
+                             double timeout_ms, bt__stats *out, double **samples, int *nsamples,
+                             bt_diag *diag)
+{
+    double e;
+    bt_status st = o->graph(o->user, 10, &e, diag);
+    if (st)
+        return st;
+    if (timeout_ms > 0 && e > timeout_ms) {
+        bt__diag_set(diag, "one run took %.1f ms (> timeout %.0f ms)", e, timeout_ms);
+        return BT_TIMEOUT;
+    }
+    if (e < 1e-6)
+        e = 1e-6;
+    int R = (int)(0.5 / e);
+    R = R < 1 ? 1 : R > 1000 ? 1000 : R;
+    double w;
+    for (double spent = 0; spent < warmup_ms && st == BT_OK; spent += w * R)
+        st = o->graph(o->user, R, &w, diag);
+    int n = (int)(rep_ms / (e * R));
+    n = n < 5 ? 5 : n > 1000 ? 1000 : n;
+    double *t = malloc(sizeof *t * (size_t)n);
+    if (!t)
+        return BT_NOMEM;
+    for (int i = 0; i < n && st == BT_OK; i++)
+        st = o->graph(o->user, R, &t[i], diag);
+    if (st) {
+        free(t);
+        return st;
+    }
+    if (samples) {
+        *samples = malloc(sizeof **samples * (size_t)n);
+        if (*samples)
+            memcpy(*samples, t, sizeof *t * (size_t)n);
+        *nsamples = *samples ? n : 0;
+    }
+    bt__stats_compute(t, n, out);
+    free(t);
+    return BT_OK;
+}
+
 bt_status bt__bench(const bt__bench_ops *o, double warmup_ms, double rep_ms, double timeout_ms,
                     bt__stats *out, double **samples, int *nsamples, bt_diag *diag)
 {
     memset(out, 0, sizeof *out);
+    if (o->graph)
+        return bench_graph(o, warmup_ms, rep_ms, timeout_ms, out, samples, nsamples, diag);
     /* estimate: the first timed runs (after one untimed warm-up launch that pays any lazy
      * initialisation of the module) */
     double est_t[5];

@@ -41,6 +41,9 @@ typedef struct bt__bench_ops {
     const bt__backend_iface *iface;
     bt__bdev *bdev;
     bool flush;
+    /* graph mode (optional): time `reps` back-to-back launches captured in one graph; *ms is per
+     * launch. When set, bt__bench times graph replays instead of single launches (no flush). */
+    bt_status (*graph)(void *user, int reps, double *ms, bt_diag *diag);
 } bt__bench_ops;
 
 /* do_bench (seed 000 §6 done right): estimate from a few timed runs, then warm-up and repetition
@@ -87,6 +90,7 @@ struct bt_result {
     int cached;     /* configs whose binary came from the kernel cache */
     int recoveries; /* device faults survived (context rebuilt) */
     int from_store; /* configs whose measurement came from the results store */
+    char graph_note[200];
     char source_hash[20];
     char timestamp[40];
     bt_tune_options opts;

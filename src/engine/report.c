@@ -59,6 +59,8 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
     int cached = 0;
     for (size_t i = 0; i < r->n; i++)
         cached += r->e[i].cached;
+    if (r->graph_note[0])
+        fprintf(f, "%s\n", r->graph_note);
     if (r->from_store)
         fprintf(f, "%d configs were measured before (results store): their numbers are reused, "
                    "each re-verified here\n", r->from_store);

@@ -469,6 +469,28 @@ static bt_status bench_launch(void *u, bt__btimer *timer, bt_diag *d)
     return launch_entry(T, T->cur_e, T->cur, timer, d);
 }
 
+static bt_status bench_graph(void *u, int reps, double *ms, bt_diag *d)
+{
+    tctx *T = u;
+    const bt_kdesc *k = T->k;
+    bt__karg args[BT__MAX_ARGS];
+    for (int i = 0; i < k->nargs; i++) {
+        if (k->args[i].role == BT__KARG_BUFFER) {
+            args[i].kind = BT__ARG_BUF;
+            args[i].u.buf = T->cur->dev[i];
+        } else
+            args[i] = T->cur->scalars[i];
+    }
+    int64_t grid[3], block[3], dyn;
+    bt_status st = bt__geometry(k, &T->cur_e->ev.cfg, &T->cur->p, T->g, grid, block, &dyn, d);
+    if (st)
+        return st;
+    uint32_t g32[3] = {(uint32_t)grid[0], (uint32_t)grid[1], (uint32_t)grid[2]};
+    uint32_t b32[3] = {(uint32_t)block[0], (uint32_t)block[1], (uint32_t)block[2]};
+    return T->I->launch_graph_timed(T->D, T->cur_e->fn, g32, b32, (size_t)dyn, args, k->nargs,
+                                    reps, ms, d);
+}
+
 /* Still to be verified or measured here: pending, or measured earlier and kept in the store. */
 static bool in_play(const bt__entry *e)
 {
@@ -855,7 +877,26 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
 
     /* 4. measure */
     double tm = bt__now();
-    bt__bench_ops ops = {bench_pre, bench_launch, &T, T.I, T.D, true};
+    bt__bench_ops ops = {bench_pre, bench_launch, &T, T.I, T.D, true, NULL};
+    if (T.o.graph) {
+        bool resets = false;
+        for (int i = 0; i < k->nargs; i++)
+            resets |= k->args[i].reset_to_zero || k->args[i].restore_value;
+        if (!T.I->launch_graph_timed)
+            snprintf(r->graph_note, sizeof r->graph_note,
+                     "graph mode asked for, but the %s backend cannot capture graphs: measured "
+                     "launch by launch", T.I->name);
+        else if (resets)
+            snprintf(r->graph_note, sizeof r->graph_note,
+                     "graph mode asked for, but this kernel needs resets before every run "
+                     "(reset_to_zero / restore_value): measured launch by launch");
+        else {
+            ops.graph = bench_graph;
+            snprintf(r->graph_note, sizeof r->graph_note,
+                     "graph mode: each sample is a replay of back-to-back launches captured in a "
+                     "graph, per launch, with no cache flush between them");
+        }
+    }
     T.cur = &main_data;
     bt__entry **ok = calloc(n + 1, sizeof *ok);
     size_t nok = 0;
