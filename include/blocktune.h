@@ -324,6 +324,12 @@ BT_API int bt_kernel_tune_count(const bt_kernel *kn);
  * (`blocktune tune` restarts itself to do so). */
 BT_API int bt_kernel_device_lost(const bt_kernel *kn);
 BT_API void bt_kernel_set_options(bt_kernel *kn, const bt_tune_options *o);
+/* Called (from a watchdog thread) when a run on the device has not finished after
+ * timeout_s: the config is already recorded as timed out in the store. A kernel that never ends
+ * cannot be stopped from the host, so the handler decides: `blocktune tune` restarts its process
+ * to resume past the config; with no handler the tune keeps waiting. */
+typedef void (*bt_hang_handler)(void *user);
+BT_API void bt_kernel_set_hang_handler(bt_kernel *kn, bt_hang_handler h, void *user);
 
 BT_API bt_status bt_device_sync(bt_device *d, bt_diag *diag);
 BT_API bt_status bt_buffer_create(bt_device *d, size_t bytes, bt_buffer **out, bt_diag *diag);

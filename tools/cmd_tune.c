@@ -38,6 +38,9 @@ static void tune_help(FILE *f)
         "  --rules SET       rule set override (triton, cuda, limits, all)\n"
         "  --seed K          seed of the random inputs (default 1)\n"
         "  --no-boundary     skip verification at the boundary sizes\n"
+        "  --timeout S       a config whose run takes longer than S seconds is recorded as timed\n"
+        "                    out; a kernel that hangs is recorded and the tune restarts past it\n"
+        "                    (default 10)\n"
         "  --graph           time replays of graph-captured launches (CUDA): for kernels shorter\n"
         "                    than ~20 us, where gaps between launches dominate\n"
         "  --json FILE       also write the full result as JSON (docs/tune-json.md)\n"
@@ -50,8 +53,38 @@ static void tune_help(FILE *f)
         "  blocktune tune vector_add --n 16777216\n");
 }
 
+/* Replaces this process with a fresh run of the same command: the store holds every outcome so
+ * far (the failed config included), so the new run resumes past it. At most 16 times. */
+static char **g_argv;
+static int restart(const char *why)
+{
+    const char *n = getenv("BLOCKTUNE_RESTARTS");
+    int restarts = n ? atoi(n) : 0;
+    if (restarts >= 16) {
+        fprintf(stderr, "blocktune tune: %s, and 16 restarts already: giving up\n", why);
+        return -1;
+    }
+    char buf[16];
+    snprintf(buf, sizeof buf, "%d", restarts + 1);
+    setenv("BLOCKTUNE_RESTARTS", buf, 1);
+    fprintf(stderr, "blocktune tune: %s\nblocktune tune: restarting (%d) to resume from the store\n",
+            why, restarts + 1);
+    fflush(NULL);
+    execv("/proc/self/exe", g_argv);
+    fprintf(stderr, "blocktune tune: cannot restart: %s\n", strerror(errno));
+    return -1;
+}
+
+static void on_hang(void *user)
+{
+    (void)user;
+    if (restart("a kernel hung (recorded as timed out)") != 0)
+        _exit(1); /* a hung kernel cannot be stopped any other way */
+}
+
 int bt_cmd_tune(int argc, char **argv)
 {
+    g_argv = argv - 1; /* main's argv: the command line to run again */
     const char *kernel = NULL, *device = NULL, *dtype = NULL, *json = NULL, *rules = NULL;
     bt_tune_options o;
     bt_tune_options_default(&o);
@@ -114,7 +147,7 @@ int bt_cmd_tune(int argc, char **argv)
                                                   "launches, not to an explicit tune), got '%s'", val);
         }
         else if (!strcmp(opt, "warmup-ms") || !strcmp(opt, "rep-ms") || !strcmp(opt, "max-configs") ||
-                 !strcmp(opt, "threads") || !strcmp(opt, "seed")) {
+                 !strcmp(opt, "threads") || !strcmp(opt, "seed") || !strcmp(opt, "timeout")) {
             if (!numeric || num < 0)
                 return bt_cli_usage_error("tune", "--%s needs a non-negative number, got '%s'", opt, val);
             if (!strcmp(opt, "warmup-ms"))
@@ -125,6 +158,8 @@ int bt_cmd_tune(int argc, char **argv)
                 o.max_configs = (int)num;
             else if (!strcmp(opt, "threads"))
                 o.threads = (int)num;
+            else if (!strcmp(opt, "timeout"))
+                o.timeout_s = num;
             else
                 o.seed = (uint64_t)num;
         } else {
@@ -184,23 +219,13 @@ int bt_cmd_tune(int argc, char **argv)
         rc = bt_cli_fail(st, &d);
         goto out;
     }
+    if (!(o.store && !strcmp(o.store, "none")))
+        bt_kernel_set_hang_handler(kn, on_hang, NULL);
     if ((st = bt_kernel_tune(kn, p, &o, &r, &d))) {
-        if (bt_kernel_device_lost(kn) && !(o.store && !strcmp(o.store, "none"))) {
-            /* A fault poisoned the device for this process; the store holds every outcome so
-             * far, the faulting config included: a fresh process resumes past it. */
-            const char *n = getenv("BLOCKTUNE_RESTARTS");
-            int restarts = n ? atoi(n) : 0;
-            if (restarts < 16) {
-                char buf[16];
-                snprintf(buf, sizeof buf, "%d", restarts + 1);
-                setenv("BLOCKTUNE_RESTARTS", buf, 1);
-                fprintf(stderr, "blocktune tune: %s\nblocktune tune: restarting (%d) to resume from "
-                                "the store\n", d.msg, restarts + 1);
-                fflush(NULL);
-                execv("/proc/self/exe", argv - 1);
-                fprintf(stderr, "blocktune tune: cannot restart: %s\n", strerror(errno));
-            }
-        }
+        /* A fault poisoned the device for this process; the store holds every outcome so far,
+         * the faulting config included: a fresh process resumes past it. */
+        if (bt_kernel_device_lost(kn) && !(o.store && !strcmp(o.store, "none")))
+            restart(d.msg);
         rc = bt_cli_fail(st, &d);
         goto out;
     }

@@ -130,6 +130,8 @@ struct bt_kernel {
     struct bt__store *store; /* results store (lazily opened, see record.c) */
     bool store_tried, wisdom_loaded;
     bool lost; /* a fault poisoned the device for the rest of this process */
+    bt_hang_handler hang_handler;
+    void *hang_user;
     struct bt__wisdom *user_wisdom, *shipped_wisdom;
 };
 

@@ -101,6 +101,14 @@ int bt_kernel_tune_count(const bt_kernel *kn) { return kn ? kn->tunes : 0; }
 
 int bt_kernel_device_lost(const bt_kernel *kn) { return kn && kn->lost; }
 
+void bt_kernel_set_hang_handler(bt_kernel *kn, bt_hang_handler h, void *user)
+{
+    if (kn) {
+        kn->hang_handler = h;
+        kn->hang_user = user;
+    }
+}
+
 void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, char *buf, size_t size)
 {
     const bt_kdesc *k = kn->k;

@@ -104,7 +104,62 @@ typedef struct tctx {
     pdata *cur;
     bt__entry *cur_e;
     struct bt__store *store;
+    /* watchdog: the entry on the device now and when it is overdue */
+    pthread_mutex_t wmu;
+    bt__entry *watch;
+    double deadline;
+    bool stop;
 } tctx;
+
+static void set_error(bt__entry *e, bt__cfg_status s, const char *msg);
+
+static void watch_begin(tctx *T, bt__entry *e, double seconds)
+{
+    pthread_mutex_lock(&T->wmu);
+    T->watch = e;
+    T->deadline = bt__now() + seconds;
+    pthread_mutex_unlock(&T->wmu);
+}
+
+static void watch_end(tctx *T)
+{
+    pthread_mutex_lock(&T->wmu);
+    T->watch = NULL;
+    pthread_mutex_unlock(&T->wmu);
+}
+
+static void record(tctx *T, const bt__entry *e);
+
+/* A kernel that never finishes cannot be stopped from the host: the watchdog records the config
+ * as timed out in the store (the process may not get to do it) and then calls the kernel's hang
+ * handler — `blocktune tune` restarts itself and resumes past it; a library user decides. */
+static void *watchdog(void *arg)
+{
+    tctx *T = arg;
+    for (;;) {
+        usleep(50000);
+        pthread_mutex_lock(&T->wmu);
+        bool stop = T->stop;
+        bt__entry *e = T->watch;
+        bool overdue = e && bt__now() > T->deadline;
+        pthread_mutex_unlock(&T->wmu);
+        if (stop)
+            return NULL;
+        if (!overdue)
+            continue;
+        char m[200];
+        snprintf(m, sizeof m, "did not finish within %.1f s (hung): stopped by the watchdog",
+                 T->o.timeout_s);
+        set_error(e, BT__CS_TIMEOUT, m);
+        record(T, e);
+        bt_hang_handler h = T->kn->hang_handler;
+        if (h)
+            h(T->kn->hang_user);
+        pthread_mutex_lock(&T->wmu);
+        T->watch = NULL; /* the handler returned: keep waiting (the device call may come back) */
+        pthread_mutex_unlock(&T->wmu);
+    }
+}
 
 /* Commits an entry's outcome to the store at once (a failure to store is said, not fatal). */
 static void record(tctx *T, const bt__entry *e)
@@ -736,12 +791,27 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
         if (r->e[i].status == BT__CS_COMPILE && !r->e[i].from_store)
             record(&T, &r->e[i]);
 
-    /* 3. data and reference */
+    /* 3. data and reference; from here on a watchdog guards every run on the device */
+    pthread_mutex_init(&T.wmu, NULL);
+    pthread_t wd;
+    bool wd_on = pthread_create(&wd, NULL, watchdog, &T) == 0;
+#define WD_STOP()                                                                                  \
+    do {                                                                                           \
+        if (wd_on) {                                                                               \
+            pthread_mutex_lock(&T.wmu);                                                            \
+            T.stop = true;                                                                         \
+            pthread_mutex_unlock(&T.wmu);                                                          \
+            pthread_join(wd, NULL);                                                                \
+            wd_on = false;                                                                         \
+        }                                                                                          \
+    } while (0)
+
     double tv = bt__now();
     pdata main_data;
     st = pdata_init(&T, &main_data, p, T.o.seed, caller, ncaller, diag);
     if (st) {
         bt_result_free(r);
+        WD_STOP();
         return st;
     }
     /* load every compiled module */
@@ -791,6 +861,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
             pdata_free(&T, &main_data);
             unload_all(&T, r, -1);
             bt_result_free(r);
+            WD_STOP();
             return BT_WRONG_RESULT;
         }
         if (baseline >= (int)n) /* not a measured config: drop it from the table */
@@ -804,13 +875,16 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
         if (!in_play(e))
             continue;
         bt_diag d = {0};
+        watch_begin(&T, e, T.o.timeout_s);
         st = verify_on(&T, e, &main_data, &e->ver, &d);
+        watch_end(&T);
         if (st) {
             set_error(e, status_of(st), d.msg);
             record(&T, e);
             if (bt__device_lost(kn->dev) && (st = recover(&T, r, &main_data, caller != NULL, diag))) {
                 unload_all(&T, r, -1);
                 bt_result_free(r);
+                WD_STOP();
                 return st;
             }
         } else if (!e->ver.ok) {
@@ -860,6 +934,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
                             pdata_free(&T, &main_data);
                             unload_all(&T, r, -1);
                             bt_result_free(r);
+                            WD_STOP();
                             return BT_LAUNCH;
                         }
                     }
@@ -911,7 +986,10 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
             continue;
         T.cur_e = e;
         bt_diag d = {0};
+        /* a bench lasts about its budgets, plus one timeout per run at worst */
+        watch_begin(&T, e, T.o.timeout_s * 3 + (T.o.warmup_ms + T.o.rep_ms) * 1e-3 * 4);
         st = bt__bench(&ops, T.o.warmup_ms, T.o.rep_ms, T.o.timeout_s * 1e3, &e->st, NULL, NULL, &d);
+        watch_end(&T);
         if (st) {
             set_error(e, status_of(st), d.msg);
             record(&T, e);
@@ -921,6 +999,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
                     free(ok);
                     unload_all(&T, r, -1);
                     bt_result_free(r);
+                    WD_STOP();
                     return rs;
                 }
                 ops.bdev = T.D;
@@ -1021,6 +1100,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
     unload_all(&T, r, -1);
     r->t_total = bt__now() - t0;
     *out = r;
+    WD_STOP();
     return BT_OK;
 }
 
