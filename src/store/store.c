@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -438,10 +439,21 @@ bt_status bt__store_open(const char *path, bt__store **out, bt_diag *diag)
     /* WAL: readers never block the writer and see only committed transactions. NORMAL sync is
      * durable across a killed process (the WAL is in the page cache); only a power loss may drop
      * the last commits, never corrupt the file. */
-    if ((st = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                      "PRAGMA foreign_keys=ON;",
-                   diag)) != BT_OK ||
-        (st = migrate(s, diag)) != BT_OK) {
+    /* Switching a new file to WAL and creating the schema need the file to themselves; SQLite
+     * answers SQLITE_BUSY to those without waiting when another process is opening the same new
+     * store at that moment, so both steps are retried (up to ~10 s) before giving up. */
+    for (int attempt = 0;; attempt++) {
+        st = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+                  diag);
+        if (st == BT_OK)
+            st = migrate(s, diag);
+        int code = sqlite3_errcode(s->db) & 0xff;
+        if (st == BT_OK || attempt >= 200 || (code != SQLITE_BUSY && code != SQLITE_LOCKED))
+            break;
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL); /* a migration left open, if any */
+        usleep(50000);
+    }
+    if (st != BT_OK) {
         bt__store_close(s);
         return st;
     }
