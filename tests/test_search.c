@@ -424,6 +424,49 @@ static void test_driver_catches_bad_proposals(void **state)
     bt__search_result_clear(&r);
 }
 
+/* A tuner compiling a batch in parallel asks for several configs before measuring any: no
+ * strategy repeats itself or proposes an invalid config then either. */
+static void test_batches_of_proposals(void **state)
+{
+    synth *sy = *state;
+    size_t n;
+    const bt__strategy *const *all = bt__strategies(&n);
+    for (size_t i = 0; i < n; i++) {
+        synth_reset(sy);
+        bt__search_ctx ctx = synth_ctx(sy, 4, true);
+        void *st = NULL;
+        bt_diag d;
+        assert_int_equal(all[i]->create(&ctx, &st, &d), BT_OK);
+        uint64_t batch[8], total = 0;
+        bool done = false;
+        while (!done && total < 300) {
+            int k = 0;
+            while (k < 8) {
+                bt_status rc = all[i]->next(st, &batch[k]);
+                if (rc == BT_NOT_FOUND) {
+                    done = true;
+                    break;
+                }
+                assert_int_equal(rc, BT_OK);
+                if (!synth_valid(sy, batch[k]))
+                    fail_msg("%s proposed an invalid config in a batch", all[i]->name);
+                if (sy->measured[batch[k]]++)
+                    fail_msg("%s proposed config %llu twice in batches", all[i]->name,
+                             (unsigned long long)batch[k]);
+                k++;
+            }
+            for (int j = 0; j < k; j++) {
+                bt__measurement m = {.ms = INFINITY, .fail = BT_OK};
+                sy->measured[batch[j]]--; /* synth_measure counts it again */
+                synth_measure(sy, batch[j], &m);
+                all[i]->observe(st, batch[j], m.fail == BT_OK ? m.ms : INFINITY, m.fail);
+            }
+            total += (uint64_t)k;
+        }
+        all[i]->destroy(st);
+    }
+}
+
 static void test_model_needs_a_prior(void **state)
 {
     synth *sy = *state;
@@ -493,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_seeds_differ),
         cmocka_unit_test(test_failures_avoided),
         cmocka_unit_test(test_driver_catches_bad_proposals),
+        cmocka_unit_test(test_batches_of_proposals),
         cmocka_unit_test(test_model_needs_a_prior),
         cmocka_unit_test(test_model_trusts_a_good_prior_and_widens_on_a_bad_one),
         cmocka_unit_test(test_forest_beats_random),

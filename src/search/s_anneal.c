@@ -96,7 +96,7 @@ static void an_judge(an_state *s, uint64_t c, double ms)
     }
 }
 
-static bt_status an_next(void *state, uint64_t *idx)
+static bt_status an_propose(void *state, uint64_t *idx)
 {
     an_state *s = state;
     if (s->have_cur && s->step >= s->cycle_len) {
@@ -137,6 +137,17 @@ static bt_status an_next(void *state, uint64_t *idx)
         return BT_NOT_FOUND;
     s->pending_jump = true;
     return BT_OK;
+}
+
+/* Proposals are remembered at once (time NAN until observed), so that a caller that asks for
+ * several before measuring them (a batch compiled in parallel) never gets one twice. */
+static bt_status an_next(void *state, uint64_t *idx)
+{
+    an_state *s = state;
+    bt_status st = an_propose(s, idx);
+    if (st == BT_OK)
+        st = bt__idxmap_put(&s->seen, *idx, NAN);
+    return st;
 }
 
 static void an_observe(void *state, uint64_t idx, double ms, bt_status fail)

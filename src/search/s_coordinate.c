@@ -127,7 +127,7 @@ static bool cd_restart(cd_state *s, uint64_t *idx)
     return bt__valid_random_unseen(&s->valid, &s->rng, &s->seen, idx);
 }
 
-static bt_status cd_next(void *state, uint64_t *idx)
+static bt_status cd_propose(void *state, uint64_t *idx)
 {
     cd_state *s = state;
     for (;;) {
@@ -168,6 +168,17 @@ static bt_status cd_next(void *state, uint64_t *idx)
         }
         cd_build_candidates(s);
     }
+}
+
+/* Proposals are remembered at once (time NAN until observed), so that a caller that asks for
+ * several before measuring them (a batch compiled in parallel) never gets one twice. */
+static bt_status cd_next(void *state, uint64_t *idx)
+{
+    cd_state *s = state;
+    bt_status st = cd_propose(s, idx);
+    if (st == BT_OK)
+        st = bt__idxmap_put(&s->seen, *idx, NAN);
+    return st;
 }
 
 static void cd_observe(void *state, uint64_t idx, double ms, bt_status fail)

@@ -729,7 +729,7 @@ static bt_status forest_create(const bt__search_ctx *ctx, void **state, bt_diag 
     return BT_OK;
 }
 
-static bt_status forest_next(void *state, uint64_t *idx)
+static bt_status forest_propose(void *state, uint64_t *idx)
 {
     forest_state *s = state;
     s->step++;
@@ -764,6 +764,17 @@ static bt_status forest_next(void *state, uint64_t *idx)
         }
     }
     return bt__valid_random_unseen(&s->valid, &s->rng, &s->seen, idx) ? BT_OK : BT_NOT_FOUND;
+}
+
+/* Proposals are remembered at once (time NAN until observed), so that a caller that asks for
+ * several before measuring them (a batch compiled in parallel) never gets one twice. */
+static bt_status forest_next(void *state, uint64_t *idx)
+{
+    forest_state *s = state;
+    bt_status st = forest_propose(s, idx);
+    if (st == BT_OK)
+        st = bt__idxmap_put(&s->seen, *idx, NAN);
+    return st;
 }
 
 static void forest_observe(void *state, uint64_t idx, double ms, bt_status fail)

@@ -34,7 +34,7 @@ typedef struct model_state {
     model_item *items; /* valid configs in predicted order */
     double *measured;  /* measured[i]: ms of items[i] (INFINITY when failed), for i < next */
     uint64_t n, next, top;
-    uint64_t observed;
+    bt__idxmap pos; /* proposed config -> its position in items */
 } model_state;
 
 static int cmp_item(const void *a, const void *b)
@@ -55,6 +55,7 @@ static void model_destroy(void *state)
         return;
     free(s->items);
     free(s->measured);
+    bt__idxmap_free(&s->pos);
     free(s);
 }
 
@@ -73,6 +74,7 @@ static bt_status model_create(const bt__search_ctx *ctx, void **state, bt_diag *
     model_state *s = calloc(1, sizeof *s);
     if (!s)
         return BT_NOMEM;
+    bt__idxmap_init(&s->pos);
     bt__valid_set v;
     bt_status st = bt__valid_set_init(&v, ctx);
     if (st != BT_OK) {
@@ -172,14 +174,15 @@ static bt_status model_next(void *state, uint64_t *idx)
     *idx = s->items[s->next].idx;
     s->measured[s->next] = INFINITY;
     s->next++;
-    return BT_OK;
+    return bt__idxmap_put(&s->pos, *idx, (double)(s->next - 1));
 }
 
 static void model_observe(void *state, uint64_t idx, double ms, bt_status fail)
 {
     model_state *s = state;
-    if (s->next > 0 && s->items[s->next - 1].idx == idx)
-        s->measured[s->next - 1] = fail == BT_OK ? ms : INFINITY;
+    double pos;
+    if (bt__idxmap_get(&s->pos, idx, &pos))
+        s->measured[(uint64_t)pos] = fail == BT_OK ? ms : INFINITY;
 }
 
 const bt__strategy bt__strategy_model = {
