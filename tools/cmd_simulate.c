@@ -24,6 +24,7 @@ static void help(FILE *f)
     fprintf(f,
             "usage: blocktune simulate SPACE... [--strategy NAME|all] [--runs R] [--budget N]\n"
             "                          [--seed K] [--time-limit S] [--jobs J] [--full] [--json]\n"
+            "                          [--json-out FILE]\n"
             "\n"
             "Replays recorded config spaces as if they were a device, to judge search strategies\n"
             "without a GPU. SPACE is a Kernel Tuner cache file (JSON, or gzip-compressed JSON),\n"
@@ -37,7 +38,7 @@ static void help(FILE *f)
             "recorded best (\">N\": the runs at that percentile never got there within the\n"
             "budget N), the share of runs that got within 5%%, the median best found after\n"
             "10/25/50/100/200/500/1000 measurements (%% over the best), and the median simulated\n"
-            "tuning time to get within 5%%.\n"
+            "tuning time to get within 5%%. With several spaces, a summary table follows.\n"
             "\n"
             "options:\n"
             "  --strategy NAME|all  strategy to judge (default: all), one of:\n");
@@ -52,7 +53,8 @@ static void help(FILE *f)
             "                       depend on it)\n"
             "  --full               run every run to its budget (by default a run stops once no\n"
             "                       reported number can change; same numbers, slower)\n"
-            "  --json               machine-readable output\n"
+            "  --json               machine-readable output (instead of the tables)\n"
+            "  --json-out FILE      also write the JSON to FILE\n"
             "\n"
             "example:\n"
             "  blocktune simulate shared/data/kernel_tuner_caches/convolution_milo_A100.json.gz \\\n"
@@ -226,77 +228,160 @@ static void print_space_md(const char *path, const bt__ktcache *c, const bt__sim
     printf("\n");
 }
 
-static void print_space_json(const char *path, const bt__ktcache *c,
+/* Every space's rows, for the summary after the per-space tables. */
+typedef struct summary_space {
+    const char *name;
+    sim_row rows[64];
+    size_t nrows;
+} summary_space;
+
+/* "name ratio: met" for a strategy's median to 5% against random's. */
+static void print_ratio_cell(const sim_row *best, const sim_row *rnd)
+{
+    uint64_t rm = rnd->stats.evals_med[1];
+    if (!best || best->stats.evals_med[1] == UINT64_MAX) {
+        printf(" - |");
+        return;
+    }
+    uint64_t bm = best->stats.evals_med[1];
+    if (rm == UINT64_MAX) { /* random never got there: the ratio is below bm / budget */
+        printf(" %s < %.2f: %s |", best->s->name, (double)bm / (double)rnd->stats.budget,
+               (double)bm * 4 <= (double)rnd->stats.budget ? "met" : "unknown (raise --budget)");
+        return;
+    }
+    double ratio = (double)bm / (double)rm;
+    printf(" %s %.2f: %s |", best->s->name, ratio,
+           ratio <= 0.25 ? "met" : (double)rm / 4 < 1 ? "impossible (< 1)" : "not met");
+}
+
+/* One table over all spaces: median (p90) measurements to within 5% per strategy, and whether
+ * the best non-exhaustive strategy needs at most 1/4 of random sampling's median. */
+static void print_summary_md(const summary_space *sum, int nspaces)
+{
+    char a[32], b[32];
+    printf("## Summary: measurements to get within 5%% of the best, median (p90)\n\n");
+    printf("| strategy |");
+    for (int s = 0; s < nspaces; s++)
+        printf(" %s |", sum[s].name);
+    printf("\n|---|");
+    for (int s = 0; s < nspaces; s++)
+        printf("--:|");
+    printf("\n");
+    for (size_t i = 0; i < sum[0].nrows; i++) {
+        printf("| %s |", sum[0].rows[i].s->name);
+        for (int s = 0; s < nspaces; s++) {
+            const sim_row *r = &sum[s].rows[i];
+            if (r->st != BT_OK)
+                printf(" no model |");
+            else
+                printf(" %s (%s) |", fmt_evals(r->stats.evals_med[1], r->stats.budget, a, sizeof a),
+                       fmt_evals(r->stats.evals_p90[1], r->stats.budget, b, sizeof b));
+        }
+        printf("\n");
+    }
+    /* The verdict row, when random was run. */
+    size_t ri = SIZE_MAX;
+    for (size_t i = 0; i < sum[0].nrows; i++)
+        if (!strcmp(sum[0].rows[i].s->name, "random"))
+            ri = i;
+    if (ri == SIZE_MAX) {
+        printf("\n");
+        return;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: the best strategy per space; pass 1: the default strategy for large spaces */
+        if (pass == 0)
+            printf("| **best / random** |");
+        else
+            printf("\n| **default (%s) / random** |", BT__SEARCH_DEFAULT_LARGE);
+        for (int s = 0; s < nspaces; s++) {
+            const sim_row *rnd = &sum[s].rows[ri], *best = NULL;
+            for (size_t i = 0; i < sum[s].nrows; i++) {
+                const sim_row *r = &sum[s].rows[i];
+                if (r->st != BT_OK || i == ri || !strcmp(r->s->name, "exhaustive"))
+                    continue;
+                if (pass == 1 ? !strcmp(r->s->name, BT__SEARCH_DEFAULT_LARGE)
+                              : !best || r->stats.evals_med[1] < best->stats.evals_med[1])
+                    best = r;
+            }
+            print_ratio_cell(best, rnd);
+        }
+    }
+    printf("\n\nTarget: the best strategy needs at most 1/4 of the measurements random sampling "
+           "needs (medians).\n");
+}
+
+static void print_space_json(FILE *f, const char *path, const bt__ktcache *c,
                              const bt__sim_space_info *info, const bt__sim_options *o,
                              const sim_row *rows, size_t nrows, bool first)
 {
-    printf("%s  {\"space\": ", first ? "" : ",\n");
-    json_string(stdout, basename_of(path));
-    printf(", \"path\": ");
-    json_string(stdout, path);
-    printf(", \"kernel\": ");
-    json_string(stdout, c->kernel_name);
-    printf(", \"device\": ");
-    json_string(stdout, c->device_name);
-    printf(",\n   \"configs\": %llu, \"recorded\": %llu, \"failed\": %llu, \"best_ms\": ",
+    fprintf(f, "%s  {\"space\": ", first ? "" : ",\n");
+    json_string(f, basename_of(path));
+    fprintf(f, ", \"path\": ");
+    json_string(f, path);
+    fprintf(f, ", \"kernel\": ");
+    json_string(f, c->kernel_name);
+    fprintf(f, ", \"device\": ");
+    json_string(f, c->device_name);
+    fprintf(f, ",\n   \"configs\": %llu, \"recorded\": %llu, \"failed\": %llu, \"best_ms\": ",
            (unsigned long long)info->total, (unsigned long long)info->recorded,
            (unsigned long long)info->failed);
-    json_num_or_null(stdout, info->best_ms);
-    printf(", \"runs\": %llu, \"seed\": %llu, \"time_limit_s\": ", (unsigned long long)o->runs,
+    json_num_or_null(f, info->best_ms);
+    fprintf(f, ", \"runs\": %llu, \"seed\": %llu, \"time_limit_s\": ", (unsigned long long)o->runs,
            (unsigned long long)o->seed);
-    json_num_or_null(stdout, o->time_limit_s > 0 ? o->time_limit_s : INFINITY);
-    printf(",\n   \"thresholds_pct\": [2, 5, 10], \"within\": [%llu, %llu, %llu], "
+    json_num_or_null(f, o->time_limit_s > 0 ? o->time_limit_s : INFINITY);
+    fprintf(f, ",\n   \"thresholds_pct\": [2, 5, 10], \"within\": [%llu, %llu, %llu], "
            "\"random_expect\": [",
            (unsigned long long)info->within[0], (unsigned long long)info->within[1],
            (unsigned long long)info->within[2]);
     for (int k = 0; k < BT__SIM_NTHRESH; k++) {
-        printf("%s", k ? ", " : "");
-        json_num_or_null(stdout, info->random_expect[k]);
+        fprintf(f, "%s", k ? ", " : "");
+        json_num_or_null(f, info->random_expect[k]);
     }
-    printf("],\n   \"strategies\": [");
+    fprintf(f, "],\n   \"strategies\": [");
     for (size_t i = 0; i < nrows; i++) {
         const sim_row *r = &rows[i];
-        printf("%s\n    {\"name\": ", i ? "," : "");
-        json_string(stdout, r->s->name);
+        fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+        json_string(f, r->s->name);
         if (r->st != BT_OK) {
-            printf(", \"supported\": false, \"why\": ");
-            json_string(stdout, r->why);
-            printf("}");
+            fprintf(f, ", \"supported\": false, \"why\": ");
+            json_string(f, r->why);
+            fprintf(f, "}");
             continue;
         }
         const bt__sim_stats *s = &r->stats;
-        printf(", \"supported\": true, \"budget\": %llu, \"evals_mean\": %.2f",
+        fprintf(f, ", \"supported\": true, \"budget\": %llu, \"evals_mean\": %.2f",
                (unsigned long long)s->budget, s->evals_mean);
         const char *names[] = {"evals_median", "evals_p90"};
         const uint64_t *arrs[] = {s->evals_med, s->evals_p90};
         for (int a = 0; a < 2; a++) {
-            printf(", \"%s\": [", names[a]);
+            fprintf(f, ", \"%s\": [", names[a]);
             for (int k = 0; k < BT__SIM_NTHRESH; k++) {
-                printf("%s", k ? ", " : "");
-                json_u64_or_null(stdout, arrs[a][k]);
+                fprintf(f, "%s", k ? ", " : "");
+                json_u64_or_null(f, arrs[a][k]);
             }
-            printf("]");
+            fprintf(f, "]");
         }
-        printf(", \"success\": [%.2f, %.2f, %.2f], \"time_median_s\": [", s->success[0],
+        fprintf(f, ", \"success\": [%.2f, %.2f, %.2f], \"time_median_s\": [", s->success[0],
                s->success[1], s->success[2]);
         for (int k = 0; k < BT__SIM_NTHRESH; k++) {
-            printf("%s", k ? ", " : "");
-            json_num_or_null(stdout, s->time_med[k]);
+            fprintf(f, "%s", k ? ", " : "");
+            json_num_or_null(f, s->time_med[k]);
         }
-        printf("],\n     \"best_at\": {");
+        fprintf(f, "],\n     \"best_at\": {");
         bool any = false;
         for (int k = 0; k < BT__SIM_NBUDGETS; k++) {
             if (isnan(s->best_at_pct[k]))
                 continue;
-            printf("%s\"%llu\": ", any ? ", " : "", (unsigned long long)bt__sim_budgets[k]);
-            json_num_or_null(stdout, s->best_at_pct[k]);
+            fprintf(f, "%s\"%llu\": ", any ? ", " : "", (unsigned long long)bt__sim_budgets[k]);
+            json_num_or_null(f, s->best_at_pct[k]);
             any = true;
         }
-        printf("}, \"invalid_proposals\": %llu, \"duplicate_proposals\": %llu}",
+        fprintf(f, "}, \"invalid_proposals\": %llu, \"duplicate_proposals\": %llu}",
                (unsigned long long)s->invalid_proposals,
                (unsigned long long)s->duplicate_proposals);
     }
-    printf("]}");
+    fprintf(f, "]}");
 }
 
 int bt_cmd_simulate(int argc, char **argv)
@@ -304,6 +389,7 @@ int bt_cmd_simulate(int argc, char **argv)
     const char *strategy = "all";
     bt__sim_options o = {.runs = 100, .seed = 1, .jobs = 1};
     bool json = false;
+    const char *json_out = NULL;
     const char **spaces = calloc((size_t)argc, sizeof *spaces);
     int nspaces = 0;
     if (!spaces)
@@ -329,6 +415,8 @@ int bt_cmd_simulate(int argc, char **argv)
             i++;
             if (!strcmp(a, "--strategy")) {
                 strategy = val;
+            } else if (!strcmp(a, "--json-out")) {
+                json_out = val;
             } else if (!strcmp(a, "--runs")) {
                 if (!parse_u64(val, &o.runs) || o.runs == 0 || o.runs > 1000000) {
                     rc = bt_cli_usage_error("simulate", "--runs wants 1..1000000, got '%s'", val);
@@ -391,40 +479,62 @@ int bt_cmd_simulate(int argc, char **argv)
         chosen[nchosen++] = s;
     }
 
-    if (json)
-        printf("{\"command\": \"simulate\", \"blocktune\": \"%s\", \"spaces\": [\n", bt_version());
-    for (int sp = 0; sp < nspaces; sp++) {
+    summary_space *sum = calloc((size_t)nspaces, sizeof *sum);
+    if (!sum) {
+        rc = bt_cli_fail(BT_NOMEM, NULL);
+        goto done;
+    }
+    FILE *jf = json ? stdout : NULL;
+    if (json_out && !(jf = fopen(json_out, "w"))) {
+        fprintf(stderr, "blocktune simulate: cannot write %s: %s\n", json_out, strerror(errno));
+        free(sum);
+        rc = 1;
+        goto done;
+    }
+    if (jf)
+        fprintf(jf, "{\"command\": \"simulate\", \"blocktune\": \"%s\", \"spaces\": [\n",
+                bt_version());
+    for (int sp = 0; sp < nspaces && rc == 0; sp++) {
         bt_diag d;
         bt__ktcache *c = NULL;
         bt_status st = bt__ktcache_load(spaces[sp], &c, &d);
         if (st != BT_OK) {
             rc = bt_cli_fail(st, &d);
-            goto done;
+            break;
         }
         bt__sim_space_info info;
         bt__sim_space_info_of(c, &info);
-        sim_row rows[64];
-        for (size_t i = 0; i < nchosen; i++) {
+        sim_row *rows = sum[sp].rows;
+        sum[sp].name = basename_of(spaces[sp]);
+        sum[sp].nrows = nchosen;
+        for (size_t i = 0; i < nchosen && rc == 0; i++) {
             rows[i].s = chosen[i];
             rows[i].why[0] = '\0';
             rows[i].st = bt__simulate(c, chosen[i], &o, &rows[i].stats, NULL, &d);
-            if (rows[i].st == BT_UNSUPPORTED) {
+            if (rows[i].st == BT_UNSUPPORTED)
                 snprintf(rows[i].why, sizeof rows[i].why, "%s: %.1100s", chosen[i]->name, d.msg);
-            } else if (rows[i].st != BT_OK) {
-                bt__ktcache_free(c);
+            else if (rows[i].st != BT_OK)
                 rc = bt_cli_fail(rows[i].st, &d);
-                goto done;
-            }
         }
-        if (json)
-            print_space_json(spaces[sp], c, &info, &o, rows, nchosen, sp == 0);
-        else
-            print_space_md(spaces[sp], c, &info, &o, rows, nchosen);
-        fflush(stdout);
+        if (rc == 0) {
+            if (jf)
+                print_space_json(jf, spaces[sp], c, &info, &o, rows, nchosen, sp == 0);
+            if (!json)
+                print_space_md(spaces[sp], c, &info, &o, rows, nchosen);
+            fflush(stdout);
+        }
         bt__ktcache_free(c);
     }
-    if (json)
-        printf("\n]}\n");
+    if (jf) {
+        fprintf(jf, "\n]}\n");
+        if (jf != stdout && fclose(jf) != 0 && rc == 0) {
+            fprintf(stderr, "blocktune simulate: cannot write %s\n", json_out);
+            rc = 1;
+        }
+    }
+    if (rc == 0 && !json && nspaces > 1)
+        print_summary_md(sum, nspaces);
+    free(sum);
 done:
     free(spaces);
     return rc;
