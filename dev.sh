@@ -6,13 +6,13 @@
 #   ./dev.sh build                     install and build (plain) only
 #
 # Packages come from Debian (apt-get, only when run as root and only what is missing): a C
-# compiler, CMake, pkg-config, jansson, SQLite, cmocka, and OpenCL (ICD loader, headers, PoCL so
+# compiler, CMake, pkg-config, jansson, SQLite, zlib, cmocka, and OpenCL (ICD loader, headers, PoCL so
 # that the OpenCL backend runs on the CPU). CUDA is optional and found at run time.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 
-packages=(build-essential cmake pkg-config libjansson-dev libsqlite3-dev libcmocka-dev
+packages=(build-essential cmake pkg-config libjansson-dev libsqlite3-dev libcmocka-dev zlib1g-dev
           ocl-icd-libopencl1 opencl-c-headers pocl-opencl-icd)
 
 setup() {

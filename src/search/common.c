@@ -1,0 +1,288 @@
+/*
+ * common.c — the RNG, index map, valid-config set and ordinal view shared by the strategies.
+ */
+#include "search/common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------------
+ * RNG
+ * ------------------------------------------------------------------------------------------- */
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void bt__rng_seed(bt__rng *r, uint64_t seed, uint64_t salt)
+{
+    uint64_t x = seed ^ (salt * 0xd1342543de82ef95ULL);
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&x);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t bt__rng_next(bt__rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+double bt__rng_uniform(bt__rng *r)
+{
+    return (double)(bt__rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+uint64_t bt__rng_below(bt__rng *r, uint64_t n)
+{
+    /* Lemire's multiply-shift with rejection of the biased low range. */
+    unsigned __int128 m = (unsigned __int128)bt__rng_next(r) * n;
+    uint64_t lo = (uint64_t)m;
+    if (lo < n) {
+        uint64_t thresh = (0 - n) % n;
+        while (lo < thresh) {
+            m = (unsigned __int128)bt__rng_next(r) * n;
+            lo = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Index map
+ * ------------------------------------------------------------------------------------------- */
+static inline uint64_t hash64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+void bt__idxmap_init(bt__idxmap *m)
+{
+    memset(m, 0, sizeof *m);
+}
+
+void bt__idxmap_free(bt__idxmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    bt__idxmap_init(m);
+}
+
+static bt_status idxmap_grow(bt__idxmap *m)
+{
+    uint64_t ncap = m->cap ? m->cap * 2 : 64;
+    uint64_t *nk = calloc(ncap, sizeof *nk);
+    double *nv = malloc(sizeof *nv * ncap);
+    if (!nk || !nv) {
+        free(nk);
+        free(nv);
+        return BT_NOMEM;
+    }
+    for (uint64_t i = 0; i < m->cap; i++) {
+        if (!m->keys[i])
+            continue;
+        uint64_t h = hash64(m->keys[i] - 1) & (ncap - 1);
+        while (nk[h])
+            h = (h + 1) & (ncap - 1);
+        nk[h] = m->keys[i];
+        nv[h] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = nk;
+    m->vals = nv;
+    m->cap = ncap;
+    return BT_OK;
+}
+
+bt_status bt__idxmap_put(bt__idxmap *m, uint64_t key, double val)
+{
+    if ((m->count + 1) * 2 > m->cap) {
+        bt_status st = idxmap_grow(m);
+        if (st != BT_OK)
+            return st;
+    }
+    uint64_t h = hash64(key) & (m->cap - 1);
+    while (m->keys[h] && m->keys[h] != key + 1)
+        h = (h + 1) & (m->cap - 1);
+    if (!m->keys[h]) {
+        m->keys[h] = key + 1;
+        m->count++;
+    }
+    m->vals[h] = val;
+    return BT_OK;
+}
+
+bool bt__idxmap_get(const bt__idxmap *m, uint64_t key, double *val)
+{
+    if (!m || !m->cap)
+        return false;
+    uint64_t h = hash64(key) & (m->cap - 1);
+    while (m->keys[h]) {
+        if (m->keys[h] == key + 1) {
+            if (val)
+                *val = m->vals[h];
+            return true;
+        }
+        h = (h + 1) & (m->cap - 1);
+    }
+    return false;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Valid configs
+ * ------------------------------------------------------------------------------------------- */
+bool bt__valid(const bt__search_ctx *ctx, uint64_t idx)
+{
+    if (idx >= ctx->space->total)
+        return false;
+    return !ctx->is_valid || ctx->is_valid(ctx->user, idx);
+}
+
+bt_status bt__valid_set_init(bt__valid_set *v, const bt__search_ctx *ctx)
+{
+    memset(v, 0, sizeof *v);
+    v->ctx = *ctx;
+    uint64_t total = ctx->space->total;
+    if (total > BT__SEARCH_ENUM_MAX) {
+        v->n = UINT64_MAX;
+        return BT_OK;
+    }
+    v->enumerated = true;
+    v->idx = malloc(sizeof *v->idx * (total ? total : 1));
+    if (!v->idx)
+        return BT_NOMEM;
+    for (uint64_t i = 0; i < total; i++)
+        if (bt__valid(ctx, i))
+            v->idx[v->n++] = i;
+    return BT_OK;
+}
+
+void bt__valid_set_free(bt__valid_set *v)
+{
+    free(v->idx);
+    v->idx = NULL;
+    v->n = 0;
+}
+
+bool bt__valid_random_unseen(const bt__valid_set *v, bt__rng *r, const bt__idxmap *seen,
+                             uint64_t *out)
+{
+    if (v->enumerated) {
+        if (v->n == 0 || (seen && seen->count >= v->n))
+            return false;
+        for (int tries = 0; tries < 64; tries++) {
+            uint64_t i = v->idx[bt__rng_below(r, v->n)];
+            if (!bt__idxmap_get(seen, i, NULL)) {
+                *out = i;
+                return true;
+            }
+        }
+        /* Mostly seen: scan from a random start for the first unseen one. */
+        uint64_t start = bt__rng_below(r, v->n);
+        for (uint64_t k = 0; k < v->n; k++) {
+            uint64_t i = v->idx[(start + k) % v->n];
+            if (!bt__idxmap_get(seen, i, NULL)) {
+                *out = i;
+                return true;
+            }
+        }
+        return false;
+    }
+    for (int tries = 0; tries < 1 << 20; tries++) {
+        uint64_t i = bt__rng_below(r, v->ctx.space->total);
+        if (!bt__idxmap_get(seen, i, NULL) && bt__valid(&v->ctx, i)) {
+            *out = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Ordinal view
+ * ------------------------------------------------------------------------------------------- */
+static bool is_pow2(int64_t v)
+{
+    return v > 0 && (v & (v - 1)) == 0;
+}
+
+bt_status bt__ordinal_init(bt__ordinal *o, const bt__space *s)
+{
+    memset(o, 0, sizeof *o);
+    o->space = s;
+    o->nparams = s->nparams;
+    for (int p = 0; p < s->nparams; p++) {
+        int n = s->params[p].nvalues;
+        const int64_t *v = s->params[p].values;
+        o->nvalues[p] = n;
+        o->rank[p] = malloc(sizeof(int) * (size_t)n);
+        o->pos[p] = malloc(sizeof(int) * (size_t)n);
+        if (!o->rank[p] || !o->pos[p]) {
+            bt__ordinal_free(o);
+            return BT_NOMEM;
+        }
+        bool p2 = n >= 2;
+        for (int i = 0; i < n; i++) {
+            int r = 0;
+            for (int j = 0; j < n; j++)
+                r += v[j] < v[i];
+            o->rank[p][i] = r;
+            o->pos[p][r] = i;
+            p2 = p2 && is_pow2(v[i]);
+        }
+        o->pow2[p] = p2;
+    }
+    return BT_OK;
+}
+
+void bt__ordinal_free(bt__ordinal *o)
+{
+    for (int p = 0; p < BT_MAX_PARAMS; p++) {
+        free(o->rank[p]);
+        free(o->pos[p]);
+        o->rank[p] = o->pos[p] = NULL;
+    }
+}
+
+void bt__ordinal_ranks(const bt__ordinal *o, uint64_t idx, int *ranks)
+{
+    for (int p = o->nparams - 1; p >= 0; p--) {
+        uint64_t n = (uint64_t)o->nvalues[p];
+        ranks[p] = o->rank[p][idx % n];
+        idx /= n;
+    }
+}
+
+uint64_t bt__ordinal_index(const bt__ordinal *o, const int *ranks)
+{
+    uint64_t idx = 0;
+    for (int p = 0; p < o->nparams; p++)
+        idx = idx * (uint64_t)o->nvalues[p] + (uint64_t)o->pos[p][ranks[p]];
+    return idx;
+}
+
+int bt__ordinal_rank_of_value(const bt__ordinal *o, int p, int64_t v)
+{
+    int pos = bt__space_value_pos(o->space, p, v);
+    return pos < 0 ? -1 : o->rank[p][pos];
+}

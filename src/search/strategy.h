@@ -1,0 +1,148 @@
+/*
+ * strategy.h — search strategies and the driver that runs one under a budget (internal).
+ *
+ * A strategy proposes config indices of a space (bt__space's mixed-radix index) one at a time and
+ * is told what each measurement gave. It never measures anything itself: the driver
+ * (bt__search_run) asks it for the next index, checks that the index is valid and new, measures it
+ * through a callback (a real device in `tune`, a recorded space in `simulate`), hands the result
+ * back, and stops on the budget: a number of measurements, a time limit (the measurements' own
+ * cost, so simulated time counts too) or "within X% of a target time".
+ *
+ *   ctx ──► create ──► next ──► driver: valid? new? ──► measure ──► observe ──► next ...
+ *
+ * Rules every strategy follows (tests/test_search.c checks them for every registered strategy):
+ *   - it proposes only configs for which ctx->is_valid is true, and never the same config twice;
+ *     the driver still checks both (an invalid config is never measured) and counts violations;
+ *   - a failed measurement (ms = INFINITY, fail = the status) is information: strategies avoid
+ *     the neighbourhood of failures rather than retrying them;
+ *   - it is deterministic: the same ctx (seed included) and the same observations give the same
+ *     proposals;
+ *   - next returns BT_NOT_FOUND when it has nothing left to propose (space exhausted, or the
+ *     strategy's own stopping rule, as `model` has).
+ *
+ * Strategies live one per file in src/search/s_<name>.c and are registered in registry.c.
+ */
+#ifndef BT_SEARCH_STRATEGY_H
+#define BT_SEARCH_STRATEGY_H
+
+#include "blocktune.h"
+#include "core/space.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a strategy knows about the problem. The pointers must outlive the strategy's state. */
+typedef struct bt__search_ctx {
+    const bt__space *space;
+    /* true when config idx may be measured (constraints, rules, present in a recorded space).
+     * NULL: every index < space->total is valid. Called often: keep it cheap. */
+    bool (*is_valid)(void *user, uint64_t idx);
+    /* Predicted time of config idx in ms (any monotone scale: only the order is used), NAN when
+     * unknown; NULL when there is no performance model (the analytic model of a blocktune kernel,
+     * or a kernel-supplied perf expression, fills it). */
+    double (*prior)(void *user, uint64_t idx);
+    void *user;             /* passed to is_valid and prior */
+    uint64_t seed;          /* the only source of randomness */
+    uint64_t max_evals;     /* the budget's measurement limit as a hint for schedules, 0: none */
+} bt__search_ctx;
+
+/* A strategy: a small ADT behind one vtable (filled with designated initialisers). */
+typedef struct bt__strategy {
+    const char *name;
+    const char *summary; /* one line for --help */
+    /* Creates the state (*state is NULL on failure). BT_UNSUPPORTED with a diag when the strategy
+     * cannot work on this ctx (e.g. `model` without a prior). */
+    bt_status (*create)(const bt__search_ctx *ctx, void **state, bt_diag *diag);
+    /* The next config to measure: BT_OK and *idx, or BT_NOT_FOUND when done. */
+    bt_status (*next)(void *state, uint64_t *idx);
+    /* The outcome of the config last proposed: ms (finite) when fail == BT_OK, else ms is
+     * INFINITY and fail says why (BT_COMPILE, BT_LAUNCH, BT_INVALID_CONFIG, ...). */
+    void (*observe)(void *state, uint64_t idx, double ms, bt_status fail);
+    void (*destroy)(void *state); /* accepts NULL */
+} bt__strategy;
+
+/* The registry (registry.c): every strategy, in a stable order. */
+const bt__strategy *const *bt__strategies(size_t *count);
+/* A strategy by (case-insensitive) name, or NULL. */
+const bt__strategy *bt__strategy_find(const char *name);
+
+/* Spaces with at most this many valid configs are searched exhaustively by default. */
+#define BT__SEARCH_EXHAUSTIVE_MAX_DEFAULT 128
+/* The strategy `tune` uses by default for large spaces (chosen by bench/simulate.sh, see
+ * docs/search.md). */
+#define BT__SEARCH_DEFAULT_LARGE "forest"
+/* The default strategy for a space of `nvalid` valid configs: "exhaustive" when nvalid <=
+ * exhaustive_max (0 means BT__SEARCH_EXHAUSTIVE_MAX_DEFAULT), else BT__SEARCH_DEFAULT_LARGE. */
+const bt__strategy *bt__strategy_default(uint64_t nvalid, uint64_t exhaustive_max);
+
+/* ---------------------------------------------------------------------------------------------
+ * The driver
+ * ------------------------------------------------------------------------------------------- */
+typedef struct bt__search_budget {
+    uint64_t max_evals;  /* stop after this many measurements; 0: no limit */
+    double time_limit_s; /* no measurement starts once the measurements' summed cost reaches
+                            this (the one in flight completes); 0: no limit */
+    double target_ms;    /* with within_pct: stop once best <= target_ms * (1 + within_pct/100);
+                            0: no target */
+    double within_pct;
+    uint64_t min_evals;  /* "within X%" stops the search only after this many measurements
+                            (reaching target_ms itself stops it at once) */
+} bt__search_budget;
+
+/* One measurement, filled by the measure callback. */
+typedef struct bt__measurement {
+    double ms;      /* the config's time (ignored when fail != BT_OK) */
+    double cost_s;  /* what the measurement cost (compile + benchmark); < 0: the driver uses the
+                       wall-clock time of the callback */
+    bt_status fail; /* BT_OK, or why the config failed (it still counts as a measurement) */
+} bt__measurement;
+
+/* Measures config idx. Returns BT_OK when m is filled (the config may still have failed: see
+ * m->fail); any other status aborts the search with that status (device lost, out of memory). */
+typedef bt_status (*bt__measure_fn)(void *user, uint64_t idx, bt__measurement *m);
+
+typedef enum bt__search_stop {
+    BT__STOP_NONE = 0,
+    BT__STOP_STRATEGY,   /* the strategy had nothing more to propose */
+    BT__STOP_MAX_EVALS,
+    BT__STOP_TIME_LIMIT,
+    BT__STOP_TARGET,     /* within within_pct of target_ms */
+    BT__STOP_ERROR,      /* the measure callback or the strategy failed */
+} bt__search_stop;
+
+const char *bt__search_stop_name(bt__search_stop s);
+
+/* One measurement of a run, in order. */
+typedef struct bt__search_step {
+    uint64_t idx;
+    double ms;       /* INFINITY when failed */
+    bt_status fail;
+    double cost_s;   /* cumulative cost up to and including this measurement */
+    double best_ms;  /* best so far (INFINITY while nothing succeeded) */
+} bt__search_step;
+
+typedef struct bt__search_result {
+    bool found;                   /* some measurement succeeded */
+    uint64_t best_idx;
+    double best_ms;               /* INFINITY when !found */
+    uint64_t evals;               /* measurements made (failures included) */
+    uint64_t failures;
+    double cost_s;                /* summed measurement cost */
+    uint64_t invalid_proposals;   /* strategy bugs caught by the driver (never measured) */
+    uint64_t duplicate_proposals;
+    bt__search_stop stop;
+    bt__search_step *trace;       /* malloc'd, evals entries; freed by bt__search_result_clear */
+} bt__search_result;
+
+void bt__search_result_clear(bt__search_result *r);
+
+/* Runs `s` on ctx under budget b, measuring through `measure`. Fills *out (cleared first; the
+ * caller clears it after use, also on failure). Returns BT_OK when the search ran to one of its
+ * stopping rules (out->stop says which); the strategy's create error (diag set, e.g.
+ * BT_UNSUPPORTED) or the callback's fatal status otherwise. */
+bt_status bt__search_run(const bt__strategy *s, const bt__search_ctx *ctx,
+                         const bt__search_budget *b, bt__measure_fn measure, void *measure_user,
+                         bt__search_result *out, bt_diag *diag);
+
+#endif
