@@ -12,45 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-void bt__rng_seed(bt__rng *r, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-uint64_t bt__rng_next(bt__rng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-double bt__rng_uniform(bt__rng *r) { return (double)(bt__rng_next(r) >> 11) * 0x1.0p-53; }
-
-double bt__rng_normal(bt__rng *r)
-{
-    double u1 = bt__rng_uniform(r), u2 = bt__rng_uniform(r);
-    if (u1 < 1e-300)
-        u1 = 1e-300;
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
 static uint32_t f2u(float f)
 {
     uint32_t u;
@@ -183,7 +144,7 @@ static void *init_worker(void *arg)
     init_job *j = arg;
     for (size_t ch = j->lo; ch < j->hi; ch++) {
         bt__rng r;
-        bt__rng_seed(&r, j->seed ^ (0x9e3779b97f4a7c15ULL * (ch + 1)));
+        bt__rng_seed(&r, j->seed, ch + 1);
         size_t lo = ch * BT__INIT_CHUNK, hi = lo + BT__INIT_CHUNK;
         if (hi > j->b->count)
             hi = j->b->count;

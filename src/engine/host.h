@@ -7,19 +7,11 @@
 #define BT_ENGINE_HOST_H
 
 #include "core/kdesc.h"
+#include "core/rng.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* --- random numbers (xoshiro256** seeded by splitmix64): deterministic per seed ---------------- */
-typedef struct bt__rng {
-    uint64_t s[4];
-} bt__rng;
-void bt__rng_seed(bt__rng *r, uint64_t seed);
-uint64_t bt__rng_next(bt__rng *r);
-double bt__rng_uniform(bt__rng *r); /* [0, 1) */
-double bt__rng_normal(bt__rng *r);  /* N(0, 1) */
 
 /* --- conversions --------------------------------------------------------------------------- */
 uint16_t bt__f32_to_f16(float f); /* round to nearest even */

@@ -201,7 +201,7 @@ static bt_status pdata_init(tctx *T, pdata *d, const bt_problem *p, uint64_t see
     int64_t slots[256];
     bt__kdesc_fill_slots(k, NULL, p, T->g, slots);
     bt__rng rng;
-    bt__rng_seed(&rng, seed);
+    bt__rng_seed(&rng, seed, 0);
     int nbuf = 0;
     bt_status st = BT_OK;
     for (int i = 0; i < k->nargs && st == BT_OK; i++) {
@@ -298,7 +298,7 @@ static bt_status pdata_init(tctx *T, pdata *d, const bt_problem *p, uint64_t see
                 if (!d->sample)
                     st = BT_NOMEM;
                 bt__rng srng;
-                bt__rng_seed(&srng, seed ^ 0x5a5a5a5aULL);
+                bt__rng_seed(&srng, seed, 0x73616d706c65ULL);
                 for (size_t s = 0; s < want && !st; s++)
                     d->sample[s] = want == total ? s : (size_t)(bt__rng_next(&srng) % total);
                 d->nsample = want == total ? 0 : want;

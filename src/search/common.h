@@ -6,22 +6,11 @@
 #ifndef BT_SEARCH_COMMON_H
 #define BT_SEARCH_COMMON_H
 
+#include "core/rng.h"
 #include "search/strategy.h"
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/* --- RNG: xoshiro256** seeded through splitmix64 -------------------------------------------- */
-typedef struct bt__rng {
-    uint64_t s[4];
-} bt__rng;
-
-/* Seeds from `seed` and a per-use `salt` (strategies pass their own, so that two strategies with
- * the same seed do not draw the same stream). */
-void bt__rng_seed(bt__rng *r, uint64_t seed, uint64_t salt);
-uint64_t bt__rng_next(bt__rng *r);
-double bt__rng_uniform(bt__rng *r);            /* [0, 1) */
-uint64_t bt__rng_below(bt__rng *r, uint64_t n); /* [0, n), n > 0, unbiased */
 
 /* --- map: config index -> double (open addressing) ------------------------------------------ */
 typedef struct bt__idxmap {
