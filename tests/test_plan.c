@@ -312,10 +312,15 @@ static void test_100k_configs_filter_in_well_under_a_second(void **state)
     bt_problem *p;
     bt_problem_create(k, &p);
     bt_plan *pl;
+    /* CPU time of this thread: what the planner costs, whatever else the machine is doing */
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     double t0 = bt_test_now();
     assert_int_equal(bt_plan_create(k, p, gpu(f->db, "h200"), NULL, &pl, &d), BT_OK);
-    double dt = bt_test_now() - t0;
-    printf("# 120000 configs planned in %.3f s (%zu valid)\n", dt, pl->ncand);
+    double wall = bt_test_now() - t0;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    double dt = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9;
+    printf("# 120000 configs planned in %.3f s of CPU (%.3f s wall; %zu valid)\n", dt, wall, pl->ncand);
     assert_int_equal(pl->ncand + pl->nelim, 120000);
     if (!bt_test_sanitized())
         assert_true(dt < 1.0);
