@@ -17,6 +17,7 @@
 
 #include "core/space.h"
 #include "core/util.h"
+#include "search/common.h"
 #include "search/strategy.h"
 
 #include <math.h>
@@ -467,6 +468,55 @@ static void test_batches_of_proposals(void **state)
     }
 }
 
+/* A space too large to enumerate (> BT__SEARCH_ENUM_MAX configs) is sampled by rejection. */
+static bool big_valid(void *user, uint64_t idx)
+{
+    return idx % 3 != 0;
+}
+static double big_time(uint64_t idx)
+{
+    return 1.0 + (double)((idx * 2654435761u) % 1000) / 100.0;
+}
+static bt_status big_measure(void *user, uint64_t idx, bt__measurement *m)
+{
+    if (!big_valid(user, idx))
+        return BT_INTERNAL;
+    m->ms = big_time(idx);
+    m->cost_s = 1;
+    return BT_OK;
+}
+
+static void test_huge_space(void **state)
+{
+    bt__space sp;
+    bt__space_init(&sp);
+    char name[8];
+    for (int p = 0; p < 5; p++) {
+        snprintf(name, sizeof name, "P%d", p);
+        assert_int_equal(bt__space_add_range(&sp, name, 1, 30, 1, NULL), BT_OK);
+    }
+    assert_true(sp.total > BT__SEARCH_ENUM_MAX);
+    size_t n;
+    const bt__strategy *const *all = bt__strategies(&n);
+    for (size_t i = 0; i < n; i++) {
+        bt__search_ctx ctx = {.space = &sp, .is_valid = big_valid, .seed = 1};
+        bt__search_budget b = {.max_evals = 60};
+        bt__search_result r;
+        bt_diag d;
+        bt_status st = bt__search_run(all[i], &ctx, &b, big_measure, NULL, &r, &d);
+        if (!strcmp(all[i]->name, "model")) {
+            assert_int_equal(st, BT_UNSUPPORTED); /* no prior */
+        } else {
+            if (st != BT_OK)
+                fail_msg("%s on a huge space: %s", all[i]->name, d.msg);
+            assert_int_equal(r.evals, 60);
+            assert_int_equal(r.invalid_proposals + r.duplicate_proposals, 0);
+        }
+        bt__search_result_clear(&r);
+    }
+    bt__space_clear(&sp);
+}
+
 static void test_model_needs_a_prior(void **state)
 {
     synth *sy = *state;
@@ -537,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_failures_avoided),
         cmocka_unit_test(test_driver_catches_bad_proposals),
         cmocka_unit_test(test_batches_of_proposals),
+        cmocka_unit_test(test_huge_space),
         cmocka_unit_test(test_model_needs_a_prior),
         cmocka_unit_test(test_model_trusts_a_good_prior_and_widens_on_a_bad_one),
         cmocka_unit_test(test_forest_beats_random),
