@@ -64,8 +64,8 @@ static double synth_time(const synth *s, uint64_t idx)
     int64_t a, b, c, d;
     synth_config(s, idx, &a, &b, &c, &d);
     double la = log2((double)a) - 3;
-    return 1.0 + 0.3 * la * la + 0.2 * (double)((b - 2) * (b - 2)) + 0.5 * (double)c * (double)d / 4 +
-           0.1 * fabs((double)d - 7) + 1e-6 * (double)(idx % 97);
+    return 1.0 + 0.3 * la * la + 0.2 * (double)((b - 2) * (b - 2)) +
+           0.5 * (double)c * (double)d / 4 + 0.1 * fabs((double)d - 7) + 1e-6 * (double)(idx % 97);
 }
 
 static double synth_prior(void *user, uint64_t idx)
@@ -402,9 +402,7 @@ static bt_status bad_next(void *state, uint64_t *idx)
     *idx = s->calls % 2 ? 0 : UINT64_MAX - 5;
     return BT_OK;
 }
-static void bad_observe(void *state, uint64_t idx, double ms, bt_status fail)
-{
-}
+static void bad_observe(void *state, uint64_t idx, double ms, bt_status fail) {}
 static void bad_destroy(void *state)
 {
     free(state);
@@ -413,8 +411,12 @@ static void bad_destroy(void *state)
 static void test_driver_catches_bad_proposals(void **state)
 {
     synth *sy = *state;
-    const bt__strategy bad = {.name = "bad", .summary = "", .create = bad_create,
-                              .next = bad_next, .observe = bad_observe, .destroy = bad_destroy};
+    const bt__strategy bad = {.name = "bad",
+                              .summary = "",
+                              .create = bad_create,
+                              .next = bad_next,
+                              .observe = bad_observe,
+                              .destroy = bad_destroy};
     bt__search_result r;
     run(sy, &bad, 1, NULL, false, &r);
     assert_int_equal(r.evals, 1);

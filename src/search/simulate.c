@@ -62,8 +62,8 @@ void bt__sim_space_info_of(const bt__ktcache *c, bt__sim_space_info *out)
     for (int k = 0; k < BT__SIM_NTHRESH; k++) {
         double lim = c->best_ms * (1 + bt__sim_thresholds[k] / 100);
         for (size_t i = 0; i < c->nrecs; i++)
-            out->within[k] += c->has_best && c->recs[i].fail == BT__KT_OK &&
-                              c->recs[i].time_ms <= lim;
+            out->within[k] +=
+                c->has_best && c->recs[i].fail == BT__KT_OK && c->recs[i].time_ms <= lim;
         out->random_expect[k] =
             out->within[k] ? (double)(c->nrecs + 1) / (double)(out->within[k] + 1) : INFINITY;
     }
@@ -99,8 +99,7 @@ static bt_status one_run(sim_job *j, uint64_t r, bt_diag *diag)
         b.min_evals = bt__sim_budgets[BT__SIM_NBUDGETS - 1];
     }
     bt__search_result res;
-    bt_status st = bt__search_run(j->strategy, &ctx, &b, bt__replay_measure, (void *)c, &res,
-                                  diag);
+    bt_status st = bt__search_run(j->strategy, &ctx, &b, bt__replay_measure, (void *)c, &res, diag);
     bt__sim_run *run = &j->runs[r];
     memset(run, 0, sizeof *run);
     if (st == BT_OK) {
