@@ -36,9 +36,10 @@ static void help(FILE *f)
             "For every strategy, R runs with seeds K, K+1, ... report the median and 90th\n"
             "percentile of the measurements needed to get within 2%%, 5%% and 10%% of the\n"
             "recorded best (\">N\": the runs at that percentile never got there within the\n"
-            "budget N), the share of runs that got within 5%%, the median best found after\n"
-            "10/25/50/100/200/500/1000 measurements (%% over the best), and the median simulated\n"
-            "tuning time to get within 5%%. With several spaces, a summary table follows.\n"
+            "budget N; \"never\" with --time-limit), the share of runs that got within 5%%,\n"
+            "the median best found after 10/25/50/100/200/500/1000 measurements (%% over the\n"
+            "best), and the median simulated tuning time to get within 5%%. With several\n"
+            "spaces, a summary table follows.\n"
             "\n"
             "options:\n"
             "  --strategy NAME|all  strategy to judge (default: all), one of:\n");
@@ -90,9 +91,14 @@ static const char *basename_of(const char *path)
 }
 
 /* --- formatting ------------------------------------------------------------------------------ */
+/* Set with --time-limit: a run that never got there may have stopped on time, not on the budget. */
+static bool time_limited;
+
 static char *fmt_evals(uint64_t v, uint64_t budget, char *buf, size_t n)
 {
-    if (v == UINT64_MAX)
+    if (v == UINT64_MAX && time_limited)
+        snprintf(buf, n, "never");
+    else if (v == UINT64_MAX)
         snprintf(buf, n, ">%llu", (unsigned long long)budget);
     else
         snprintf(buf, n, "%llu", (unsigned long long)v);
@@ -457,6 +463,7 @@ int bt_cmd_simulate(int argc, char **argv)
             spaces[nspaces++] = a;
         }
     }
+    time_limited = o.time_limit_s > 0;
     if (nspaces == 0) {
         rc = bt_cli_usage_error("simulate", "no SPACE given (a Kernel Tuner cache file)");
         goto done;
