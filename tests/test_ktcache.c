@@ -30,12 +30,15 @@ static const char *sample =
     "\"objective\": \"time\",\n"
     "\"cache\": {\n"
     "\"16,1\": {\"a\": 16, \"b\": 1, \"time\": 2.5, \"times\": [2.4, 2.6], \"compile_time\": 900.0,"
-    " \"verification_time\": 0, \"benchmark_time\": 120.0, \"GFLOP/s\": 1000.5, \"strategy_time\": 0,"
+    " \"verification_time\": 0, \"benchmark_time\": 120.0, \"GFLOP/s\": 1000.5, \"strategy_time\": "
+    "0,"
     " \"framework_time\": 3.5, \"timestamp\": \"2023-12-22 09:54:05.502007+00:00\"},\n"
     "\"16,2\": {\"a\": 16, \"b\": 2, \"time\": \"CompilationFailedConfig\", \"compile_time\": 50.0,"
     " \"benchmark_time\": 0.5},\n"
-    "\"16,4\": {\"a\": 16, \"b\": 4, \"time\": 1.75, \"compile_time\": 800.0, \"benchmark_time\": 100.0},\n"
-    "\"32,4\": {\"a\": 32, \"b\": 4, \"time\": 1.25, \"compile_time\": 700.0, \"benchmark_time\": 90.0}\n"
+    "\"16,4\": {\"a\": 16, \"b\": 4, \"time\": 1.75, \"compile_time\": 800.0, \"benchmark_time\": "
+    "100.0},\n"
+    "\"32,4\": {\"a\": 32, \"b\": 4, \"time\": 1.25, \"compile_time\": 700.0, \"benchmark_time\": "
+    "90.0}\n"
     "}\n"
     "}\n";
 
@@ -144,8 +147,9 @@ static void test_field_errors(void **state)
     expect_error("[1, 2]", BT_PARSE, "", "expected a JSON object");
     expect_error("{\"tune_params\": {}, \"cache\": {}}", BT_PARSE, "tune_params_keys",
                  "non-empty array");
-    expect_error("{\"tune_params_keys\": [\"a\"], \"tune_params\": {\"a\": [1, 2.5]}, \"cache\": {}}",
-                 BT_UNSUPPORTED, "tune_params.a[1]", "not an integer");
+    expect_error(
+        "{\"tune_params_keys\": [\"a\"], \"tune_params\": {\"a\": [1, 2.5]}, \"cache\": {}}",
+        BT_UNSUPPORTED, "tune_params.a[1]", "not an integer");
     expect_error("{\"tune_params_keys\": [\"a\"], \"tune_params\": {\"b\": [1]}, \"cache\": {}}",
                  BT_PARSE, "tune_params.a", "non-empty array");
     expect_error("{\"tune_params_keys\": [\"a\"], \"tune_params\": {\"a\": [1, 1]}, \"cache\": {}}",
@@ -158,9 +162,10 @@ static void test_field_errors(void **state)
     expect_error("{\"tune_params_keys\": [\"a\"], \"tune_params\": {\"a\": [1, 2]},"
                  " \"cache\": {\"3\": {\"a\": 3, \"time\": 1.0}}}",
                  BT_PARSE, "cache[\"3\"].a", "not in tune_params.a");
-    expect_error("{\"tune_params_keys\": [\"a\"], \"tune_params\": {\"a\": [1, 2]},"
-                 " \"cache\": {\"1\": {\"a\": 1, \"time\": 1.0}, \"x\": {\"a\": 1, \"time\": 2.0}}}",
-                 BT_PARSE, "cache", "two entries for the config a=1");
+    expect_error(
+        "{\"tune_params_keys\": [\"a\"], \"tune_params\": {\"a\": [1, 2]},"
+        " \"cache\": {\"1\": {\"a\": 1, \"time\": 1.0}, \"x\": {\"a\": 1, \"time\": 2.0}}}",
+        BT_PARSE, "cache", "two entries for the config a=1");
 }
 
 /* Parameter values come from the key when the entry does not repeat them. */
@@ -215,8 +220,13 @@ static void test_create_and_add(void **state)
     bt__ktcache *c = NULL;
     assert_int_equal(bt__ktcache_create(&sp, "H200", "vector_add", &c), BT_OK);
     double times[] = {1.0, 1.5};
-    bt__kt_record r = {.index = 2, .fail = BT__KT_OK, .time_ms = 1.25, .times = times,
-                       .ntimes = 2, .compile_ms = 10, .benchmark_ms = 5};
+    bt__kt_record r = {.index = 2,
+                       .fail = BT__KT_OK,
+                       .time_ms = 1.25,
+                       .times = times,
+                       .ntimes = 2,
+                       .compile_ms = 10,
+                       .benchmark_ms = 5};
     r.verification_ms = r.strategy_ms = r.framework_ms = NAN;
     assert_int_equal(bt__ktcache_add(c, &r), BT_OK);
     r.index = 0;

@@ -17,6 +17,7 @@
 
 #include "core/space.h"
 #include "core/util.h"
+#include "search/common.h"
 #include "search/strategy.h"
 
 #include <math.h>
@@ -63,8 +64,8 @@ static double synth_time(const synth *s, uint64_t idx)
     int64_t a, b, c, d;
     synth_config(s, idx, &a, &b, &c, &d);
     double la = log2((double)a) - 3;
-    return 1.0 + 0.3 * la * la + 0.2 * (double)((b - 2) * (b - 2)) + 0.5 * (double)c * (double)d / 4 +
-           0.1 * fabs((double)d - 7) + 1e-6 * (double)(idx % 97);
+    return 1.0 + 0.3 * la * la + 0.2 * (double)((b - 2) * (b - 2)) +
+           0.5 * (double)c * (double)d / 4 + 0.1 * fabs((double)d - 7) + 1e-6 * (double)(idx % 97);
 }
 
 static double synth_prior(void *user, uint64_t idx)
@@ -74,7 +75,7 @@ static double synth_prior(void *user, uint64_t idx)
     return s->reversed_prior ? -t : t;
 }
 
-static bt_status synth_measure(void *user, uint64_t idx, bt__measurement *m)
+static bt_status synth_measure(void *user, uint64_t idx, bt__search_meas *m)
 {
     synth *s = user;
     if (!synth_valid(s, idx))
@@ -401,9 +402,7 @@ static bt_status bad_next(void *state, uint64_t *idx)
     *idx = s->calls % 2 ? 0 : UINT64_MAX - 5;
     return BT_OK;
 }
-static void bad_observe(void *state, uint64_t idx, double ms, bt_status fail)
-{
-}
+static void bad_observe(void *state, uint64_t idx, double ms, bt_status fail) {}
 static void bad_destroy(void *state)
 {
     free(state);
@@ -412,8 +411,12 @@ static void bad_destroy(void *state)
 static void test_driver_catches_bad_proposals(void **state)
 {
     synth *sy = *state;
-    const bt__strategy bad = {.name = "bad", .summary = "", .create = bad_create,
-                              .next = bad_next, .observe = bad_observe, .destroy = bad_destroy};
+    const bt__strategy bad = {.name = "bad",
+                              .summary = "",
+                              .create = bad_create,
+                              .next = bad_next,
+                              .observe = bad_observe,
+                              .destroy = bad_destroy};
     bt__search_result r;
     run(sy, &bad, 1, NULL, false, &r);
     assert_int_equal(r.evals, 1);
@@ -456,7 +459,7 @@ static void test_batches_of_proposals(void **state)
                 k++;
             }
             for (int j = 0; j < k; j++) {
-                bt__measurement m = {.ms = INFINITY, .fail = BT_OK};
+                bt__search_meas m = {.ms = INFINITY, .fail = BT_OK};
                 sy->measured[batch[j]]--; /* synth_measure counts it again */
                 synth_measure(sy, batch[j], &m);
                 all[i]->observe(st, batch[j], m.fail == BT_OK ? m.ms : INFINITY, m.fail);
@@ -465,6 +468,55 @@ static void test_batches_of_proposals(void **state)
         }
         all[i]->destroy(st);
     }
+}
+
+/* A space too large to enumerate (> BT__SEARCH_ENUM_MAX configs) is sampled by rejection. */
+static bool big_valid(void *user, uint64_t idx)
+{
+    return idx % 3 != 0;
+}
+static double big_time(uint64_t idx)
+{
+    return 1.0 + (double)((idx * 2654435761u) % 1000) / 100.0;
+}
+static bt_status big_measure(void *user, uint64_t idx, bt__search_meas *m)
+{
+    if (!big_valid(user, idx))
+        return BT_INTERNAL;
+    m->ms = big_time(idx);
+    m->cost_s = 1;
+    return BT_OK;
+}
+
+static void test_huge_space(void **state)
+{
+    bt__space sp;
+    bt__space_init(&sp);
+    char name[8];
+    for (int p = 0; p < 5; p++) {
+        snprintf(name, sizeof name, "P%d", p);
+        assert_int_equal(bt__space_add_range(&sp, name, 1, 30, 1, NULL), BT_OK);
+    }
+    assert_true(sp.total > BT__SEARCH_ENUM_MAX);
+    size_t n;
+    const bt__strategy *const *all = bt__strategies(&n);
+    for (size_t i = 0; i < n; i++) {
+        bt__search_ctx ctx = {.space = &sp, .is_valid = big_valid, .seed = 1};
+        bt__search_budget b = {.max_evals = 60};
+        bt__search_result r;
+        bt_diag d;
+        bt_status st = bt__search_run(all[i], &ctx, &b, big_measure, NULL, &r, &d);
+        if (!strcmp(all[i]->name, "model")) {
+            assert_int_equal(st, BT_UNSUPPORTED); /* no prior */
+        } else {
+            if (st != BT_OK)
+                fail_msg("%s on a huge space: %s", all[i]->name, d.msg);
+            assert_int_equal(r.evals, 60);
+            assert_int_equal(r.invalid_proposals + r.duplicate_proposals, 0);
+        }
+        bt__search_result_clear(&r);
+    }
+    bt__space_clear(&sp);
 }
 
 static void test_model_needs_a_prior(void **state)
@@ -537,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_failures_avoided),
         cmocka_unit_test(test_driver_catches_bad_proposals),
         cmocka_unit_test(test_batches_of_proposals),
+        cmocka_unit_test(test_huge_space),
         cmocka_unit_test(test_model_needs_a_prior),
         cmocka_unit_test(test_model_trusts_a_good_prior_and_widens_on_a_bad_one),
         cmocka_unit_test(test_forest_beats_random),

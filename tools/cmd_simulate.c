@@ -36,29 +36,30 @@ static void help(FILE *f)
             "For every strategy, R runs with seeds K, K+1, ... report the median and 90th\n"
             "percentile of the measurements needed to get within 2%%, 5%% and 10%% of the\n"
             "recorded best (\">N\": the runs at that percentile never got there within the\n"
-            "budget N), the share of runs that got within 5%%, the median best found after\n"
-            "10/25/50/100/200/500/1000 measurements (%% over the best), and the median simulated\n"
-            "tuning time to get within 5%%. With several spaces, a summary table follows.\n"
+            "budget N; \"never\" with --time-limit), the share of runs that got within 5%%,\n"
+            "the median best found after 10/25/50/100/200/500/1000 measurements (%% over the\n"
+            "best), and the median simulated tuning time to get within 5%%. With several\n"
+            "spaces, a summary table follows.\n"
             "\n"
             "options:\n"
             "  --strategy NAME|all  strategy to judge (default: all), one of:\n");
     for (size_t i = 0; i < n; i++)
         fprintf(f, "                         %-11s %s\n", all[i]->name, all[i]->summary);
-    fprintf(f,
-            "  --runs R             seeded runs per strategy (default 100)\n"
-            "  --budget N           measurements per run (default: every recorded config)\n"
-            "  --seed K             first seed (default 1)\n"
-            "  --time-limit S       simulated seconds per run (default: none)\n"
-            "  --jobs J             runs in parallel on J threads (default 1; results do not\n"
-            "                       depend on it)\n"
-            "  --full               run every run to its budget (by default a run stops once no\n"
-            "                       reported number can change; same numbers, slower)\n"
-            "  --json               machine-readable output (instead of the tables)\n"
-            "  --json-out FILE      also write the JSON to FILE\n"
-            "\n"
-            "example:\n"
-            "  blocktune simulate shared/data/kernel_tuner_caches/convolution_milo_A100.json.gz \\\n"
-            "      --strategy all --runs 100\n");
+    fprintf(
+        f, "  --runs R             seeded runs per strategy (default 100)\n"
+           "  --budget N           measurements per run (default: every recorded config)\n"
+           "  --seed K             first seed (default 1)\n"
+           "  --time-limit S       simulated seconds per run (default: none)\n"
+           "  --jobs J             runs in parallel on J threads (default 1; results do not\n"
+           "                       depend on it)\n"
+           "  --full               run every run to its budget (by default a run stops once no\n"
+           "                       reported number can change; same numbers, slower)\n"
+           "  --json               machine-readable output (instead of the tables)\n"
+           "  --json-out FILE      also write the JSON to FILE\n"
+           "\n"
+           "example:\n"
+           "  blocktune simulate shared/data/kernel_tuner_caches/convolution_milo_A100.json.gz \\\n"
+           "      --strategy all --runs 100\n");
 }
 
 static bool parse_u64(const char *s, uint64_t *out)
@@ -90,9 +91,14 @@ static const char *basename_of(const char *path)
 }
 
 /* --- formatting ------------------------------------------------------------------------------ */
+/* Set with --time-limit: a run that never got there may have stopped on time, not on the budget. */
+static bool time_limited;
+
 static char *fmt_evals(uint64_t v, uint64_t budget, char *buf, size_t n)
 {
-    if (v == UINT64_MAX)
+    if (v == UINT64_MAX && time_limited)
+        snprintf(buf, n, "never");
+    else if (v == UINT64_MAX)
         snprintf(buf, n, ">%llu", (unsigned long long)budget);
     else
         snprintf(buf, n, "%llu", (unsigned long long)v);
@@ -219,7 +225,7 @@ static void print_space_md(const char *path, const bt__ktcache *c, const bt__sim
         if (bm != UINT64_MAX && rm != UINT64_MAX) {
             double ratio = (double)bm / (double)rm;
             printf(" (ratio %.3f; target <= 0.25: %s)", ratio,
-                   ratio <= 0.25 ? "met"
+                   ratio <= 0.25        ? "met"
                    : (double)rm / 4 < 1 ? "not met: impossible, random needs under 4 measurements"
                                         : "NOT met");
         }
@@ -251,7 +257,9 @@ static void print_ratio_cell(const sim_row *best, const sim_row *rnd)
     }
     double ratio = (double)bm / (double)rm;
     printf(" %s %.2f: %s |", best->s->name, ratio,
-           ratio <= 0.25 ? "met" : (double)rm / 4 < 1 ? "impossible (< 1)" : "not met");
+           ratio <= 0.25        ? "met"
+           : (double)rm / 4 < 1 ? "impossible (< 1)"
+                                : "not met");
 }
 
 /* One table over all spaces: median (p90) measurements to within 5% per strategy, and whether
@@ -324,16 +332,17 @@ static void print_space_json(FILE *f, const char *path, const bt__ktcache *c,
     fprintf(f, ", \"device\": ");
     json_string(f, c->device_name);
     fprintf(f, ",\n   \"configs\": %llu, \"recorded\": %llu, \"failed\": %llu, \"best_ms\": ",
-           (unsigned long long)info->total, (unsigned long long)info->recorded,
-           (unsigned long long)info->failed);
+            (unsigned long long)info->total, (unsigned long long)info->recorded,
+            (unsigned long long)info->failed);
     json_num_or_null(f, info->best_ms);
     fprintf(f, ", \"runs\": %llu, \"seed\": %llu, \"time_limit_s\": ", (unsigned long long)o->runs,
-           (unsigned long long)o->seed);
+            (unsigned long long)o->seed);
     json_num_or_null(f, o->time_limit_s > 0 ? o->time_limit_s : INFINITY);
-    fprintf(f, ",\n   \"thresholds_pct\": [2, 5, 10], \"within\": [%llu, %llu, %llu], "
-           "\"random_expect\": [",
-           (unsigned long long)info->within[0], (unsigned long long)info->within[1],
-           (unsigned long long)info->within[2]);
+    fprintf(f,
+            ",\n   \"thresholds_pct\": [2, 5, 10], \"within\": [%llu, %llu, %llu], "
+            "\"random_expect\": [",
+            (unsigned long long)info->within[0], (unsigned long long)info->within[1],
+            (unsigned long long)info->within[2]);
     for (int k = 0; k < BT__SIM_NTHRESH; k++) {
         fprintf(f, "%s", k ? ", " : "");
         json_num_or_null(f, info->random_expect[k]);
@@ -351,7 +360,7 @@ static void print_space_json(FILE *f, const char *path, const bt__ktcache *c,
         }
         const bt__sim_stats *s = &r->stats;
         fprintf(f, ", \"supported\": true, \"budget\": %llu, \"evals_mean\": %.2f",
-               (unsigned long long)s->budget, s->evals_mean);
+                (unsigned long long)s->budget, s->evals_mean);
         const char *names[] = {"evals_median", "evals_p90"};
         const uint64_t *arrs[] = {s->evals_med, s->evals_p90};
         for (int a = 0; a < 2; a++) {
@@ -363,7 +372,7 @@ static void print_space_json(FILE *f, const char *path, const bt__ktcache *c,
             fprintf(f, "]");
         }
         fprintf(f, ", \"success\": [%.2f, %.2f, %.2f], \"time_median_s\": [", s->success[0],
-               s->success[1], s->success[2]);
+                s->success[1], s->success[2]);
         for (int k = 0; k < BT__SIM_NTHRESH; k++) {
             fprintf(f, "%s", k ? ", " : "");
             json_num_or_null(f, s->time_med[k]);
@@ -378,8 +387,8 @@ static void print_space_json(FILE *f, const char *path, const bt__ktcache *c,
             any = true;
         }
         fprintf(f, "}, \"invalid_proposals\": %llu, \"duplicate_proposals\": %llu}",
-               (unsigned long long)s->invalid_proposals,
-               (unsigned long long)s->duplicate_proposals);
+                (unsigned long long)s->invalid_proposals,
+                (unsigned long long)s->duplicate_proposals);
     }
     fprintf(f, "]}");
 }
@@ -454,6 +463,7 @@ int bt_cmd_simulate(int argc, char **argv)
             spaces[nspaces++] = a;
         }
     }
+    time_limited = o.time_limit_s > 0;
     if (nspaces == 0) {
         rc = bt_cli_usage_error("simulate", "no SPACE given (a Kernel Tuner cache file)");
         goto done;

@@ -34,8 +34,8 @@ bool bt__idxmap_get(const bt__idxmap *m, uint64_t key, double *val);
 typedef struct bt__valid_set {
     bt__search_ctx ctx;
     bool enumerated;
-    uint64_t *idx;   /* enumerated: the valid indices in increasing order (malloc'd) */
-    uint64_t n;      /* enumerated: how many; otherwise UINT64_MAX (unknown) */
+    uint64_t *idx; /* enumerated: the valid indices in increasing order (malloc'd) */
+    uint64_t n;    /* enumerated: how many; otherwise UINT64_MAX (unknown) */
 } bt__valid_set;
 
 bt_status bt__valid_set_init(bt__valid_set *v, const bt__search_ctx *ctx);
@@ -50,9 +50,9 @@ bool bt__valid_random_unseen(const bt__valid_set *v, bt__rng *r, const bt__idxma
 typedef struct bt__ordinal {
     int nparams;
     int nvalues[BT_MAX_PARAMS];
-    int *rank[BT_MAX_PARAMS];   /* rank[p][pos]: rank of value pos in increasing order */
-    int *pos[BT_MAX_PARAMS];    /* pos[p][rank]: the inverse */
-    bool pow2[BT_MAX_PARAMS];   /* every value is a power of two (>= 2 values) */
+    int *rank[BT_MAX_PARAMS]; /* rank[p][pos]: rank of value pos in increasing order */
+    int *pos[BT_MAX_PARAMS];  /* pos[p][rank]: the inverse */
+    bool pow2[BT_MAX_PARAMS]; /* every value is a power of two (>= 2 values) */
     const bt__space *space;
 } bt__ordinal;
 

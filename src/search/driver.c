@@ -125,7 +125,7 @@ bt_status bt__search_run(const bt__strategy *s, const bt__search_ctx *ctx,
             continue;
         }
         bad_in_row = 0;
-        bt__measurement m = {.ms = INFINITY, .cost_s = -1, .fail = BT_OK};
+        bt__search_meas m = {.ms = INFINITY, .cost_s = -1, .fail = BT_OK};
         double t0 = bt__now();
         st = measure(measure_user, idx, &m);
         double wall = bt__now() - t0;

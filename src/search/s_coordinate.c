@@ -28,10 +28,10 @@ typedef struct cd_state {
     bool have_cur;   /* a current config with a known time */
     uint64_t cur;
     double cur_ms;
-    bool started;     /* the first start has been chosen */
+    bool started;       /* the first start has been chosen */
     bool pending_start; /* the proposal in flight is a new start point */
-    int param;        /* parameter being explored */
-    bool improved;    /* some move in this sweep */
+    int param;          /* parameter being explored */
+    bool improved;      /* some move in this sweep */
     uint64_t cand[CD_MAX_CAND];
     int ncand, icand;
     uint64_t best_cand;

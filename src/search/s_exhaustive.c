@@ -34,9 +34,7 @@ static bt_status exhaustive_next(void *state, uint64_t *idx)
     return BT_NOT_FOUND;
 }
 
-static void exhaustive_observe(void *state, uint64_t idx, double ms, bt_status fail)
-{
-}
+static void exhaustive_observe(void *state, uint64_t idx, double ms, bt_status fail) {}
 
 static void exhaustive_destroy(void *state)
 {

@@ -94,8 +94,8 @@ typedef struct forest_state {
     int feat_param[FOREST_MAX_FEATURES]; /* the parameter (-1 for the prior) */
     int feat_kind[FOREST_MAX_FEATURES];  /* FK_* */
     int nbins[FOREST_MAX_FEATURES];
-    double *prior_edges;      /* FOREST_MAX_BINS - 1 quantile edges of the prior */
-    uint64_t *prior_order;    /* valid configs by predicted time (enumerated spaces with a prior) */
+    double *prior_edges;   /* FOREST_MAX_BINS - 1 quantile edges of the prior */
+    uint64_t *prior_order; /* valid configs by predicted time (enumerated spaces with a prior) */
     uint64_t nprior_order, prior_pos;
     /* observations */
     uint8_t *X; /* nobs x nfeat bins */
@@ -709,8 +709,8 @@ static bt_status forest_create(const bt__search_ctx *ctx, void **state, bt_diag 
             continue;
         s->feat_param[s->nfeat] = p;
         s->feat_kind[s->nfeat] = FK_RANK;
-        s->nbins[s->nfeat] = s->ord.nvalues[p] < FOREST_MAX_BINS ? s->ord.nvalues[p]
-                                                                 : FOREST_MAX_BINS;
+        s->nbins[s->nfeat] =
+            s->ord.nvalues[p] < FOREST_MAX_BINS ? s->ord.nvalues[p] : FOREST_MAX_BINS;
         s->nfeat++;
         for (int kind = FK_TZ; kind <= FK_POW2; kind++) {
             if (!feature_informative(&s->ord, ctx->space, p, kind))
@@ -741,8 +741,7 @@ static bt_status forest_propose(void *state, uint64_t *idx)
         }
     }
     if (s->nobs < FOREST_INIT || s->nsucc < 2 || s->nfeat == 0)
-        return bt__valid_random_unseen(&s->valid, &s->rng, &s->seen, idx) ? BT_OK
-                                                                           : BT_NOT_FOUND;
+        return bt__valid_random_unseen(&s->valid, &s->rng, &s->seen, idx) ? BT_OK : BT_NOT_FOUND;
     if (s->step % FOREST_LOCAL_EVERY == 0 && incumbent_neighbour(s, idx))
         return BT_OK;
     if (s->fitted_nobs == 0 || s->nobs <= FOREST_REFIT_ALL ||

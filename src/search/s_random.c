@@ -9,8 +9,8 @@
 typedef struct random_state {
     bt__valid_set valid;
     bt__rng rng;
-    uint64_t drawn;   /* enumerated: valid.idx[0..drawn) is the shuffled prefix */
-    bt__idxmap seen;  /* rejection sampling only */
+    uint64_t drawn;  /* enumerated: valid.idx[0..drawn) is the shuffled prefix */
+    bt__idxmap seen; /* rejection sampling only */
 } random_state;
 
 static void random_destroy(void *state)
@@ -58,9 +58,7 @@ static bt_status random_next(void *state, uint64_t *idx)
     return bt__idxmap_put(&s->seen, *idx, 0);
 }
 
-static void random_observe(void *state, uint64_t idx, double ms, bt_status fail)
-{
-}
+static void random_observe(void *state, uint64_t idx, double ms, bt_status fail) {}
 
 const bt__strategy bt__strategy_random = {
     .name = "random",

@@ -27,7 +27,7 @@ static double ms_or_zero(double v)
     return isfinite(v) && v > 0 ? v : 0;
 }
 
-bt_status bt__replay_measure(void *user, uint64_t idx, bt__measurement *m)
+bt_status bt__replay_measure(void *user, uint64_t idx, bt__search_meas *m)
 {
     const bt__kt_record *r = bt__ktcache_find(user, idx);
     if (!r)
@@ -62,8 +62,8 @@ void bt__sim_space_info_of(const bt__ktcache *c, bt__sim_space_info *out)
     for (int k = 0; k < BT__SIM_NTHRESH; k++) {
         double lim = c->best_ms * (1 + bt__sim_thresholds[k] / 100);
         for (size_t i = 0; i < c->nrecs; i++)
-            out->within[k] += c->has_best && c->recs[i].fail == BT__KT_OK &&
-                              c->recs[i].time_ms <= lim;
+            out->within[k] +=
+                c->has_best && c->recs[i].fail == BT__KT_OK && c->recs[i].time_ms <= lim;
         out->random_expect[k] =
             out->within[k] ? (double)(c->nrecs + 1) / (double)(out->within[k] + 1) : INFINITY;
     }
@@ -99,8 +99,7 @@ static bt_status one_run(sim_job *j, uint64_t r, bt_diag *diag)
         b.min_evals = bt__sim_budgets[BT__SIM_NBUDGETS - 1];
     }
     bt__search_result res;
-    bt_status st = bt__search_run(j->strategy, &ctx, &b, bt__replay_measure, (void *)c, &res,
-                                  diag);
+    bt_status st = bt__search_run(j->strategy, &ctx, &b, bt__replay_measure, (void *)c, &res, diag);
     bt__sim_run *run = &j->runs[r];
     memset(run, 0, sizeof *run);
     if (st == BT_OK) {

@@ -23,11 +23,12 @@ extern const uint64_t bt__sim_budgets[BT__SIM_NBUDGETS]; /* 10 25 50 100 200 500
 /* --- the replay device -------------------------------------------------------------------------
  * user = the bt__ktcache. */
 bool bt__replay_valid(void *user, uint64_t idx);
-bt_status bt__replay_measure(void *user, uint64_t idx, bt__measurement *m);
+bt_status bt__replay_measure(void *user, uint64_t idx, bt__search_meas *m);
 /* A search context over the cache's space (no prior: a Kernel Tuner cache has no model). */
 void bt__replay_ctx(const bt__ktcache *c, uint64_t seed, bt__search_ctx *ctx);
 
-/* --- simulation --------------------------------------------------------------------------------- */
+/* --- simulation ---------------------------------------------------------------------------------
+ */
 typedef struct bt__sim_options {
     uint64_t runs;       /* seeded runs (0: 100) */
     uint64_t budget;     /* measurements per run (0: as many as there are recorded configs) */
@@ -43,12 +44,12 @@ typedef struct bt__sim_options {
 /* One run, reduced to what is reported. */
 typedef struct bt__sim_run {
     uint64_t evals;
-    double cost_s;                        /* simulated seconds spent */
-    uint64_t evals_to[BT__SIM_NTHRESH];   /* measurements to within the threshold, UINT64_MAX
-                                             when never */
-    double time_to[BT__SIM_NTHRESH];      /* simulated seconds to within it, INFINITY never */
-    double best_at[BT__SIM_NBUDGETS];     /* best ms after that many measurements (the run's
-                                             final best if it stopped earlier), INFINITY none */
+    double cost_s;                      /* simulated seconds spent */
+    uint64_t evals_to[BT__SIM_NTHRESH]; /* measurements to within the threshold, UINT64_MAX
+                                           when never */
+    double time_to[BT__SIM_NTHRESH];    /* simulated seconds to within it, INFINITY never */
+    double best_at[BT__SIM_NBUDGETS];   /* best ms after that many measurements (the run's
+                                           final best if it stopped earlier), INFINITY none */
     double best_ms;
     uint64_t invalid_proposals, duplicate_proposals;
     bt__search_stop stop;
@@ -59,27 +60,27 @@ typedef struct bt__sim_run {
  * falls on them is UINT64_MAX ("> budget"). */
 typedef struct bt__sim_stats {
     uint64_t runs;
-    uint64_t budget;                        /* effective: min(budget, recorded configs) */
+    uint64_t budget; /* effective: min(budget, recorded configs) */
     uint64_t evals_med[BT__SIM_NTHRESH], evals_p90[BT__SIM_NTHRESH];
-    double success[BT__SIM_NTHRESH];        /* fraction of runs that got there */
-    double time_med[BT__SIM_NTHRESH];       /* median simulated seconds to get there (INFINITY
-                                               when the median run did not) */
-    double best_at_pct[BT__SIM_NBUDGETS];   /* median % over the best after b measurements;
-                                               NAN when b > budget, INFINITY when nothing
-                                               succeeded */
-    double evals_mean;                      /* measurements per run */
+    double success[BT__SIM_NTHRESH];      /* fraction of runs that got there */
+    double time_med[BT__SIM_NTHRESH];     /* median simulated seconds to get there (INFINITY
+                                             when the median run did not) */
+    double best_at_pct[BT__SIM_NBUDGETS]; /* median % over the best after b measurements;
+                                             NAN when b > budget, INFINITY when nothing
+                                             succeeded */
+    double evals_mean;                    /* measurements per run */
     uint64_t invalid_proposals, duplicate_proposals; /* summed over runs: must be 0 */
 } bt__sim_stats;
 
 /* Facts about the recorded space that the report shows beside the strategies. */
 typedef struct bt__sim_space_info {
-    uint64_t total;                         /* cartesian configs */
-    uint64_t recorded;                      /* valid (recorded) configs */
+    uint64_t total;    /* cartesian configs */
+    uint64_t recorded; /* valid (recorded) configs */
     uint64_t failed;
     double best_ms;
-    uint64_t within[BT__SIM_NTHRESH];       /* configs within the thresholds of the best */
-    double random_expect[BT__SIM_NTHRESH];  /* expected measurements of random sampling without
-                                               replacement to hit one: (N + 1) / (k + 1) */
+    uint64_t within[BT__SIM_NTHRESH];      /* configs within the thresholds of the best */
+    double random_expect[BT__SIM_NTHRESH]; /* expected measurements of random sampling without
+                                              replacement to hit one: (N + 1) / (k + 1) */
 } bt__sim_space_info;
 
 void bt__sim_space_info_of(const bt__ktcache *c, bt__sim_space_info *out);

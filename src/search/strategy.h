@@ -42,9 +42,9 @@ typedef struct bt__search_ctx {
      * unknown; NULL when there is no performance model (the analytic model of a blocktune kernel,
      * or a kernel-supplied perf expression, fills it). */
     double (*prior)(void *user, uint64_t idx);
-    void *user;             /* passed to is_valid and prior */
-    uint64_t seed;          /* the only source of randomness */
-    uint64_t max_evals;     /* the budget's measurement limit as a hint for schedules, 0: none */
+    void *user;         /* passed to is_valid and prior */
+    uint64_t seed;      /* the only source of randomness */
+    uint64_t max_evals; /* the budget's measurement limit as a hint for schedules, 0: none */
 } bt__search_ctx;
 
 /* A strategy: a small ADT behind one vtable (filled with designated initialisers). */
@@ -86,29 +86,29 @@ typedef struct bt__search_budget {
     double target_ms;    /* with within_pct: stop once best <= target_ms * (1 + within_pct/100);
                             0: no target */
     double within_pct;
-    uint64_t min_evals;  /* "within X%" stops the search only after this many measurements
-                            (reaching target_ms itself stops it at once) */
+    uint64_t min_evals; /* "within X%" stops the search only after this many measurements
+                           (reaching target_ms itself stops it at once) */
 } bt__search_budget;
 
 /* One measurement, filled by the measure callback. */
-typedef struct bt__measurement {
+typedef struct bt__search_meas {
     double ms;      /* the config's time (ignored when fail != BT_OK) */
     double cost_s;  /* what the measurement cost (compile + benchmark); < 0: the driver uses the
                        wall-clock time of the callback */
     bt_status fail; /* BT_OK, or why the config failed (it still counts as a measurement) */
-} bt__measurement;
+} bt__search_meas;
 
 /* Measures config idx. Returns BT_OK when m is filled (the config may still have failed: see
  * m->fail); any other status aborts the search with that status (device lost, out of memory). */
-typedef bt_status (*bt__measure_fn)(void *user, uint64_t idx, bt__measurement *m);
+typedef bt_status (*bt__measure_fn)(void *user, uint64_t idx, bt__search_meas *m);
 
 typedef enum bt__search_stop {
     BT__STOP_NONE = 0,
-    BT__STOP_STRATEGY,   /* the strategy had nothing more to propose */
+    BT__STOP_STRATEGY, /* the strategy had nothing more to propose */
     BT__STOP_MAX_EVALS,
     BT__STOP_TIME_LIMIT,
-    BT__STOP_TARGET,     /* within within_pct of target_ms */
-    BT__STOP_ERROR,      /* the measure callback or the strategy failed */
+    BT__STOP_TARGET, /* within within_pct of target_ms */
+    BT__STOP_ERROR,  /* the measure callback or the strategy failed */
 } bt__search_stop;
 
 const char *bt__search_stop_name(bt__search_stop s);
@@ -116,23 +116,23 @@ const char *bt__search_stop_name(bt__search_stop s);
 /* One measurement of a run, in order. */
 typedef struct bt__search_step {
     uint64_t idx;
-    double ms;       /* INFINITY when failed */
+    double ms; /* INFINITY when failed */
     bt_status fail;
-    double cost_s;   /* cumulative cost up to and including this measurement */
-    double best_ms;  /* best so far (INFINITY while nothing succeeded) */
+    double cost_s;  /* cumulative cost up to and including this measurement */
+    double best_ms; /* best so far (INFINITY while nothing succeeded) */
 } bt__search_step;
 
 typedef struct bt__search_result {
-    bool found;                   /* some measurement succeeded */
+    bool found; /* some measurement succeeded */
     uint64_t best_idx;
-    double best_ms;               /* INFINITY when !found */
-    uint64_t evals;               /* measurements made (failures included) */
+    double best_ms; /* INFINITY when !found */
+    uint64_t evals; /* measurements made (failures included) */
     uint64_t failures;
-    double cost_s;                /* summed measurement cost */
-    uint64_t invalid_proposals;   /* strategy bugs caught by the driver (never measured) */
+    double cost_s;              /* summed measurement cost */
+    uint64_t invalid_proposals; /* strategy bugs caught by the driver (never measured) */
     uint64_t duplicate_proposals;
     bt__search_stop stop;
-    bt__search_step *trace;       /* malloc'd, evals entries; freed by bt__search_result_clear */
+    bt__search_step *trace; /* malloc'd, evals entries; freed by bt__search_result_clear */
 } bt__search_result;
 
 void bt__search_result_clear(bt__search_result *r);

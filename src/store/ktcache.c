@@ -265,9 +265,9 @@ static double json_num_or_nan(const json_t *v)
 
 static bool is_known_entry_field(const char *k)
 {
-    static const char *const known[] = {"time", "times", "compile_time", "verification_time",
-                                        "benchmark_time", "strategy_time", "framework_time",
-                                        "timestamp"};
+    static const char *const known[] = {
+        "time",           "times",         "compile_time",   "verification_time",
+        "benchmark_time", "strategy_time", "framework_time", "timestamp"};
     for (size_t i = 0; i < BT__ARRAY_LEN(known); i++)
         if (!strcmp(k, known[i]))
             return true;
@@ -376,9 +376,8 @@ static bt_status entry_config(const bt__ktcache *c, const char *key, json_t *e, 
                                "parameter missing from the entry and its key");
         }
         if (bt__space_value_pos(sp, p, v) < 0)
-            return field_error(diag, name, BT_PARSE, field,
-                               "value %lld is not in tune_params.%s", (long long)v,
-                               sp->params[p].name);
+            return field_error(diag, name, BT_PARSE, field, "value %lld is not in tune_params.%s",
+                               (long long)v, sp->params[p].name);
         cfg->v[p] = v;
     }
     return BT_OK;
@@ -445,7 +444,8 @@ static bt_status parse_entry(bt__ktcache *c, const char *key, json_t *e, bt__kt_
 static bt_status parse_root(bt__ktcache *c, json_t *root, const char *name, bt_diag *diag)
 {
     if (!json_is_object(root))
-        return field_error(diag, name, BT_PARSE, "", "expected a JSON object (a Kernel Tuner cache)");
+        return field_error(diag, name, BT_PARSE, "",
+                           "expected a JSON object (a Kernel Tuner cache)");
     bt_status st = parse_header(c, root, name, diag);
     if (st != BT_OK)
         return st;
@@ -558,8 +558,8 @@ bt_status bt__ktcache_create(const bt__space *space, const char *device_name,
         return BT_NOMEM;
     bt__space_init(&c->space);
     for (int p = 0; p < space->nparams; p++) {
-        bt_status st = bt__space_add_list(&c->space, space->params[p].name,
-                                          space->params[p].values, space->params[p].nvalues, NULL);
+        bt_status st = bt__space_add_list(&c->space, space->params[p].name, space->params[p].values,
+                                          space->params[p].nvalues, NULL);
         if (st != BT_OK) {
             bt__ktcache_free(c);
             return st;

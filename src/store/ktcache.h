@@ -45,30 +45,30 @@ bt_status bt__kt_fail_status(bt__kt_fail f);
 
 /* One recorded config. Numbers that the entry does not hold are NAN. */
 typedef struct bt__kt_record {
-    uint64_t index;         /* config index in the cache's space */
+    uint64_t index; /* config index in the cache's space */
     bt__kt_fail fail;
-    char fail_text[32];     /* the failure string as recorded ("" when fail == BT__KT_OK) */
-    double time_ms;         /* NAN when failed */
-    double *times;          /* malloc'd, ntimes entries (may be NULL) */
+    char fail_text[32]; /* the failure string as recorded ("" when fail == BT__KT_OK) */
+    double time_ms;     /* NAN when failed */
+    double *times;      /* malloc'd, ntimes entries (may be NULL) */
     int ntimes;
     double compile_ms, verification_ms, benchmark_ms, strategy_ms, framework_ms;
-    int nmetrics;           /* further numeric fields: "GFLOP/s", "GB/s", ... */
+    int nmetrics; /* further numeric fields: "GFLOP/s", "GB/s", ... */
     char metric_name[BT__KT_MAX_METRICS][24];
     double metric[BT__KT_MAX_METRICS];
-    char timestamp[48];     /* "" if absent */
+    char timestamp[48]; /* "" if absent */
 } bt__kt_record;
 
 typedef struct bt__ktcache {
     char device_name[128];
     char kernel_name[128];
-    char objective[32];     /* "time" unless the file says otherwise */
+    char objective[32];      /* "time" unless the file says otherwise */
     char *problem_size_json; /* malloc'd compact JSON of problem_size ("null" when absent) */
-    bt__space space;        /* tune_params in tune_params_keys order */
-    bt__kt_record *recs;    /* malloc'd, sorted by index */
+    bt__space space;         /* tune_params in tune_params_keys order */
+    bt__kt_record *recs;     /* malloc'd, sorted by index */
     size_t nrecs;
-    size_t nfailed;         /* records with fail != BT__KT_OK */
-    bool has_best;          /* false when every record failed */
-    uint64_t best_index;    /* fastest successful record */
+    size_t nfailed;      /* records with fail != BT__KT_OK */
+    bool has_best;       /* false when every record failed */
+    uint64_t best_index; /* fastest successful record */
     double best_ms;
 } bt__ktcache;
 
