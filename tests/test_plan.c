@@ -250,6 +250,23 @@ static void test_spec_errors_name_file_line_column(void **state)
     assert_int_equal(bt_kdesc_load_string(unknown, "u.json", &k, &d), BT_PARSE);
     assert_non_null(strstr(d.msg, "BB"));
     assert_int_equal(d.line, 2);
+    const char *cfgs = "{\"name\": \"x\", \"params\": {\"B\": [1, 2], \"C\": [3]},\n"
+                       " \"configs\": [{\"B\": 1, \"C\": 3}, {\"B\": 4, \"C\": 3}]}";
+    assert_int_equal(bt_kdesc_load_string(cfgs, "c.json", &k, &d), BT_PARSE);
+    assert_string_equal(d.field, "configs[1].B");
+    assert_non_null(strstr(d.msg, "not among the values"));
+    const char *ref = "{\"name\": \"x\", \"params\": {\"B\": [1, 2], \"C\": [3]},\n"
+                      " \"reference\": {\"config\": {\"B\": 1}}}";
+    assert_int_equal(bt_kdesc_load_string(ref, "r.json", &k, &d), BT_PARSE);
+    assert_non_null(strstr(d.msg, "does not set 'C'"));
+    const char *ok = "{\"name\": \"x\", \"params\": {\"B\": [1, 2], \"C\": [3]},\n"
+                     " \"configs\": [{\"B\": 2, \"C\": 3}]}";
+    assert_int_equal(bt_kdesc_load_string(ok, "o.json", &k, &d), BT_OK);
+    assert_true(bt__kdesc_count(k) == 1);
+    bt_config one;
+    bt__kdesc_config_at(k, 0, &one);
+    assert_int_equal(one.v[0], 2);
+    bt_kdesc_free(k);
     const char *dup = "{\"name\": \"x\", \"params\": {\"B\": [1, 1]}}";
     assert_int_equal(bt_kdesc_load_string(dup, "d.json", &k, &d), BT_PARSE);
     assert_non_null(strstr(d.msg, "twice"));

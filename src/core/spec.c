@@ -487,6 +487,38 @@ static int problem_index(const bt_kdesc *k, const char *name)
     return -1;
 }
 
+/* Reads {"PARAM": value, ...} at path into cfg: every parameter set, none unknown; in_space also
+ * requires each value to be one of its parameter's values. */
+static bt_status parse_config_object(ld *L, const json_t *obj, const char *path, bt_config *cfg,
+                                     bool in_space)
+{
+    bt_kdesc *k = L->k;
+    if (!json_is_object(obj))
+        return fail(L, path, "expected an object of parameter values");
+    memset(cfg, 0, sizeof *cfg);
+    cfg->nparams = k->space.nparams;
+    bool seen[BT_MAX_PARAMS] = {0};
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)obj, name, v)
+    {
+        char vp[200];
+        snprintf(vp, sizeof vp, "%s.%s", path, name);
+        int pi = param_index(k, name);
+        if (pi < 0)
+            return fail(L, vp, "'%s' is not a parameter of this kernel", name);
+        TRY(get_int(L, v, vp, &cfg->v[pi]));
+        if (in_space && bt__space_value_pos(&k->space, pi, cfg->v[pi]) < 0)
+            return fail(L, vp, "value %lld is not among the values of '%s'",
+                        (long long)cfg->v[pi], name);
+        seen[pi] = true;
+    }
+    for (int pi = 0; pi < k->space.nparams; pi++)
+        if (!seen[pi])
+            return fail(L, path, "the config does not set '%s'", k->space.params[pi].name);
+    return BT_OK;
+}
+
 static bt_status load_configs(ld *L, const json_t *arr)
 {
     bt_kdesc *k = L->k;
@@ -500,30 +532,7 @@ static bt_status load_configs(ld *L, const json_t *arr)
     for (size_t i = 0; i < n; i++) {
         char p[64];
         snprintf(p, sizeof p, "configs[%zu]", i);
-        json_t *c = json_array_get(arr, i);
-        if (!json_is_object(c))
-            return fail(L, p, "expected an object of parameter values");
-        bt_config *cfg = &k->configs[i];
-        cfg->nparams = k->space.nparams;
-        bool seen[BT_MAX_PARAMS] = {0};
-        const char *name;
-        json_t *v;
-        json_object_foreach(c, name, v)
-        {
-            char vp[160];
-            snprintf(vp, sizeof vp, "%s.%s", p, name);
-            int pi = param_index(k, name);
-            if (pi < 0)
-                return fail(L, vp, "'%s' is not a parameter of this kernel", name);
-            TRY(get_int(L, v, vp, &cfg->v[pi]));
-            if (bt__space_value_pos(&k->space, pi, cfg->v[pi]) < 0)
-                return fail(L, vp, "value %lld is not among the values of '%s'",
-                            (long long)cfg->v[pi], name);
-            seen[pi] = true;
-        }
-        for (int pi = 0; pi < k->space.nparams; pi++)
-            if (!seen[pi])
-                return fail(L, p, "config does not set '%s'", k->space.params[pi].name);
+        TRY(parse_config_object(L, json_array_get(arr, i), p, &k->configs[i], true));
     }
     return BT_OK;
 }
@@ -903,26 +912,7 @@ static bt_status load_reference(ld *L, const json_t *v)
         return BT_OK;
     }
     if (c) {
-        if (!json_is_object(c))
-            return fail(L, "reference.config", "expected an object of parameter values");
-        k->ref_config.nparams = k->space.nparams;
-        bool seen[BT_MAX_PARAMS] = {0};
-        const char *name;
-        json_t *x;
-        json_object_foreach(c, name, x)
-        {
-            char p[160];
-            snprintf(p, sizeof p, "reference.config.%s", name);
-            int pi = param_index(k, name);
-            if (pi < 0)
-                return fail(L, p, "'%s' is not a parameter", name);
-            TRY(get_int(L, x, p, &k->ref_config.v[pi]));
-            seen[pi] = true;
-        }
-        for (int pi = 0; pi < k->space.nparams; pi++)
-            if (!seen[pi])
-                return fail(L, "reference.config", "the baseline config does not set '%s'",
-                            k->space.params[pi].name);
+        TRY(parse_config_object(L, c, "reference.config", &k->ref_config, false));
         k->ref = BT__REF_CONFIG;
         return BT_OK;
     }
