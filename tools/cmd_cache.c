@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include "core/util.h"
+#include "store/ktinterop.h"
 #include "store/store.h"
 
 #include <sqlite3.h>
@@ -29,7 +30,11 @@ static void help(FILE *f)
             "                            each key) as JSON; a DIR (existing, or ending in '/')\n"
             "                            gets one file per device. --vllm writes vLLM's layout,\n"
             "                            one file per (N, K, dtype) of the gemm winners, into DIR\n"
-            "  import FILE|DIR           read wisdom; all or nothing (errors say file:line:col)\n"
+            "  import FILE|DIR           read wisdom, or a Kernel Tuner cache (.json or .json.gz:\n"
+            "                            every recorded config, its fastest the winner); all or\n"
+            "                            nothing (errors say file:line:col)\n"
+            "  export-kt --kernel K --device D --key KEY FILE\n"
+            "                            write the key's measured configs as a Kernel Tuner cache\n"
             "  forget SELECTOR [--yes]   delete rows: a kernel name, a key substring, or 'all'\n"
             "                            ('all' only lists what it would delete without --yes)\n"
             "  verify                    PRAGMA integrity_check, and every winner has its\n"
@@ -193,12 +198,73 @@ static int cmd_export(bt__store *s, int argc, char **argv)
     return st == BT_OK ? 0 : bt_cli_fail(st, &d);
 }
 
+/* A Kernel Tuner cache: gzip (.gz) or JSON with "tune_params_keys" in its first kilobytes. */
+static int is_kt_cache(const char *path)
+{
+    size_t n = strlen(path);
+    if (n > 3 && !strcmp(path + n - 3, ".gz"))
+        return 1;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char buf[4096];
+    size_t r = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[r] = '\0';
+    return strstr(buf, "\"tune_params_keys\"") != NULL;
+}
+
+static int cmd_import_kt(bt__store *s, const char *target)
+{
+    bt_diag d;
+    bt__diag_clear(&d);
+    int n = 0;
+    bt_status st = bt__kt_import(s, target, &n, &d);
+    if (st != BT_OK) {
+        int rc = bt_cli_fail(st, &d);
+        fprintf(stderr, "blocktune: nothing was imported\n");
+        return rc;
+    }
+    printf("imported %d measurements from the Kernel Tuner cache %s\n", n, target);
+    return 0;
+}
+
+static int cmd_export_kt(bt__store *s, int argc, char **argv)
+{
+    const char *kernel = NULL, *device = NULL, *key = NULL, *file = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (i + 1 < argc && !strcmp(argv[i], "--kernel"))
+            kernel = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--device"))
+            device = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--key"))
+            key = argv[++i];
+        else if (!file && argv[i][0] != '-')
+            file = argv[i];
+        else
+            return bt_cli_usage_error("cache", "export-kt: unexpected '%s'", argv[i]);
+    }
+    if (!kernel || !device || !key || !file)
+        return bt_cli_usage_error("cache", "export-kt needs --kernel K --device D --key KEY FILE");
+    bt_diag d;
+    bt__diag_clear(&d);
+    int n = 0;
+    bt_status st = bt__kt_export(s, kernel, device, key, file, &n, &d);
+    if (st != BT_OK)
+        return bt_cli_fail(st, &d);
+    printf("wrote %d configs of %s [%s] on %s to %s (Kernel Tuner cache)\n", n, kernel, key, device,
+           file);
+    return 0;
+}
+
 static int cmd_import(bt__store *s, const char *target)
 {
     bt_diag d;
     bt__diag_clear(&d);
     int n = 0;
     struct stat sb;
+    if (!(stat(target, &sb) == 0 && S_ISDIR(sb.st_mode)) && is_kt_cache(target))
+        return cmd_import_kt(s, target);
     bt_status st = stat(target, &sb) == 0 && S_ISDIR(sb.st_mode)
                        ? bt__wisdom_import_dir(s, target, &n, &d)
                        : bt__wisdom_import_file(s, target, &n, &d);
@@ -290,7 +356,8 @@ int bt_cmd_cache(int argc, char **argv)
     const char *sub = rest[0];
     int need = !strcmp(sub, "show") || !strcmp(sub, "import") || !strcmp(sub, "forget");
     if (strcmp(sub, "list") && strcmp(sub, "show") && strcmp(sub, "export") &&
-        strcmp(sub, "import") && strcmp(sub, "forget") && strcmp(sub, "verify")) {
+        strcmp(sub, "import") && strcmp(sub, "forget") && strcmp(sub, "verify") &&
+        strcmp(sub, "export-kt")) {
         rc = bt_cli_usage_error("cache", "unknown subcommand '%s'", sub);
     } else if (need && nrest != 2) {
         rc = bt_cli_usage_error("cache", "'%s' takes one argument (%s)", sub,
@@ -309,6 +376,8 @@ int bt_cmd_cache(int argc, char **argv)
                 rc = cmd_show(s, rest[1]);
             else if (!strcmp(sub, "export"))
                 rc = cmd_export(s, nrest - 1, rest + 1);
+            else if (!strcmp(sub, "export-kt"))
+                rc = cmd_export_kt(s, nrest - 1, rest + 1);
             else if (!strcmp(sub, "import"))
                 rc = cmd_import(s, rest[1]);
             else if (!strcmp(sub, "forget"))
