@@ -151,11 +151,13 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *o,
 bt_status bt__dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_config *c,
                               bt_diag *diag);
 
-/* Key text of a problem for kn ("vector_add@3f2a..:n=1024,dtype=fp32@opencl:0"). */
-void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, char *buf, size_t size);
 /* Inserts the winner for p's key (takes ownership of mod). */
 bt_status bt__dispatch_put(bt_kernel *kn, const bt_problem *p, const bt_config *cfg, bt__bmod *mod,
                            bt__bfn *fn);
+
+/* A scalar or local-memory argument's value as a launch argument, typed as its spec says.
+ * BT_INVALID_ARG when an int32 scalar does not fit. */
+bt_status bt__scalar_karg(const bt__argspec *a, int64_t v, bt__karg *out, bt_diag *diag);
 
 /* The -D defines of a config: every parameter, BT_THREADS, BT_WARP_SIZE, BT_DTYPE_<T>,
  * BT_ELEM_BYTES. defs must hold BT_MAX_PARAMS + 8 entries. Returns how many. */

@@ -109,29 +109,6 @@ void bt_kernel_set_hang_handler(bt_kernel *kn, bt_hang_handler h, void *user)
     }
 }
 
-void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, char *buf, size_t size)
-{
-    const bt_kdesc *k = kn->k;
-    size_t o = 0;
-    int w = snprintf(buf, size, "%s@%016llx:", k->name, (unsigned long long)kn->src_hash);
-    if (w > 0)
-        o = (size_t)w;
-    for (int i = 0; i < k->nkey && o < size; i++) {
-        int s = k->key_slots[i] - k->slot_problem0;
-        w = snprintf(buf + o, size - o, "%s%s=%lld", i ? "," : "", k->problem_names[s],
-                     (long long)p->values[s]);
-        if (w > 0)
-            o += (size_t)w;
-    }
-    if (k->key_dtype && o < size) {
-        w = snprintf(buf + o, size - o, "%sdtype=%s", k->nkey ? "," : "", bt__dtype_name(p->dtype));
-        if (w > 0)
-            o += (size_t)w;
-    }
-    if (o < size)
-        snprintf(buf + o, size - o, "@%s", bt_device_get_info(kn->dev)->id);
-}
-
 /* The key values of a problem: every key variable, then the dtype. Returns how many. */
 static int key_values(const bt_kernel *kn, const bt_problem *p, int64_t *kv)
 {
@@ -164,17 +141,8 @@ static bt_status eval_launch(const bt_kernel *kn, const bt_problem *p, bt__dispa
         bt_status st = bt__expr_eval(a->size.e, slots, &v, diag);
         if (st)
             return st;
-        bt__karg *x = &e->args[i];
-        if (a->role == BT__KARG_LOCAL)
-            x->kind = BT__ARG_LOCAL, x->u.local_bytes = (size_t)v;
-        else if (a->dtype == BT__DT_INT64)
-            x->kind = BT__ARG_I64, x->u.i64 = v;
-        else if (a->dtype == BT__DT_FP32)
-            x->kind = BT__ARG_F32, x->u.f32 = (float)v;
-        else if (a->dtype == BT__DT_FP64)
-            x->kind = BT__ARG_F64, x->u.f64 = (double)v;
-        else
-            x->kind = BT__ARG_I32, x->u.i32 = (int32_t)v;
+        if ((st = bt__scalar_karg(a, v, &e->args[i], diag)) != BT_OK)
+            return st;
     }
     int64_t grid[3], block[3], dyn;
     bt_status st = bt__geometry(k, &e->cfg, p, g, grid, block, &dyn, diag);
@@ -293,10 +261,7 @@ static bt_status from_wisdom(bt_kernel *kn, const bt_problem *p, bt_diag *diag)
     bt__problem_keyvals(k, p, &kv);
     char hash[24], arch[48];
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)kn->src_hash);
-    if (info->props.cc_major)
-        snprintf(arch, sizeof arch, "sm_%d%d", info->props.cc_major, info->props.cc_minor);
-    else
-        snprintf(arch, sizeof arch, "%.40s", info->api_version);
+    bt__device_arch(info, arch, sizeof arch);
     bt__lookup_query q = {k->name, hash, k->options ? k->options : "", info->name,
                           info->uuid[0] ? info->uuid : NULL, arch, &kv};
     bt__lookup_result lr;

@@ -85,6 +85,14 @@ bt__cfg_status bt__status_from_text(const char *s)
     return BT__CS_PENDING;
 }
 
+void bt__device_arch(const bt_device_info *d, char *buf, size_t size)
+{
+    if (d->props.cc_major)
+        snprintf(buf, size, "sm_%d%d", d->props.cc_major, d->props.cc_minor);
+    else
+        snprintf(buf, size, "%.40s", d->api_version);
+}
+
 const char *bt__device_key(const bt_device_info *d)
 {
     return d->uuid[0] ? d->uuid : d->name;
@@ -109,10 +117,7 @@ bt_status bt__record_put(bt__store *s, const bt_result *r, const bt__entry *e, b
     char *kj = bt__keyvals_json(&kv);
     char *cj = bt__config_json(r->k, &e->ev.cfg);
     char arch[48];
-    if (r->dev.props.cc_major)
-        snprintf(arch, sizeof arch, "sm_%d%d", r->dev.props.cc_major, r->dev.props.cc_minor);
-    else
-        snprintf(arch, sizeof arch, "%.40s", r->dev.api_version);
+    bt__device_arch(&r->dev, arch, sizeof arch);
     bt__measurement m;
     bt__measurement_init(&m);
     m.kernel = (char *)r->k->name;

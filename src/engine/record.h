@@ -14,6 +14,8 @@ bool bt__config_from_json(const bt_kdesc *k, const char *text, bt_config *c);
 bt__cfg_status bt__status_from_text(const char *s);
 /* The store's device identity: the UUID when the device has one, else its name. */
 const char *bt__device_key(const bt_device_info *d);
+/* The store's architecture of a device: "sm_XY" for CUDA, else its API version. */
+void bt__device_arch(const bt_device_info *d, char *buf, size_t size);
 void bt__record_ident(const bt_result *r, const char *key, bt__store_ident *id);
 /* Commits one entry (and, with winner, the winner row) now: a killed tune loses nothing done. */
 bt_status bt__record_put(bt__store *s, const bt_result *r, const bt__entry *e, bool winner,

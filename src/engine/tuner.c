@@ -210,25 +210,8 @@ static bt_status pdata_init(tctx *T, pdata *d, const bt_problem *p, uint64_t see
         st = bt__kexpr_eval(k, &a->size, slots, &v, diag);
         if (st)
             break;
-        if (a->role == BT__KARG_SCALAR) {
-            bt__karg *s = &d->scalars[i];
-            switch (a->dtype) {
-            case BT__DT_INT64: s->kind = BT__ARG_I64, s->u.i64 = v; break;
-            case BT__DT_FP32: s->kind = BT__ARG_F32, s->u.f32 = (float)v; break;
-            case BT__DT_FP64: s->kind = BT__ARG_F64, s->u.f64 = (double)v; break;
-            default:
-                if (v > INT32_MAX || v < INT32_MIN) {
-                    bt__diag_set(diag, "scalar '%s' = %lld does not fit int32", a->name, (long long)v);
-                    st = BT_INVALID_ARG;
-                }
-                s->kind = BT__ARG_I32, s->u.i32 = (int32_t)v;
-                break;
-            }
-            continue;
-        }
-        if (a->role == BT__KARG_LOCAL) {
-            d->scalars[i].kind = BT__ARG_LOCAL;
-            d->scalars[i].u.local_bytes = (size_t)v;
+        if (a->role != BT__KARG_BUFFER) {
+            st = bt__scalar_karg(a, v, &d->scalars[i], diag);
             continue;
         }
         if (v < 0 || v > ((int64_t)1 << 40)) {
@@ -422,6 +405,26 @@ typedef struct pool {
     size_t done;
     pthread_mutex_t mu;
 } pool;
+
+bt_status bt__scalar_karg(const bt__argspec *a, int64_t v, bt__karg *out, bt_diag *diag)
+{
+    if (a->role == BT__KARG_LOCAL) {
+        out->kind = BT__ARG_LOCAL, out->u.local_bytes = (size_t)v;
+        return BT_OK;
+    }
+    switch (a->dtype) {
+    case BT__DT_INT64: out->kind = BT__ARG_I64, out->u.i64 = v; return BT_OK;
+    case BT__DT_FP32: out->kind = BT__ARG_F32, out->u.f32 = (float)v; return BT_OK;
+    case BT__DT_FP64: out->kind = BT__ARG_F64, out->u.f64 = (double)v; return BT_OK;
+    default:
+        out->kind = BT__ARG_I32, out->u.i32 = (int32_t)v;
+        if (v > INT32_MAX || v < INT32_MIN) {
+            bt__diag_set(diag, "scalar '%s' = %lld does not fit int32", a->name, (long long)v);
+            return BT_INVALID_ARG;
+        }
+        return BT_OK;
+    }
+}
 
 int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
                       char defs[][96])
