@@ -23,6 +23,7 @@
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/occupancy.h"
 #include "core/device.h"
+#include "core/kdesc.h"
 #include "core/util.h"
 
 #include <dlfcn.h>
@@ -805,6 +806,54 @@ static void test_buffer_fill_patterns(void **state)
     free(back);
 }
 
+/* Tensor maps (TMA): a valid request encodes (on the mock, into exactly what was asked, and with
+ * the context current); the common mistakes are named before the driver sees them. */
+static void test_tmap_encode(void **state)
+{
+    (void)state;
+    assert_non_null(g_if->tmap_encode);
+    bt__bbuf *b = alloc(4096 * 64 * 2);
+    _Alignas(64) unsigned char map[128 + 64];
+    bt__tmap_req q = {.dtype = BT__DT_FP16, .elem_bytes = 2, .rank = 2, .dims = {64, 4096},
+                      .strides = {2, 128}, .box = {64, 128}, .swizzle = 128};
+    bt_diag d = {0};
+    bt_status st = g_if->tmap_encode(g_bd, b, &q, map, &d);
+    if (st)
+        fprintf(stderr, "tmap_encode: %s\n", d.msg);
+    assert_int_equal(st, BT_OK);
+    if (g_mock) {
+        struct {
+            uint64_t magic, addr, dims[2], stride1;
+            uint32_t dtype, rank, box[2], swizzle, oob;
+        } t;
+        memcpy(&t, map, sizeof t);
+        assert_true(t.magic == 0x746d6170u && t.dims[0] == 64 && t.dims[1] == 4096);
+        assert_true(t.stride1 == 128 && t.box[0] == 64 && t.box[1] == 128 && t.rank == 2);
+        assert_int_equal(t.dtype, 6);   /* CU_TENSOR_MAP_DATA_TYPE_FLOAT16 */
+        assert_int_equal(t.swizzle, 3); /* CU_TENSOR_MAP_SWIZZLE_128B */
+        assert_int_equal(t.oob, 0);     /* out-of-range elements read as zero */
+    }
+    bt__tmap_req bad = q; /* rows of 100 fp16: 200 bytes, not 16-byte aligned */
+    bad.dims[0] = 100;
+    bad.strides[1] = 200;
+    assert_int_equal(g_if->tmap_encode(g_bd, b, &bad, map, &d), BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "multiple of 16"));
+    bad = q; /* 128 fp16 = 256 bytes per box row, over the 128-byte swizzle span */
+    bad.box[0] = 128;
+    assert_int_equal(g_if->tmap_encode(g_bd, b, &bad, map, &d), BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "swizzle span"));
+    bad = q;
+    bad.box[1] = 300;
+    assert_int_equal(g_if->tmap_encode(g_bd, b, &bad, map, &d), BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "1..256"));
+    bad = q;
+    bad.swizzle = 48;
+    assert_int_equal(g_if->tmap_encode(g_bd, b, &bad, map, &d), BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "swizzle"));
+    assert_int_equal(g_if->tmap_encode(g_bd, b, &q, map + 8, &d), BT_INVALID_ARG);
+    g_if->buf_free(g_bd, b);
+}
+
 static void test_buffer_copy(void **state)
 {
     (void)state;
@@ -1380,6 +1429,7 @@ int main(void)
         cmocka_unit_test_teardown(test_buffer_round_trip, ctx_balanced),
         cmocka_unit_test_teardown(test_buffer_fill_patterns, ctx_balanced),
         cmocka_unit_test_teardown(test_buffer_copy, ctx_balanced),
+        cmocka_unit_test_teardown(test_tmap_encode, ctx_balanced),
         cmocka_unit_test_teardown(test_vector_add_timed, ctx_balanced),
         cmocka_unit_test_teardown(test_corrupt_blobs, ctx_balanced),
         cmocka_unit_test_teardown(test_compile_errors_on_device, ctx_balanced),

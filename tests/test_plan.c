@@ -5,6 +5,7 @@
 #include "test_util.h"
 
 #include "core/plan.h"
+#include "engine/engine.h"
 
 static const bt_gpu *gpu(bt_gpudb *db, const char *name)
 {
@@ -272,6 +273,73 @@ static void test_spec_errors_name_file_line_column(void **state)
     assert_non_null(strstr(d.msg, "twice"));
 }
 
+/* "tensormap" arguments: parsed with their buffer, dims and box; the request for a config has
+ * dense row-major strides and a box that may use parameters; mistakes name the field. */
+static void test_tensormap_arguments(void **state)
+{
+    (void)state;
+    const char *spec =
+        "{\"name\": \"t\", \"problem\": {\"M\": 100, \"K\": 72}, \"dtypes\": [\"bf16\"],\n"
+        " \"params\": {\"BM\": [64, 128]},\n"
+        " \"args\": [{\"name\": \"A\", \"size\": \"M * K\"},\n"
+        "          {\"name\": \"tm\", \"kind\": \"tensormap\", \"buffer\": \"A\", \"dims\": [\"K\", \"M\"],\n"
+        "           \"box\": [64, \"BM\"], \"swizzle\": 128}]}";
+    bt_kdesc *k;
+    bt_diag d;
+    assert_int_equal(bt_kdesc_load_string(spec, "tm.json", &k, &d), BT_OK);
+    assert_int_equal(k->nargs, 2);
+    assert_int_equal(k->args[1].role, BT__KARG_TMAP);
+    assert_int_equal(k->args[1].tm_buffer, 0);
+    assert_int_equal(k->args[1].tm_rank, 2);
+    bt_problem *p;
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    bt_config c;
+    assert_int_equal(bt_kdesc_parse_config(k, "BM=128", &c, &d), BT_OK);
+    bt_gpudb *db;
+    assert_int_equal(bt_gpudb_load_default(&db, &d), BT_OK);
+    bt__tmap_req q[BT__MAX_TMAPS];
+    assert_int_equal(bt__tmap_reqs(k, &c, p, gpu(db, "h200"), q, &d), BT_OK);
+    assert_int_equal(q[0].dtype, BT__DT_BF16);
+    assert_int_equal(q[0].elem_bytes, 2);
+    assert_true(q[0].dims[0] == 72 && q[0].dims[1] == 100);
+    assert_true(q[0].strides[0] == 2 && q[0].strides[1] == 144);
+    assert_true(q[0].box[0] == 64 && q[0].box[1] == 128 && q[0].swizzle == 128);
+    bt_problem_free(p);
+    bt_gpudb_free(db);
+    bt_kdesc_free(k);
+
+    static const struct {
+        const char *arg, *field, *msg;
+    } bad[] = {
+        {"{\"name\": \"tm\", \"kind\": \"tensormap\", \"buffer\": \"B\", \"dims\": [\"K\"], \"box\": [8]}",
+         "args[1].buffer", "not a buffer"},
+        {"{\"name\": \"tm\", \"kind\": \"tensormap\", \"buffer\": \"A\", \"dims\": [\"K\", \"M\"], \"box\": [8]}",
+         "args[1].box", "box has 1 dimensions, dims has 2"},
+        {"{\"name\": \"tm\", \"kind\": \"tensormap\", \"buffer\": \"A\", \"dims\": [\"K\"], \"box\": [8], "
+         "\"swizzle\": 48}",
+         "args[1].swizzle", "0, 32, 64 or 128"},
+        {"{\"name\": \"tm\", \"kind\": \"tensormap\", \"buffer\": \"A\", \"dims\": [\"K\"], \"box\": [8], "
+         "\"size\": 4}",
+         "args[1]", "takes no \"size\""},
+        {"{\"name\": \"tm\", \"kind\": \"tensormap\", \"dims\": [\"K\"], \"box\": [8]}", "args[1]",
+         "needs \"buffer\""},
+        {"{\"name\": \"x\", \"size\": 4, \"box\": [8]}", "args[1]", "belongs to a tensormap"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"name\": \"t\", \"problem\": {\"M\": 100, \"K\": 72},\n \"params\": {\"BM\": [64]},\n"
+                 " \"args\": [{\"name\": \"A\", \"size\": \"M * K\"},\n  %s]}",
+                 bad[i].arg);
+        k = (bt_kdesc *)1;
+        assert_int_equal(bt_kdesc_load_string(text, "bad.json", &k, &d), BT_PARSE);
+        assert_null(k);
+        if (strcmp(d.field, bad[i].field) || !strstr(d.msg, bad[i].msg))
+            fail_msg("case %zu: field '%s' msg '%s'", i, d.field, d.msg);
+        assert_int_equal(d.line, 4);
+    }
+}
+
 static void test_division_by_zero_eliminates_the_config_only(void **state)
 {
     fx *f = *state;
@@ -378,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_spec_errors_name_file_line_column),
         cmocka_unit_test(test_division_by_zero_eliminates_the_config_only),
         cmocka_unit_test(test_parse_config_errors),
+        cmocka_unit_test(test_tensormap_arguments),
         cmocka_unit_test(test_100k_configs_filter_in_well_under_a_second),
         cmocka_unit_test(test_json_has_the_documented_fields),
     };

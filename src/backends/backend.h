@@ -52,8 +52,27 @@ typedef enum bt__arg_kind {
     BT__ARG_I64,
     BT__ARG_F32,
     BT__ARG_F64,
-    BT__ARG_LOCAL /* dynamic local memory argument of u.local_bytes (OpenCL __local pointer) */
+    BT__ARG_LOCAL, /* dynamic local memory argument of u.local_bytes (OpenCL __local pointer) */
+    BT__ARG_TMAP   /* a tensor map passed by value (CUDA CUtensorMap, __grid_constant__): u.tmap
+                      points at BT__TMAP_BYTES bytes, 64-byte aligned, owned by the caller and
+                      read during the launch call only */
 } bt__arg_kind;
+
+#define BT__TMAP_BYTES 128
+#define BT__TMAP_MAX_RANK 5
+
+/* A tiled tensor map over a buffer (CUDA's bulk tensor copy engine, TMA): what the backend's
+ * tmap_encode needs besides the buffer itself. */
+typedef struct bt__tmap_req {
+    int dtype;                            /* bt__dtype of the elements */
+    int elem_bytes;
+    int rank;                             /* 1..BT__TMAP_MAX_RANK */
+    uint64_t dims[BT__TMAP_MAX_RANK];     /* elements per dimension, innermost first */
+    uint64_t strides[BT__TMAP_MAX_RANK];  /* bytes from one index of dimension i to the next;
+                                             strides[0] is elem_bytes (dense innermost) */
+    uint32_t box[BT__TMAP_MAX_RANK];      /* elements per copy along each dimension */
+    int swizzle;                          /* shared-memory swizzle span: 0, 32, 64 or 128 bytes */
+} bt__tmap_req;
 
 typedef struct bt__karg {
     bt__arg_kind kind;
@@ -64,6 +83,7 @@ typedef struct bt__karg {
         float f32;
         double f64;
         size_t local_bytes;
+        const void *tmap;
     } u;
 } bt__karg;
 
@@ -127,6 +147,12 @@ typedef struct bt__backend_iface {
                                     const uint32_t block[3], size_t dyn_smem,
                                     const bt__karg *args, int nargs, int reps,
                                     double *ms_per_launch, bt_diag *diag);
+
+    /* Optional (NULL when the backend has none; CUDA has it): encodes req over buf into out
+     * (BT__TMAP_BYTES bytes, 64-byte aligned). Out-of-range elements of a copy read as zero.
+     * BT_INVALID_ARG with the reason when the device cannot map it (alignment, box size). */
+    bt_status (*tmap_encode)(bt__bdev *d, bt__bbuf *buf, const bt__tmap_req *req, void *out,
+                             bt_diag *diag);
 
     /* Optional: non-zero when a fault (illegal address, trap) has poisoned the device's context,
      * so that every later call fails until the device is closed and opened again. */

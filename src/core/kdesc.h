@@ -92,7 +92,11 @@ typedef enum bt__arg_role {
     BT__KARG_BUFFER = 0,
     BT__KARG_SCALAR,
     BT__KARG_LOCAL, /* dynamic local memory (OpenCL __local pointer) of `size` bytes */
+    BT__KARG_TMAP,  /* a tensor map (TMA) over a buffer argument, passed by value (CUDA) */
 } bt__arg_role;
+
+#define BT__TMAP_RANK_MAX 5
+#define BT__MAX_TMAPS 4 /* tensormap arguments per kernel */
 
 typedef struct bt__argspec {
     char name[BT_NAME_MAX];
@@ -103,6 +107,10 @@ typedef struct bt__argspec {
     bt__init_kind init;
     double init_a, init_b;
     bool output, reset_to_zero, restore_value, constant;
+    /* tensor maps: the buffer argument mapped, its dimensions (elements, innermost first; dense
+     * row-major strides), the box copied per request (may use parameters) and the swizzle span */
+    int tm_buffer, tm_rank, tm_swizzle;
+    bt__kexpr tm_dims[BT__TMAP_RANK_MAX], tm_box[BT__TMAP_RANK_MAX];
 } bt__argspec;
 
 typedef enum bt__ref_kind {

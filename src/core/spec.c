@@ -725,6 +725,87 @@ static int arg_index(const bt_kdesc *k, const char *name)
     return -1;
 }
 
+/* A "tensormap" argument: {"buffer": NAME, "dims": [...], "box": [...], "swizzle": 128}. The
+ * buffer is resolved once every argument is known (resolve_tmaps). */
+static bt_status load_tmap(ld *L, const json_t *a, const char *p, bt__argspec *as)
+{
+    char fp[96];
+    static const char *const not_here[] = {"size", "value", "init", "output", "dtype"};
+    for (size_t t = 0; t < BT__ARRAY_LEN(not_here); t++)
+        if (json_object_get(a, not_here[t]))
+            return fail(L, p, "a tensormap takes no \"%s\" (it maps its buffer's elements)",
+                        not_here[t]);
+    as->role = BT__KARG_TMAP;
+    as->tm_buffer = -1;
+    const char *s;
+    json_t *jb = json_object_get(a, "buffer");
+    snprintf(fp, sizeof fp, "%s.buffer", p);
+    if (!jb)
+        return fail(L, p, "a tensormap needs \"buffer\": the buffer argument it maps");
+    TRY(get_str(L, jb, fp, &s));
+    if (strlen(s) >= sizeof as->size.field)
+        return fail(L, fp, "no argument is called '%s'", s);
+    /* the name waits in tm_buffer's place: stored in size.field until resolve_tmaps */
+    snprintf(as->size.field, sizeof as->size.field, "%s", s);
+    bt__jpos_find(L->pos, fp, &as->size.line, &as->size.col);
+    const char *names[2] = {"dims", "box"};
+    bt__kexpr *dst[2] = {as->tm_dims, as->tm_box};
+    int n[2] = {0, 0};
+    for (int w = 0; w < 2; w++) {
+        json_t *v = json_object_get(a, names[w]);
+        snprintf(fp, sizeof fp, "%s.%s", p, names[w]);
+        if (!v)
+            return fail(L, p, "a tensormap needs \"%s\"%s", names[w],
+                        w ? ": elements copied per request, innermost first"
+                          : ": the buffer's dimensions in elements, innermost first");
+        if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > BT__TMAP_RANK_MAX)
+            return fail(L, fp, "expected a list of 1..%d expressions", BT__TMAP_RANK_MAX);
+        n[w] = (int)json_array_size(v);
+        for (int i = 0; i < n[w]; i++) {
+            char ip[112];
+            snprintf(ip, sizeof ip, "%s[%d]", fp, i);
+            TRY(get_expr(L, json_array_get(v, (size_t)i), ip, &dst[w][i]));
+        }
+    }
+    if (n[0] != n[1]) {
+        snprintf(fp, sizeof fp, "%s.box", p);
+        return fail(L, fp, "box has %d dimensions, dims has %d", n[1], n[0]);
+    }
+    as->tm_rank = n[0];
+    as->tm_swizzle = 128;
+    json_t *jsw = json_object_get(a, "swizzle");
+    if (jsw) {
+        snprintf(fp, sizeof fp, "%s.swizzle", p);
+        json_int_t sw = json_is_integer(jsw) ? json_integer_value(jsw) : -1;
+        if (sw != 0 && sw != 32 && sw != 64 && sw != 128)
+            return fail(L, fp, "swizzle is 0, 32, 64 or 128 (bytes)");
+        as->tm_swizzle = (int)sw;
+    }
+    return BT_OK;
+}
+
+/* Points every tensormap at its buffer (named in size.field by load_tmap). */
+static bt_status resolve_tmaps(ld *L)
+{
+    bt_kdesc *k = L->k;
+    int ntm = 0;
+    for (int i = 0; i < k->nargs; i++) {
+        bt__argspec *as = &k->args[i];
+        if (as->role != BT__KARG_TMAP)
+            continue;
+        if (++ntm > BT__MAX_TMAPS)
+            return fail(L, "args", "at most %d tensormap arguments", BT__MAX_TMAPS);
+        int b = arg_index(k, as->size.field);
+        char fp[96];
+        snprintf(fp, sizeof fp, "args[%d].buffer", i);
+        if (b < 0 || k->args[b].role != BT__KARG_BUFFER)
+            return fail(L, fp, "'%s' is not a buffer argument", as->size.field);
+        as->tm_buffer = b;
+        as->size.field[0] = 0;
+    }
+    return BT_OK;
+}
+
 static bt_status load_args(ld *L, const json_t *args)
 {
     bt_kdesc *k = L->k;
@@ -739,7 +820,8 @@ static bt_status load_args(ld *L, const json_t *args)
         if (!json_is_object(a))
             return fail(L, p, "expected an object");
         static const char *const keys[] = {"name", "kind", "dtype", "size", "value", "init",
-                                           "output", "constant", NULL};
+                                           "output", "constant", "buffer", "dims", "box",
+                                           "swizzle", NULL};
         TRY(check_keys(L, a, p, keys));
         bt__argspec *as = &k->args[k->nargs];
         memset(as, 0, sizeof *as);
@@ -766,8 +848,17 @@ static bt_status load_args(ld *L, const json_t *args)
             as->role = BT__KARG_SCALAR;
         else if (!strcmp(kind, "local"))
             as->role = BT__KARG_LOCAL;
-        else
-            return fail(L, fp, "unknown kind '%s' (buffer, scalar, local)", kind);
+        else if (!strcmp(kind, "tensormap")) {
+            TRY(load_tmap(L, a, p, as));
+            k->nargs++;
+            continue;
+        } else
+            return fail(L, fp, "unknown kind '%s' (buffer, scalar, local, tensormap)", kind);
+        static const char *const tm_only[] = {"buffer", "dims", "box", "swizzle"};
+        for (size_t t = 0; t < BT__ARRAY_LEN(tm_only); t++)
+            if (json_object_get(a, tm_only[t]))
+                return fail(L, p, "\"%s\" belongs to a tensormap argument, not a %s", tm_only[t],
+                            kind);
         const char *dt = as->role == BT__KARG_SCALAR ? "int32" : "T";
         json_t *jd = json_object_get(a, "dtype");
         snprintf(fp, sizeof fp, "%s.dtype", p);
@@ -807,7 +898,7 @@ static bt_status load_args(ld *L, const json_t *args)
             return fail(L, p, "only buffers can be outputs");
         k->nargs++;
     }
-    return BT_OK;
+    return resolve_tmaps(L);
 }
 
 /* "outputs", "reset_to_zero", "restore_value": lists of buffer argument names. */
@@ -1206,8 +1297,13 @@ void bt_kdesc_free(bt_kdesc *k)
         kexpr_free(&k->ref_grid[i]);
         kexpr_free(&k->ref_block[i]);
     }
-    for (int i = 0; i < k->nargs; i++)
+    for (int i = 0; i < k->nargs; i++) {
         kexpr_free(&k->args[i].size);
+        for (int d = 0; d < BT__TMAP_RANK_MAX; d++) {
+            kexpr_free(&k->args[i].tm_dims[d]);
+            kexpr_free(&k->args[i].tm_box[d]);
+        }
+    }
     free(k->ref_src_opencl);
     free(k->ref_src_cuda);
     free(k->ref_entry);
@@ -1303,8 +1399,8 @@ bt_status bt_kdesc_load_string(const char *json, const char *name, bt_kdesc **ou
     return load_text(json, name ? name : "<string>", ".", false, out, diag);
 }
 
-static const char *const builtin_names[] = {"gemm", "softmax", "layernorm", "reduce", "vector_add",
-                                            NULL};
+static const char *const builtin_names[] = {"gemm", "gemm_mma", "gemm_wgmma", "softmax",
+                                            "layernorm", "reduce", "vector_add", NULL};
 
 const char *const *bt_kdesc_builtin_names(void) { return builtin_names; }
 

@@ -112,6 +112,8 @@ typedef struct bt__dispatch {
     uint32_t grid[3], block[3];
     size_t dyn;
     bt__karg args[BT__MAX_ARGS]; /* scalars and local sizes; buffers filled per launch */
+    bt__tmap_req tm[BT__MAX_TMAPS]; /* tensor maps, encoded per launch over its buffers */
+    bool has_tmaps;
 } bt__dispatch;
 
 struct bt_kernel {
@@ -166,6 +168,19 @@ int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p
 /* The source a backend compiles for k: the built-in prelude (for built-in kernels) and the
  * kernel's source of that language; malloc'd, NULL when k has none. */
 char *bt__kernel_source(const bt_kdesc *k, bool cuda);
+
+/* Storage for one encoded tensor map (what a BT__ARG_TMAP argument points at). */
+typedef struct bt__tmap_blob {
+    _Alignas(64) unsigned char b[BT__TMAP_BYTES];
+} bt__tmap_blob;
+/* The requests of k's tensormap arguments for config c at problem p, in argument order. */
+bt_status bt__tmap_reqs(const bt_kdesc *k, const bt_config *c, const bt_problem *p,
+                        const bt_gpu *g, bt__tmap_req out[BT__MAX_TMAPS], bt_diag *diag);
+/* Encodes each tensormap argument over the buffer already in args[its buffer] into store[j]
+ * (the j-th tensor map) and points args[i] at it; store must outlive the launch call. */
+bt_status bt__tmap_bind(const bt_kdesc *k, const bt__backend_iface *I, bt__bdev *D,
+                        const bt__tmap_req *reqs, bt__karg *args, bt__tmap_blob *store,
+                        bt_diag *diag);
 
 /* Geometry and scalar arguments of a config for a problem. */
 bt_status bt__geometry(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,

@@ -137,11 +137,20 @@ static bt_status eval_launch(const bt_kernel *kn, const bt_problem *p, bt__dispa
         const bt__argspec *a = &k->args[i];
         if (a->role == BT__KARG_BUFFER)
             continue;
+        if (a->role == BT__KARG_TMAP) {
+            e->has_tmaps = true;
+            continue;
+        }
         int64_t v;
         bt_status st = bt__expr_eval(a->size.e, slots, &v, diag);
         if (st)
             return st;
         if ((st = bt__scalar_karg(a, v, &e->args[i], diag)) != BT_OK)
+            return st;
+    }
+    if (e->has_tmaps) {
+        bt_status st = bt__tmap_reqs(k, &e->cfg, p, g, e->tm, diag);
+        if (st)
             return st;
     }
     int64_t grid[3], block[3], dyn;
@@ -381,6 +390,12 @@ bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const 
     }
     if (!e.grid[0] || !e.grid[1] || !e.grid[2])
         return BT_OK;
+    bt__tmap_blob tm[BT__MAX_TMAPS];
+    if (e.has_tmaps) {
+        bt_status st = bt__tmap_bind(k, kn->iface, kn->bdev, e.tm, e.args, tm, diag);
+        if (st)
+            return st;
+    }
     return kn->iface->launch(kn->bdev, e.fn, e.grid, e.block, e.dyn, e.args, k->nargs, NULL, diag);
 }
 

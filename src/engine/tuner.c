@@ -206,6 +206,8 @@ static bt_status pdata_init(tctx *T, pdata *d, const bt_problem *p, uint64_t see
     bt_status st = BT_OK;
     for (int i = 0; i < k->nargs && st == BT_OK; i++) {
         const bt__argspec *a = &k->args[i];
+        if (a->role == BT__KARG_TMAP) /* encoded per launch (it depends on the config) */
+            continue;
         int64_t v;
         st = bt__kexpr_eval(k, &a->size, slots, &v, diag);
         if (st)
@@ -324,17 +326,36 @@ static bt_status pre_run(tctx *T, pdata *d, bt_diag *diag)
     return BT_OK;
 }
 
-static bt_status launch_entry(tctx *T, bt__entry *e, pdata *d, bt__btimer *timer, bt_diag *diag)
+/* The launch arguments of config e on data d: buffers, scalars, and tensor maps encoded into
+ * tm (which must outlive the launch call). */
+static bt_status entry_args(tctx *T, const bt__entry *e, const pdata *d, bt__karg *args,
+                            bt__tmap_blob *tm, bt_diag *diag)
 {
     const bt_kdesc *k = T->k;
-    bt__karg args[BT__MAX_ARGS];
+    bool tmaps = false;
     for (int i = 0; i < k->nargs; i++) {
         if (k->args[i].role == BT__KARG_BUFFER) {
             args[i].kind = BT__ARG_BUF;
             args[i].u.buf = d->dev[i];
         } else
             args[i] = d->scalars[i];
+        tmaps |= k->args[i].role == BT__KARG_TMAP;
     }
+    if (!tmaps)
+        return BT_OK;
+    bt__tmap_req req[BT__MAX_TMAPS];
+    bt_status st = bt__tmap_reqs(k, &e->ev.cfg, &d->p, T->g, req, diag);
+    return st ? st : bt__tmap_bind(k, T->I, T->D, req, args, tm, diag);
+}
+
+static bt_status launch_entry(tctx *T, bt__entry *e, pdata *d, bt__btimer *timer, bt_diag *diag)
+{
+    const bt_kdesc *k = T->k;
+    bt__karg args[BT__MAX_ARGS];
+    bt__tmap_blob tm[BT__MAX_TMAPS];
+    bt_status st0 = entry_args(T, e, d, args, tm, diag);
+    if (st0)
+        return st0;
     int64_t grid[3], block[3], dyn;
     bt_status st = bt__geometry(k, &e->ev.cfg, &d->p, T->g, grid, block, &dyn, diag);
     if (st)
@@ -532,15 +553,12 @@ static bt_status bench_graph(void *u, int reps, double *ms, bt_diag *d)
     tctx *T = u;
     const bt_kdesc *k = T->k;
     bt__karg args[BT__MAX_ARGS];
-    for (int i = 0; i < k->nargs; i++) {
-        if (k->args[i].role == BT__KARG_BUFFER) {
-            args[i].kind = BT__ARG_BUF;
-            args[i].u.buf = T->cur->dev[i];
-        } else
-            args[i] = T->cur->scalars[i];
-    }
+    bt__tmap_blob tm[BT__MAX_TMAPS];
+    bt_status st = entry_args(T, T->cur_e, T->cur, args, tm, d);
+    if (st)
+        return st;
     int64_t grid[3], block[3], dyn;
-    bt_status st = bt__geometry(k, &T->cur_e->ev.cfg, &T->cur->p, T->g, grid, block, &dyn, d);
+    st = bt__geometry(k, &T->cur_e->ev.cfg, &T->cur->p, T->g, grid, block, &dyn, d);
     if (st)
         return st;
     uint32_t g32[3] = {(uint32_t)grid[0], (uint32_t)grid[1], (uint32_t)grid[2]};

@@ -18,7 +18,10 @@
  *     sticks (CUDA_ERROR_ILLEGAL_ADDRESS) until the primary context's last reference goes;
  *   - dynamic shared memory above the function's limit fails the launch (CUDA_ERROR_INVALID_VALUE)
  *     until cuFuncSetAttribute raises the limit;
- *   - stream capture records launches (copying their argument values) into graphs that replay.
+ *   - stream capture records launches (copying their argument values) into graphs that replay;
+ *   - cuTensorMapEncodeTiled checks what the driver checks (a live 16-byte aligned address, strides
+ *     multiples of 16, boxes of 1..256 within the swizzle span) and writes what it was given into
+ *     the map's words, so that tests can read the request back (mock_tmap_t below).
  * Anything else is not imitated.
  */
 #include <pthread.h>
@@ -609,6 +612,45 @@ static CUresult memset_n(CUdeviceptr dst, const void *v, size_t vs, size_t count
     for (size_t i = 0; i < count; i++)
         memcpy(p + i * vs, v, vs);
     g_clock_ns += count * vs / 1000 + 1000;
+    RET(OK);
+}
+
+/* What cuTensorMapEncodeTiled writes into the 128 bytes of a map (rank <= 2 recorded). */
+typedef struct mock_tmap_t {
+    uint64_t magic, addr, dims[2], stride1;
+    uint32_t dtype, rank, box[2], swizzle, oob;
+} mock_tmap_t;
+
+API CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr,
+                                    const unsigned long long *dims,
+                                    const unsigned long long *strides, const unsigned *box,
+                                    const unsigned *estrides, int interleave, int swizzle,
+                                    int l2, int oob)
+{
+    (void)l2;
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    if (!map || ((uintptr_t)map & 63) || rank < 1 || rank > 5 || ((uintptr_t)addr & 15) ||
+        !valid_range((CUdeviceptr)(uintptr_t)addr, 1) || interleave || swizzle < 0 || swizzle > 3)
+        RET(E_INVALID_VALUE);
+    unsigned span = swizzle ? 16u << swizzle : 0;
+    unsigned esize = dtype == 6 || dtype == 9 || dtype == 1 ? 2 : dtype == 0 ? 1
+                     : dtype == 4 || dtype == 5 || dtype == 8 ? 8 : 4;
+    for (unsigned i = 0; i < rank; i++) {
+        if (!dims[i] || !box[i] || box[i] > 256 || estrides[i] != 1)
+            RET(E_INVALID_VALUE);
+        if (i && strides[i - 1] % 16)
+            RET(E_INVALID_VALUE);
+    }
+    if ((box[0] * esize) % 16 || (span && box[0] * esize > span))
+        RET(E_INVALID_VALUE);
+    mock_tmap_t t = {0x746d6170u, (uint64_t)(uintptr_t)addr, {dims[0], rank > 1 ? dims[1] : 0},
+                     rank > 1 ? strides[0] : 0, (uint32_t)dtype, rank,
+                     {box[0], rank > 1 ? box[1] : 0}, (uint32_t)swizzle, (uint32_t)oob};
+    memset(map, 0, 128);
+    memcpy(map, &t, sizeof t);
     RET(OK);
 }
 

@@ -26,11 +26,13 @@
 
 #include "backends/cuda/cuda_api.h"
 #include "backends/cuda/nvrtc.h"
+#include "core/kdesc.h"
 #include "core/util.h"
 #include "platform/dl.h"
 
 #include <ctype.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1269,6 +1271,14 @@ static bt_status prepare_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
         case BT__ARG_F64:
             params[i] = (void *)&g->u.f64;
             break;
+        case BT__ARG_TMAP:
+            if (!g->u.tmap || ((uintptr_t)g->u.tmap & 63)) {
+                bt__diag_set(diag, "launch of %s: tensor map argument %d is NULL or not 64-byte "
+                             "aligned", f->name, i);
+                return BT_INVALID_ARG;
+            }
+            params[i] = (void *)g->u.tmap; /* cuLaunchKernel copies the 128 bytes */
+            break;
         case BT__ARG_LOCAL:
             bt__diag_set(diag, "launch of %s: argument %d is BT__ARG_LOCAL, which only OpenCL "
                          "has; CUDA takes dynamic shared memory as the launch's dyn_smem",
@@ -1528,6 +1538,92 @@ static bt_status cu_launch_graph_timed(bt__bdev *d, bt__bfn *f, const uint32_t g
     return st;
 }
 
+
+/* A tiled tensor map over buf (TMA). The driver checks what the hardware needs (16-byte aligned
+ * base and strides, box sizes, swizzle span) and says only CUDA_ERROR_INVALID_VALUE, so the
+ * common mistakes are named here first. */
+static bt_status cu_tmap_encode(bt__bdev *d, bt__bbuf *buf, const bt__tmap_req *q, void *out,
+                                bt_diag *diag)
+{
+    const cu_api *a = d->api;
+    if (!a->cuTensorMapEncodeTiled) {
+        bt__diag_set(diag, "tensor maps need cuTensorMapEncodeTiled (a CUDA 12 or newer driver)");
+        return BT_UNSUPPORTED;
+    }
+    int dt;
+    switch (q->dtype) {
+    case BT__DT_FP16: dt = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; break;
+    case BT__DT_BF16: dt = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
+    case BT__DT_FP32: dt = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; break;
+    case BT__DT_FP64: dt = CU_TENSOR_MAP_DATA_TYPE_FLOAT64; break;
+    case BT__DT_FP8:
+    case BT__DT_INT8: dt = CU_TENSOR_MAP_DATA_TYPE_UINT8; break;
+    case BT__DT_INT32: dt = CU_TENSOR_MAP_DATA_TYPE_INT32; break;
+    case BT__DT_INT64: dt = CU_TENSOR_MAP_DATA_TYPE_INT64; break;
+    default:
+        bt__diag_set(diag, "tensor map: unsupported element type %d", q->dtype);
+        return BT_INVALID_ARG;
+    }
+    if (q->rank < 1 || q->rank > BT__TMAP_MAX_RANK || !buf || ((uintptr_t)out & 63)) {
+        bt__diag_set(diag, "tensor map: rank %d (1..%d), buffer %p, output %p (64-byte aligned)",
+                     q->rank, BT__TMAP_MAX_RANK, (void *)buf, out);
+        return BT_INVALID_ARG;
+    }
+    cuuint64_t dims[BT__TMAP_MAX_RANK], strides[BT__TMAP_MAX_RANK];
+    cuuint32_t box[BT__TMAP_MAX_RANK], es[BT__TMAP_MAX_RANK];
+    for (int i = 0; i < q->rank; i++) {
+        dims[i] = q->dims[i];
+        box[i] = q->box[i];
+        es[i] = 1;
+        if (i > 0)
+            strides[i - 1] = q->strides[i];
+        if (!q->dims[i] || q->dims[i] > (1ull << 32)) {
+            bt__diag_set(diag, "tensor map: dimension %d has %llu elements (1..2^32)", i,
+                         (unsigned long long)q->dims[i]);
+            return BT_INVALID_ARG;
+        }
+        if (!q->box[i] || q->box[i] > 256) {
+            bt__diag_set(diag, "tensor map: box dimension %d is %u elements (1..256)", i, q->box[i]);
+            return BT_INVALID_ARG;
+        }
+        if (i > 0 && q->strides[i] % 16) {
+            bt__diag_set(diag, "tensor map: the stride of dimension %d is %llu bytes, not a "
+                         "multiple of 16 (TMA needs 16-byte aligned rows)", i,
+                         (unsigned long long)q->strides[i]);
+            return BT_INVALID_ARG;
+        }
+    }
+    uint64_t inner = (uint64_t)q->box[0] * (uint64_t)q->elem_bytes;
+    if (inner % 16 || (q->swizzle && inner > (uint64_t)q->swizzle)) {
+        bt__diag_set(diag, "tensor map: the box's inner extent is %llu bytes: it must be a multiple "
+                     "of 16%s", (unsigned long long)inner,
+                     q->swizzle ? " and at most the swizzle span" : "");
+        return BT_INVALID_ARG;
+    }
+    if (buf->ptr & 15) {
+        bt__diag_set(diag, "tensor map: the buffer's address is not 16-byte aligned");
+        return BT_INVALID_ARG;
+    }
+    int sw = q->swizzle == 0 ? CU_TENSOR_MAP_SWIZZLE_NONE : q->swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+             : q->swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : q->swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : -1;
+    if (sw < 0) {
+        bt__diag_set(diag, "tensor map: swizzle %d (0, 32, 64 or 128 bytes)", q->swizzle);
+        return BT_INVALID_ARG;
+    }
+    bt_status st = enter(d, diag); /* the driver wants the buffer's context current */
+    if (st != BT_OK)
+        return st;
+    CUresult r = a->cuTensorMapEncodeTiled((CUtensorMap *)out, dt, (cuuint32_t)q->rank,
+                                           (void *)(uintptr_t)buf->ptr, dims, strides, box, es,
+                                           CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
+                                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        st = cu_fail(NULL, a, diag, BT_INVALID_ARG, "cuTensorMapEncodeTiled", r);
+    leave(d);
+    return st;
+}
+
 static int cu_device_lost(bt__bdev *d) { return d->slot->lost; }
 
 const bt__backend_iface bt__backend_cuda = {
@@ -1558,4 +1654,5 @@ const bt__backend_iface bt__backend_cuda = {
     .sync = cu_sync,
     .launch_graph_timed = cu_launch_graph_timed,
     .device_lost = cu_device_lost,
+    .tmap_encode = cu_tmap_encode,
 };

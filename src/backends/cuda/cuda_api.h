@@ -39,6 +39,32 @@ typedef struct CUuuid_st {
 typedef int CUdevice_attribute;
 typedef int CUfunction_attribute;
 typedef int CUstreamCaptureMode;
+/* CUtensorMap: 128 opaque bytes, 64-byte aligned; the enums that describe one are ints. */
+#define CU_TENSOR_MAP_NUM_QWORDS 16
+typedef struct CUtensorMap_st {
+    _Alignas(64) unsigned long long opaque[CU_TENSOR_MAP_NUM_QWORDS];
+} CUtensorMap;
+typedef unsigned int cuuint32_t;
+typedef unsigned long long cuuint64_t;
+enum {
+    CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+    CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1,
+    CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2,
+    CU_TENSOR_MAP_DATA_TYPE_INT32 = 3,
+    CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4,
+    CU_TENSOR_MAP_DATA_TYPE_INT64 = 5,
+    CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+    CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+    CU_TENSOR_MAP_DATA_TYPE_FLOAT64 = 8,
+    CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+    CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+    CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+    CU_TENSOR_MAP_SWIZZLE_32B = 1,
+    CU_TENSOR_MAP_SWIZZLE_64B = 2,
+    CU_TENSOR_MAP_SWIZZLE_128B = 3,
+    CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
+    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 /* out-of-range elements read as zero */
+};
 
 /* CUresult values the backend names or treats specially (the full name/description comes from
  * cuGetErrorName/cuGetErrorString when the driver has them). */
@@ -185,8 +211,9 @@ enum {
     X(CUresult, cuEventRecord, "cuEventRecord", (CUevent ev, CUstream stream))                     \
     X(CUresult, cuEventSynchronize, "cuEventSynchronize", (CUevent ev))
 
-/* Optional entry points (NULL when absent): error names, the UUID, graph capture. The two-name
- * ones are resolved from the first symbol, else the second (older drivers). */
+/* Optional entry points (NULL when absent): error names, the UUID, graph capture, tensor maps
+ * (CUDA 12+). The two-name ones are resolved from the first symbol, else the second (older
+ * drivers). */
 #define BT__CU_OPTIONAL(X)                                                                         \
     X(CUresult, cuGetErrorName, "cuGetErrorName", (CUresult err, const char **str))                \
     X(CUresult, cuGetErrorString, "cuGetErrorString", (CUresult err, const char **str))            \
@@ -197,7 +224,11 @@ enum {
       (CUgraphExec * exec, CUgraph graph, unsigned long long flags))                               \
     X(CUresult, cuGraphLaunch, "cuGraphLaunch", (CUgraphExec exec, CUstream stream))               \
     X(CUresult, cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec exec))                      \
-    X(CUresult, cuGraphDestroy, "cuGraphDestroy", (CUgraph graph))
+    X(CUresult, cuGraphDestroy, "cuGraphDestroy", (CUgraph graph))                                \
+    X(CUresult, cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled",                                  \
+      (CUtensorMap * map, int dtype, cuuint32_t rank, void *addr, const cuuint64_t *dims,          \
+       const cuuint64_t *strides, const cuuint32_t *box, const cuuint32_t *elem_strides,           \
+       int interleave, int swizzle, int l2_promotion, int oob_fill))
 
 #define BT__CU_FALLBACK(X)                                                                         \
     X(CUresult, cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid",                          \
