@@ -4,19 +4,7 @@
 # the development machine) and .carry/lib (libcmocka for the tests) carried along:
 #   device run: bash bench/h200.sh     (writes everything under $OUT, prints a summary last)
 set -u
-FINAL=${OUT:-/tmp/bt-out}
-# everything is written to a work folder and packed into one archive at the end (the device tool
-# brings back at most 8 files)
-OUT=/tmp/bt-results
-rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
-trap 'tar czf "$FINAL/results.tgz" -C "$OUT" . ; cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null' EXIT
-export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
-export BLOCKTUNE_CACHE_DIR=/tmp/bt-cache
-export PYTHONUNBUFFERED=1
-bt=build/blocktune
-# the binaries were built in /work/main on the development machine and name it in a few paths
-[ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
-log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+BT_RUN=results . bench/device_env.sh
 {
   echo "date: $(date -u +%FT%TZ)"; echo "git: $(git rev-parse HEAD 2>/dev/null)"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw --format=csv

@@ -3,14 +3,7 @@
 # machine, the CUDA backend tests, the engine tests on the GPU (the planted fault included), and
 # plan --exact. Run on the device machine from the repository root with build/ and .carry/.
 set -u
-FINAL=${OUT:-/tmp/bt-out}
-OUT=/tmp/bt-check
-rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
-trap 'tar czf "$FINAL/check.tgz" -C "$OUT" . ; cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null' EXIT
-export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
-export BLOCKTUNE_CACHE_DIR=/tmp/bt-cache
-[ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
-log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+BT_RUN=check . bench/device_env.sh
 log "nvrtc log"; build/bt_nvrtc_log 2>&1 | tee -a "$OUT/summary.txt"
 log "test_cuda"; timeout 150 build/test_cuda > "$OUT/test_cuda.log" 2>&1; echo "rc=$?" | tee -a "$OUT/summary.txt"
 grep -E "FAILED|PASSED|ERROR|LINE|SKIP" "$OUT/test_cuda.log" | head -20 | tee -a "$OUT/summary.txt"

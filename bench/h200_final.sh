@@ -3,16 +3,8 @@
 # parameter (CS) beside Triton in the same run, and the shipped wisdom produced: every built-in
 # kernel tuned at its common shapes into one store, exported as wisdom/<device>.json.
 set -u
-FINAL=${OUT:-/tmp/bt-out}
-OUT=/tmp/bt-final
-rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
+BT_RUN=final . bench/device_env.sh
 trap 'tar czf "$FINAL/final.tgz" -C "$OUT" . ; cp "$OUT/summary.txt" "$OUT"/wisdom/*.json "$FINAL/" 2>/dev/null' EXIT
-export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
-export BLOCKTUNE_CACHE_DIR=/tmp/bt-cache PYTHONUNBUFFERED=1
-[ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
-bt=build/blocktune
-log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv > "$OUT/provenance.txt" 2>&1
 log "test_cuda"; timeout 120 build/test_cuda > "$OUT/test_cuda.log" 2>&1; echo "rc=$?" | tee -a "$OUT/summary.txt"
 grep -E "FAILED|PASSED|ERROR|LINE" "$OUT/test_cuda.log" | head -12 | tee -a "$OUT/summary.txt"
 log "test_engine (GPU)"; timeout 200 build/test_engine > "$OUT/test_engine.log" 2>&1; echo "rc=$?" | tee -a "$OUT/summary.txt"

@@ -135,19 +135,27 @@ __device__ __forceinline__ void load_async(const ST *A, const ST *B, ST *As, ST 
 #define PA ((BM * BK / 8 + NT - 1) / NT) /* 8-element chunks of A per thread and tile */
 #define PB ((BK * BN / 8 + NT - 1) / NT)
 
-/* 8 consecutive elements at p (any alignment) packed in 16 bytes, zeros from `valid` on. */
-__device__ __forceinline__ uint4 load8(const ST *p, int valid)
+/* 8 consecutive elements at p packed in 16 bytes, zeros from `valid` on. p is 2-byte aligned;
+ * a full chunk that may read one element past its end (`spare`) is read as 32-bit words, shifted
+ * by 16 bits when p is odd (half as many loads as element loads: the element path is bound by
+ * the load/store unit); otherwise element by element. */
+__device__ __forceinline__ uint4 load8(const ST *p, int valid, bool spare)
 {
-    unsigned e[8];
-    if (valid >= 8) {
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-            e[j] = p[j];
-    } else {
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-            e[j] = j < valid ? p[j] : 0u;
+    if (valid >= 8 && spare) {
+        const unsigned long long a = (unsigned long long)p;
+        const unsigned *w = reinterpret_cast<const unsigned *>(a & ~3ull);
+        unsigned x0 = w[0], x1 = w[1], x2 = w[2], x3 = w[3];
+        if (a & 2) {
+            const unsigned x4 = w[4];
+            return make_uint4(__funnelshift_r(x0, x1, 16), __funnelshift_r(x1, x2, 16),
+                              __funnelshift_r(x2, x3, 16), __funnelshift_r(x3, x4, 16));
+        }
+        return make_uint4(x0, x1, x2, x3);
     }
+    unsigned e[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        e[j] = j < valid ? p[j] : 0u;
     return make_uint4(e[0] | e[1] << 16, e[2] | e[3] << 16, e[4] | e[5] << 16, e[6] | e[7] << 16);
 }
 
@@ -163,14 +171,14 @@ __device__ __forceinline__ void load_chunks(const ST *A, const ST *B, uint4 ra[P
         int c = i * NT + (int)threadIdx.x;
         int r = c / (BK / 8), k = (c % (BK / 8)) * 8, gr = m0 + r, gk = k0 + k;
         int valid = c < BM * BK / 8 && gr < M ? min(8, K - gk) : 0;
-        ra[i] = valid > 0 ? load8(A + (long long)gr * K + gk, valid) : z;
+        ra[i] = valid > 0 ? load8(A + (long long)gr * K + gk, valid, gr + 1 < M) : z;
     }
 #pragma unroll
     for (int i = 0; i < PB; i++) {
         int c = i * NT + (int)threadIdx.x;
         int r = c / (BN / 8), n = (c % (BN / 8)) * 8, gk = k0 + r, gn = n0 + n;
         int valid = c < BK * BN / 8 && gk < K ? min(8, N - gn) : 0;
-        rb[i] = valid > 0 ? load8(B + (long long)gk * N + gn, valid) : z;
+        rb[i] = valid > 0 ? load8(B + (long long)gk * N + gn, valid, gk + 1 < K) : z;
     }
 }
 __device__ __forceinline__ void store_chunks(ST *As, ST *Bs, const uint4 ra[PA], const uint4 rb[PB])

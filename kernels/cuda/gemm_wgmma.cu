@@ -7,7 +7,8 @@
  * (cp.async.bulk.tensor, 128-byte swizzle) of A (BLOCK_M×BLOCK_K) and B (BLOCK_K×BLOCK_N), in
  * boxes 64 columns wide, into a ring of num_stages shared-memory stages, each with a "full" mbarrier (the copy
  * engine completes it with the bytes it wrote) and an "empty" one (the consumers release it).
- * Warpgroups 1..CONSUMERS each own BLOCK_M/CONSUMERS rows of the tile and issue wgmma
+ * Warpgroups 1..CONSUMERS each own BLOCK_M/CONSUMERS rows of the tile (or, with PINGPONG=1, whole
+ * tiles in turn, so that one's epilogue overlaps the other's math) and issue wgmma
  * (m64nBLOCK_Nk16) straight from shared memory: A K-major, B N-major (transposed by the
  * instruction), so neither operand is rearranged on the way. A consumer keeps one k-tile of
  * wgmma in flight and releases the stage before it; its epilogue (fp32 → fp16/bf16 pairs,
@@ -29,7 +30,16 @@
 #define KA (BK / 64) /* 128-byte swizzle atoms of A along K per stage, 64 elements each */
 #define STAGES num_stages
 #define CONS CONSUMERS
+#ifndef PINGPONG
+#define PINGPONG 0
+#endif
+#if PINGPONG
+#define WM BM /* each consumer owns whole tiles, alternating with the other */
+#define ROW0(c) 0
+#else
 #define WM (BM / CONS) /* rows per consumer warpgroup */
+#define ROW0(c) ((c) * WM)
+#endif
 #define MB (WM / 64)   /* m64 blocks per consumer */
 #define A_BYTES (BM * BK * 2)
 #define B_BYTES (BK * BN * 2)
@@ -260,6 +270,7 @@ gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ 
     const unsigned bars = base + STAGES * STAGE_BYTES;
 #define FULL(s) (bars + 8u * (unsigned)(s))
 #define EMPTY(s) (bars + 8u * (unsigned)(STAGES + (s)))
+#define ORD(c) (bars + 8u * (unsigned)(2 * STAGES + (c))) /* pingpong: consumer c's turn */
 #define SA(s) (base + (unsigned)(s) * STAGE_BYTES)
 #define SB(s) (SA(s) + A_BYTES)
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
@@ -270,8 +281,10 @@ gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
             mbar_init(FULL(s), 1);
-            mbar_init(EMPTY(s), CONS * CLUSTER_M);
+            mbar_init(EMPTY(s), (PINGPONG ? 1 : CONS) * CLUSTER_M);
         }
+        mbar_init(ORD(0), 1);
+        mbar_init(ORD(1), 1);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     }
@@ -328,7 +341,21 @@ gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ 
         float d[MB][BN / 2];
         int s = 0;
         unsigned phase = 0;
-        for (int t = cid; t < ntiles; t += nclusters) {
+        for (int t = cid, j = 0; t < ntiles; t += nclusters, j++) {
+            if (PINGPONG) { /* consumer c takes every other tile; the ring runs through all */
+                if (j % 2 != c)
+                    continue;
+                /* its turn: the other consumer has issued its last k-tile, so this one waits on
+                 * ring phases at most one round ahead (parity waits cannot tell rounds apart) */
+                const int n = j / 2;
+                if (c == 1)
+                    mbar_wait(ORD(1), (unsigned)n & 1u);
+                else if (n >= 1)
+                    mbar_wait(ORD(0), (unsigned)(n - 1) & 1u);
+                const long long g = (long long)j * ktiles;
+                s = (int)(g % STAGES);
+                phase = (unsigned)(g / STAGES) & 1u;
+            }
             int m0, n0;
             tile_of(t, num_ms, num_n, &m0, &n0);
             m0 = (m0 * CLUSTER_M + (int)rank * BM);
@@ -348,7 +375,7 @@ gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ 
                     for (int mb = 0; mb < MB; mb++) {
                         const unsigned long long da =
                             wg_desc(SA(s) + (unsigned)(kk / 4) * (BM * 128) +
-                                        (unsigned)(c * WM + mb * 64) * 128 + (unsigned)(kk % 4) * 32,
+                                        (unsigned)(ROW0(c) + mb * 64) * 128 + (unsigned)(kk % 4) * 32,
                                     16, 1024);
                         Wg<BN>::mma(d[mb], da, db);
                     }
@@ -369,13 +396,15 @@ gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ 
                     phase ^= 1u;
                 }
             }
+            if (PINGPONG && tid == 0)
+                mbar_arrive(ORD(1 - c)); /* the other consumer's math can queue behind ours */
             wg_wait<0>();
             if (prev >= 0 && tid == 0)
                 release(EMPTY(prev));
             /* epilogue: thread (warp, lane) holds rows 16*warp + lane/4 (+8), columns 8j + 2*(lane%4) */
     #pragma unroll
             for (int mb = 0; mb < MB; mb++) {
-                const int r = m0 + c * WM + mb * 64 + warp * 16 + lane / 4;
+                const int r = m0 + ROW0(c) + mb * 64 + warp * 16 + lane / 4;
     #pragma unroll
                 for (int j = 0; j < BN / 8; j++) {
                     const int col = n0 + j * 8 + (lane % 4) * 2;
