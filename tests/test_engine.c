@@ -23,7 +23,7 @@ static bt_tune_options quick(void)
     o.warmup_ms = 2;
     o.rep_ms = 8;
     o.rounds = 3;
-    o.max_configs = 4;
+    o.budget = 4;
     o.store = "none"; /* hermetic: every test measures for itself */
     o.mode = BT_MODE_TUNE;
     return o;
@@ -153,7 +153,7 @@ static void test_wrong_and_broken_configs_are_caught_and_never_win(void **state)
     bt_diag d;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
     bt_tune_options o = quick();
-    o.max_configs = 0; /* all 24 */
+    o.budget = 0; /* all 24 */
     bt_result *r;
     assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
     assert_int_equal(r->n, 24);
@@ -210,7 +210,7 @@ static void test_winner_is_remeasured_interleaved_and_stable(void **state)
         bt_kernel *kn;
         assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
         bt_tune_options o = quick();
-        o.max_configs = 0;
+        o.budget = 0;
         o.top_k = 3;
         o.rounds = 4;
         bt_result *r;
