@@ -747,6 +747,47 @@ bt_status bt__store_top(bt__store *s, const bt__store_ident *id, int limit,
     return r;
 }
 
+bt_status bt__store_rows(bt__store *s, const char *kernel, const char *device, const char *key,
+                         bt__measurement_cb cb, void *user, bt_diag *diag)
+{
+    if (!kernel || !key) {
+        bt__diag_set(diag, "store rows need a kernel and a key");
+        return BT_INVALID_ARG;
+    }
+    sqlite3_stmt *st = NULL;
+    const char *sql = "SELECT " M_COLS_PREFIXED " FROM measurements m WHERE m.kernel = ?1 AND "
+                      "m.key = ?2 AND (?3 IS NULL OR m.device_uuid = ?3 OR m.device_name = ?3) "
+                      "ORDER BY m.timestamp, m.config_json";
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_fail(s, diag, "preparing a read of a key's measurements");
+    bind_text(st, 1, kernel);
+    bind_text(st, 2, key);
+    if (device)
+        bind_text(st, 3, device);
+    else
+        sqlite3_bind_null(st, 3);
+    bt_status r = BT_OK;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        bt__measurement m;
+        if (!read_measurement(st, 0, &m)) {
+            bt__measurement_clear(&m);
+            r = BT_NOMEM;
+            break;
+        }
+        int stop = cb(&m, user);
+        bt__measurement_clear(&m);
+        if (stop) {
+            r = (bt_status)stop;
+            break;
+        }
+    }
+    if (r == BT_OK && rc != SQLITE_DONE)
+        r = db_fail(s, diag, "reading a key's measurements");
+    sqlite3_finalize(st);
+    return r;
+}
+
 static bt_status count(bt__store *s, const char *sql, const char *arg, int64_t *n, bt_diag *diag)
 {
     sqlite3_stmt *st = NULL;
