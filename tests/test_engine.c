@@ -313,23 +313,36 @@ static void test_time_limit_stops_the_search(void **state)
     bt_kdesc_free(k);
 }
 
+/* Tunes the planted spec at its default size with options o; *kout is the spec (free it). */
+static bt_status tune_planted(const bt_tune_options *o, bt_kdesc **kout, bt_result **r,
+                              bt_diag *d)
+{
+    bt_kdesc *k = planted();
+    bt_problem *p;
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    bt_kernel *kn;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, d), BT_OK);
+    *r = NULL;
+    bt_status st = bt_kernel_tune(kn, p, o, r, d);
+    bt_kernel_destroy(kn);
+    bt_problem_free(p);
+    *kout = k;
+    return st;
+}
+
 static void test_planted_faults_never_win_under_a_search(void **state)
 {
     (void)state;
     const char *names[] = {"random", "anneal", "forest", "coordinate"};
     for (size_t s = 0; s < sizeof names / sizeof *names; s++) {
-        bt_kdesc *k = planted();
-        bt_problem *p;
-        bt_problem_create(k, &p);
-        bt_kernel *kn;
-        bt_diag d;
-        assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
         bt_tune_options o = quick();
         o.strategy = names[s];
         o.budget = 12;
         o.threads = 3;
+        bt_kdesc *k;
         bt_result *r;
-        assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+        bt_diag d;
+        assert_int_equal(tune_planted(&o, &k, &r, &d), BT_OK);
         assert_true(r->n >= 1 && r->n <= 12);
         check_proposals_valid_and_distinct(r);
         int failed = 0;
@@ -344,8 +357,6 @@ static void test_planted_faults_never_win_under_a_search(void **state)
         else
             assert_int_equal(failed, (int)r->n);
         bt_result_free(r);
-        bt_kernel_destroy(kn);
-        bt_problem_free(p);
         bt_kdesc_free(k);
     }
 }
@@ -353,21 +364,15 @@ static void test_planted_faults_never_win_under_a_search(void **state)
 static void test_unknown_strategy_is_an_error(void **state)
 {
     (void)state;
-    bt_kdesc *k = planted();
-    bt_problem *p;
-    bt_problem_create(k, &p);
-    bt_kernel *kn;
-    bt_diag d;
-    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
     bt_tune_options o = quick();
     o.strategy = "genetic";
-    bt_result *r = NULL;
-    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_INVALID_ARG);
+    bt_kdesc *k;
+    bt_result *r;
+    bt_diag d;
+    assert_int_equal(tune_planted(&o, &k, &r, &d), BT_INVALID_ARG);
     assert_null(r);
     assert_non_null(strstr(d.msg, "unknown strategy 'genetic'"));
     assert_non_null(strstr(d.msg, "forest"));
-    bt_kernel_destroy(kn);
-    bt_problem_free(p);
     bt_kdesc_free(k);
 }
 

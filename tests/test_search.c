@@ -141,6 +141,20 @@ static bt__search_ctx synth_ctx(synth *s, uint64_t seed, bool with_prior)
     return ctx;
 }
 
+/* Nothing invalid and nothing twice was measured, and the driver's account matches. */
+static void check_measured_once(const synth *sy, const bt__strategy *st,
+                                const bt__search_result *res)
+{
+    assert_int_equal(sy->invalid_measured, 0);
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < sy->space.total; i++) {
+        if (sy->measured[i] > 1)
+            fail_msg("%s measured config %llu twice", st->name, (unsigned long long)i);
+        total += sy->measured[i];
+    }
+    assert_int_equal(total, res->evals);
+}
+
 /* Runs strategy s, asserting the driver's account matches what was measured. */
 static void run(synth *sy, const bt__strategy *st, uint64_t seed, const bt__search_budget *b,
                 bool with_prior, bt__search_result *res)
@@ -151,14 +165,7 @@ static void run(synth *sy, const bt__strategy *st, uint64_t seed, const bt__sear
     bt_status rc = bt__search_run(st, &ctx, b, synth_measure, sy, res, &d);
     if (rc != BT_OK)
         fail_msg("%s: %s", st->name, d.msg);
-    assert_int_equal(sy->invalid_measured, 0);
-    uint64_t total = 0;
-    for (uint64_t i = 0; i < sy->space.total; i++) {
-        if (sy->measured[i] > 1)
-            fail_msg("%s measured config %llu twice", st->name, (unsigned long long)i);
-        total += sy->measured[i];
-    }
-    assert_int_equal(total, res->evals);
+    check_measured_once(sy, st, res);
 }
 
 /* ------------------------------------------------------------------------------------------- */
@@ -496,16 +503,8 @@ static void run_batch(synth *sy, const bt__strategy *st, uint64_t seed, size_t b
     bt_diag d;
     bt_status rc = bt__search_run_batch(st, &ctx, b, batch, synth_measure_batch, &u, res, &d);
     if (rc != BT_OK)
-        fail_msg("%s: %s", st->name, d.msg);
-    assert_int_equal(sy->invalid_measured, 0);
-    uint64_t total = 0;
-    for (uint64_t i = 0; i < sy->space.total; i++) {
-        if (sy->measured[i] > 1)
-            fail_msg("%s (rounds of %zu) measured config %llu twice", st->name, batch,
-                     (unsigned long long)i);
-        total += sy->measured[i];
-    }
-    assert_int_equal(total, res->evals);
+        fail_msg("%s (rounds of %zu): %s", st->name, batch, d.msg);
+    check_measured_once(sy, st, res);
     assert_int_equal(res->invalid_proposals, 0);
     assert_int_equal(res->duplicate_proposals, 0);
     assert_true(u.largest <= batch);
