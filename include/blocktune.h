@@ -285,7 +285,7 @@ typedef struct bt_tune_options {
                              configs, else forest. Borrowed: must outlive the tune. An unknown
                              name fails the tune with BT_INVALID_ARG */
     int budget;         /* measure at most this many configs, failures included (0: exhaustive
-                           measures every valid config; any other strategy stops after 100
+                           measures every valid config; any other strategy stops after 64
                            unless time_limit_s is set) */
     double time_limit_s;/* no new round of the search starts once it (compile + verify + measure)
                            has taken this long; the round in flight completes (0: no limit) */

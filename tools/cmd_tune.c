@@ -43,7 +43,7 @@ static void tune_help(FILE *f)
         fprintf(f, "                      %-11s %s\n", all[i]->name, all[i]->summary);
     fprintf(f,
         "  --budget N        measure at most N configs, failures included (default: exhaustive\n"
-        "                    measures every valid config, other strategies 100 unless\n"
+        "                    measures every valid config, other strategies 64 unless\n"
         "                    --time-limit is given); --max-configs N is the same\n"
         "  --time-limit S    start no new round once the search (compile + verify + measure)\n"
         "                    has taken S seconds; the round in flight completes\n"

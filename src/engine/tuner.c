@@ -1020,7 +1020,7 @@ static const bt__strategy *pick_strategy(const bt_tune_options *o, uint64_t nval
 
 /* The measurement budget of a non-exhaustive strategy when neither a budget nor a time limit is
  * given. */
-#define BT__TUNE_DEFAULT_BUDGET 100
+#define BT__TUNE_DEFAULT_BUDGET 64
 
 bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *opts,
                    bt_buffer *const *caller, int ncaller, bt_result **out, bt_diag *diag)
