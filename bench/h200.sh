@@ -32,13 +32,13 @@ tune softmax_4096x30000 softmax --rows 4096 --cols 30000
 tune layernorm_32768x4096 layernorm --rows 32768 --cols 4096
 tune layernorm_8192x8192 layernorm --rows 8192 --cols 8192
 tune reduce reduce --n 268435456
-tune gemm_fp32_2048 gemm --m 2048 --n 2048 --k 2048 --max-configs 8
+tune gemm_fp32_2048 gemm --m 2048 --n 2048 --k 2048 --strategy model --budget 8
 log "measurement quality: five tunes of vector_add n=2^26, and an independent event measurement"
 timeout 200 build/bt_quality 67108864 2>&1 | tee "$OUT/quality.json" | tee -a "$OUT/summary.txt"
 log "tuning cost: gemm fp32 1024^3, 8 configs, cold kernel cache then warm"
 rm -rf /tmp/bt-cache
-tune gemm8_cold gemm --m 1024 --n 1024 --k 1024 --max-configs 8 --warmup-ms 5 --rep-ms 20
-tune gemm8_warm gemm --m 1024 --n 1024 --k 1024 --max-configs 8 --warmup-ms 5 --rep-ms 20
+tune gemm8_cold gemm --m 1024 --n 1024 --k 1024 --strategy model --budget 8 --warmup-ms 5 --rep-ms 20
+tune gemm8_warm gemm --m 1024 --n 1024 --k 1024 --strategy model --budget 8 --warmup-ms 5 --rep-ms 20
 log "launch overhead (host us per launch of a tiny kernel)"
 build/bt_launch_overhead cuda:0 2>&1 | tee "$OUT/launch_overhead.json" | tee -a "$OUT/summary.txt"
 log "peers (torch / Triton)"

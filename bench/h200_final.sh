@@ -25,7 +25,7 @@ log "wisdom: the other common shapes"
 for n in 16777216 268435456; do tune vadd_$n vector_add --n $n; tune reduce_$n reduce --n $n; done
 tune softmax_4096x4096 softmax --rows 4096 --cols 4096
 tune layernorm_4096x4096 layernorm --rows 4096 --cols 4096
-tune gemm_1024 gemm --m 1024 --n 1024 --k 1024 --max-configs 16
+tune gemm_1024 gemm --m 1024 --n 1024 --k 1024 --strategy model --budget 16
 mkdir -p "$OUT/wisdom"
 $bt cache export --device "NVIDIA H200" "$OUT/wisdom/" 2>&1 | tee -a "$OUT/summary.txt"
 $bt cache list 2>&1 | tee -a "$OUT/summary.txt"

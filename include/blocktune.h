@@ -279,14 +279,26 @@ typedef enum bt_tune_mode {
 typedef struct bt_tune_options {
     double warmup_ms;   /* warm-up budget per config (default 25) */
     double rep_ms;      /* measurement budget per config (default 100) */
-    int max_configs;    /* measure at most this many (0: every valid config when there are at
-                           most 128, else the model's best 64) */
-    int threads;        /* compile threads (0: all cores) */
+    const char *strategy; /* search strategy by name ("exhaustive", "random", "model",
+                             "coordinate", "anneal", "forest"; `blocktune tune --help` lists them);
+                             NULL: exhaustive when the plan has at most exhaustive_max valid
+                             configs, else forest. Borrowed: must outlive the tune. An unknown
+                             name fails the tune with BT_INVALID_ARG */
+    int budget;         /* measure at most this many configs, failures included (0: exhaustive
+                           measures every valid config; any other strategy stops after 64
+                           unless time_limit_s is set) */
+    double time_limit_s;/* no new round of the search starts once it (compile + verify + measure)
+                           has taken this long; the round in flight completes (0: no limit) */
+    int exhaustive_max; /* the default strategy is exhaustive up to this many valid configs
+                           (0: 128) */
+    int threads;        /* compile threads (0: all cores); also the search's round size: the
+                           strategy proposes this many configs at a time, compiled in parallel */
     int verify_boundary;/* also verify at the spec's boundary problem sizes (default 1) */
     int top_k;          /* finalists re-measured interleaved A B C A B C ... (default 3) */
     int rounds;         /* interleaved rounds (default 5) */
     const char *rules;  /* rule set override (NULL: the kernel's own) */
-    uint64_t seed;      /* input data seed (default 1) */
+    uint64_t seed;      /* seeds the input data and the search strategy (default 1): the same
+                           seed and round size (threads) propose the same configs */
     int progress;       /* 1: a progress line on stderr when it is a terminal */
     double timeout_s;   /* a config whose single run exceeds this is recorded as timed out (10) */
     const char *store;  /* results store (SQLite): NULL = the default

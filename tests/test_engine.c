@@ -1,8 +1,9 @@
 /*
  * test_engine.c — the tuning engine end to end on the default OpenCL device (PoCL on the CPU in
  * CI): every built-in kernel tuned and verified at boundary sizes, planted wrong and uncompilable
- * configs caught, the interleaved final and the stability of the winner, dispatch without
- * re-tuning, and concurrent launches.
+ * configs caught, the search strategies driving the tune (budget, seed, time limit, failures
+ * avoided), the interleaved final and the stability of the winner, dispatch without re-tuning,
+ * and concurrent launches.
  */
 #include "test_util.h"
 
@@ -23,7 +24,7 @@ static bt_tune_options quick(void)
     o.warmup_ms = 2;
     o.rep_ms = 8;
     o.rounds = 3;
-    o.max_configs = 4;
+    o.budget = 4;
     o.store = "none"; /* hermetic: every test measures for itself */
     o.mode = BT_MODE_TUNE;
     return o;
@@ -153,7 +154,7 @@ static void test_wrong_and_broken_configs_are_caught_and_never_win(void **state)
     bt_diag d;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
     bt_tune_options o = quick();
-    o.max_configs = 0; /* all 24 */
+    o.budget = 0; /* all 24 */
     bt_result *r;
     assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
     assert_int_equal(r->n, 24);
@@ -196,6 +197,185 @@ static void test_wrong_and_broken_configs_are_caught_and_never_win(void **state)
     bt_kdesc_free(k);
 }
 
+/* gemm at small odd sizes (200 valid configs on PoCL) under a strategy, a budget and a seed. */
+static bt_result *tune_gemm_search(bt_kdesc **kout, const char *strategy, int budget,
+                                   uint64_t seed, double time_limit_s)
+{
+    bt_diag d;
+    bt_kdesc *k;
+    assert_int_equal(bt_kdesc_builtin("gemm", &k, &d), BT_OK);
+    bt_problem *p;
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    assert_int_equal(bt_problem_set(p, "M", 67, &d), BT_OK);
+    assert_int_equal(bt_problem_set(p, "N", 45, &d), BT_OK);
+    assert_int_equal(bt_problem_set(p, "K", 33, &d), BT_OK);
+    bt_kernel *kn;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt_tune_options o = quick();
+    o.strategy = strategy;
+    o.budget = budget;
+    o.seed = seed;
+    o.threads = 2;
+    o.time_limit_s = time_limit_s;
+    bt_result *r = NULL;
+    if (bt_kernel_tune(kn, p, &o, &r, &d) != BT_OK)
+        fail_msg("tune gemm with %s: %s", strategy ? strategy : "(default)", d.msg);
+    bt_kernel_destroy(kn);
+    bt_problem_free(p);
+    *kout = k;
+    return r;
+}
+
+/* Every entry is a distinct config of the plan's valid set. */
+static void check_proposals_valid_and_distinct(const bt_result *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        bool in_plan = false;
+        for (size_t c = 0; c < r->plan->ncand && !in_plan; c++)
+            in_plan = !memcmp(r->plan->cand[c].cfg.v, r->e[i].ev.cfg.v, sizeof r->e[i].ev.cfg.v);
+        if (!in_plan)
+            fail_msg("entry %zu is not a valid config of the plan", i);
+        for (size_t j = 0; j < i; j++)
+            if (!memcmp(r->e[j].ev.cfg.v, r->e[i].ev.cfg.v, sizeof r->e[i].ev.cfg.v))
+                fail_msg("entries %zu and %zu are the same config", j, i);
+    }
+}
+
+static void test_strategy_random_honours_budget_and_seed(void **state)
+{
+    (void)state;
+    bt_kdesc *k;
+    bt_result *a = tune_gemm_search(&k, "random", 6, 7, 0);
+    assert_true(a->plan->ncand > 6);
+    assert_int_equal(a->n, 6);
+    assert_int_equal(a->not_measured, a->plan->ncand - 6);
+    assert_string_equal(a->strategy, "random");
+    assert_string_equal(a->stop, "measurement budget");
+    assert_int_equal(a->search_rounds, 3); /* rounds of 2 (threads) */
+    check_proposals_valid_and_distinct(a);
+    assert_true(a->winner >= 0);
+    /* the same seed proposes the same configs in the same order */
+    bt_kdesc *k2;
+    bt_result *b = tune_gemm_search(&k2, "random", 6, 7, 0);
+    assert_int_equal(b->n, a->n);
+    for (size_t i = 0; i < a->n; i++)
+        assert_memory_equal(a->e[i].ev.cfg.v, b->e[i].ev.cfg.v, sizeof a->e[i].ev.cfg.v);
+    /* another seed, another sample */
+    bt_kdesc *k3;
+    bt_result *c = tune_gemm_search(&k3, "random", 6, 8, 0);
+    bool differs = false;
+    for (size_t i = 0; i < a->n; i++)
+        differs |= memcmp(a->e[i].ev.cfg.v, c->e[i].ev.cfg.v, sizeof a->e[i].ev.cfg.v) != 0;
+    assert_true(differs);
+    bt_result_free(a);
+    bt_result_free(b);
+    bt_result_free(c);
+    bt_kdesc_free(k);
+    bt_kdesc_free(k2);
+    bt_kdesc_free(k3);
+}
+
+static void test_every_strategy_tunes_end_to_end(void **state)
+{
+    (void)state;
+    const char *names[] = {"model", "coordinate", "anneal", "forest", "exhaustive"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        bt_kdesc *k;
+        bt_result *r = tune_gemm_search(&k, names[i], 5, 1, 0);
+        assert_string_equal(r->strategy, names[i]);
+        assert_true(r->n >= 1 && r->n <= 5);
+        check_proposals_valid_and_distinct(r);
+        assert_true(r->winner >= 0);
+        assert_int_equal(r->e[r->winner].status, BT__CS_OK);
+        if (!strcmp(names[i], "model")) /* the analytic model is the prior: its best first */
+            assert_int_equal(r->e[0].model_rank, 1);
+        bt_result_free(r);
+        bt_kdesc_free(k);
+    }
+    /* the default for 200 valid configs is forest; with the default budget of 100 */
+    bt_kdesc *k;
+    bt_result *r = tune_gemm_search(&k, NULL, 3, 1, 0);
+    assert_string_equal(r->strategy, "forest");
+    bt_result_free(r);
+    bt_kdesc_free(k);
+}
+
+static void test_time_limit_stops_the_search(void **state)
+{
+    (void)state;
+    bt_kdesc *k;
+    bt_result *r = tune_gemm_search(&k, "forest", 0, 1, 1e-6);
+    assert_string_equal(r->stop, "time limit");
+    assert_int_equal(r->search_rounds, 1); /* the round in flight completes, no other starts */
+    assert_int_equal(r->n, 2);
+    assert_int_equal(r->budget, 0);
+    bt_result_free(r);
+    bt_kdesc_free(k);
+}
+
+/* Tunes the planted spec at its default size with options o; *kout is the spec (free it). */
+static bt_status tune_planted(const bt_tune_options *o, bt_kdesc **kout, bt_result **r,
+                              bt_diag *d)
+{
+    bt_kdesc *k = planted();
+    bt_problem *p;
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    bt_kernel *kn;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, d), BT_OK);
+    *r = NULL;
+    bt_status st = bt_kernel_tune(kn, p, o, r, d);
+    bt_kernel_destroy(kn);
+    bt_problem_free(p);
+    *kout = k;
+    return st;
+}
+
+static void test_planted_faults_never_win_under_a_search(void **state)
+{
+    (void)state;
+    const char *names[] = {"random", "anneal", "forest", "coordinate"};
+    for (size_t s = 0; s < sizeof names / sizeof *names; s++) {
+        bt_tune_options o = quick();
+        o.strategy = names[s];
+        o.budget = 12;
+        o.threads = 3;
+        bt_kdesc *k;
+        bt_result *r;
+        bt_diag d;
+        assert_int_equal(tune_planted(&o, &k, &r, &d), BT_OK);
+        assert_true(r->n >= 1 && r->n <= 12);
+        check_proposals_valid_and_distinct(r);
+        int failed = 0;
+        for (size_t i = 0; i < r->n; i++) {
+            int64_t mode = cfg_value(k, &r->e[i].ev.cfg, "MODE");
+            assert_int_equal(r->e[i].status,
+                             mode == 0 ? BT__CS_OK : mode == 1 ? BT__CS_WRONG : BT__CS_COMPILE);
+            failed += mode != 0;
+        }
+        if (r->winner >= 0)
+            assert_int_equal(cfg_value(k, &r->e[r->winner].ev.cfg, "MODE"), 0);
+        else
+            assert_int_equal(failed, (int)r->n);
+        bt_result_free(r);
+        bt_kdesc_free(k);
+    }
+}
+
+static void test_unknown_strategy_is_an_error(void **state)
+{
+    (void)state;
+    bt_tune_options o = quick();
+    o.strategy = "genetic";
+    bt_kdesc *k;
+    bt_result *r;
+    bt_diag d;
+    assert_int_equal(tune_planted(&o, &k, &r, &d), BT_INVALID_ARG);
+    assert_null(r);
+    assert_non_null(strstr(d.msg, "unknown strategy 'genetic'"));
+    assert_non_null(strstr(d.msg, "forest"));
+    bt_kdesc_free(k);
+}
+
 static void test_winner_is_remeasured_interleaved_and_stable(void **state)
 {
     (void)state;
@@ -210,7 +390,7 @@ static void test_winner_is_remeasured_interleaved_and_stable(void **state)
         bt_kernel *kn;
         assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
         bt_tune_options o = quick();
-        o.max_configs = 0;
+        o.budget = 0;
         o.top_k = 3;
         o.rounds = 4;
         bt_result *r;
@@ -505,6 +685,11 @@ int main(void)
         cmocka_unit_test(test_layernorm_bf16_tunes),
         cmocka_unit_test(test_gemm_tunes_at_odd_sizes),
         cmocka_unit_test(test_wrong_and_broken_configs_are_caught_and_never_win),
+        cmocka_unit_test(test_strategy_random_honours_budget_and_seed),
+        cmocka_unit_test(test_every_strategy_tunes_end_to_end),
+        cmocka_unit_test(test_time_limit_stops_the_search),
+        cmocka_unit_test(test_planted_faults_never_win_under_a_search),
+        cmocka_unit_test(test_unknown_strategy_is_an_error),
         cmocka_unit_test(test_winner_is_remeasured_interleaved_and_stable),
         cmocka_unit_test(test_launch_tunes_once_per_key_and_is_thread_safe),
         cmocka_unit_test(test_faulting_config_is_survived),

@@ -33,7 +33,7 @@ static void child_tune(int n, const char *path)
     o.warmup_ms = 1;
     o.rep_ms = 4;
     o.rounds = 2;
-    o.max_configs = 13;
+    o.budget = 13;
     o.threads = 1;
     o.verify_boundary = 0;
     o.store = path;
@@ -118,7 +118,7 @@ static void test_killed_tunes_resume_without_remeasuring(void **state)
     o.warmup_ms = 1;
     o.rep_ms = 4;
     o.rounds = 2;
-    o.max_configs = 13;
+    o.budget = 13;
     o.verify_boundary = 0;
     o.store = db;
     bt_result *r;

@@ -141,6 +141,20 @@ static bt__search_ctx synth_ctx(synth *s, uint64_t seed, bool with_prior)
     return ctx;
 }
 
+/* Nothing invalid and nothing twice was measured, and the driver's account matches. */
+static void check_measured_once(const synth *sy, const bt__strategy *st,
+                                const bt__search_result *res)
+{
+    assert_int_equal(sy->invalid_measured, 0);
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < sy->space.total; i++) {
+        if (sy->measured[i] > 1)
+            fail_msg("%s measured config %llu twice", st->name, (unsigned long long)i);
+        total += sy->measured[i];
+    }
+    assert_int_equal(total, res->evals);
+}
+
 /* Runs strategy s, asserting the driver's account matches what was measured. */
 static void run(synth *sy, const bt__strategy *st, uint64_t seed, const bt__search_budget *b,
                 bool with_prior, bt__search_result *res)
@@ -151,14 +165,7 @@ static void run(synth *sy, const bt__strategy *st, uint64_t seed, const bt__sear
     bt_status rc = bt__search_run(st, &ctx, b, synth_measure, sy, res, &d);
     if (rc != BT_OK)
         fail_msg("%s: %s", st->name, d.msg);
-    assert_int_equal(sy->invalid_measured, 0);
-    uint64_t total = 0;
-    for (uint64_t i = 0; i < sy->space.total; i++) {
-        if (sy->measured[i] > 1)
-            fail_msg("%s measured config %llu twice", st->name, (unsigned long long)i);
-        total += sy->measured[i];
-    }
-    assert_int_equal(total, res->evals);
+    check_measured_once(sy, st, res);
 }
 
 /* ------------------------------------------------------------------------------------------- */
@@ -470,6 +477,118 @@ static void test_batches_of_proposals(void **state)
     }
 }
 
+/* The round driver: a callback measuring a round, counting the largest round it was given. */
+typedef struct batch_user {
+    synth *sy;
+    size_t largest;
+} batch_user;
+
+static bt_status synth_measure_batch(void *user, const uint64_t *idx, size_t n,
+                                     bt__search_meas *m)
+{
+    batch_user *u = user;
+    if (n > u->largest)
+        u->largest = n;
+    for (size_t i = 0; i < n; i++)
+        synth_measure(u->sy, idx[i], &m[i]);
+    return BT_OK;
+}
+
+static void run_batch(synth *sy, const bt__strategy *st, uint64_t seed, size_t batch,
+                      const bt__search_budget *b, bt__search_result *res, size_t *largest)
+{
+    synth_reset(sy);
+    bt__search_ctx ctx = synth_ctx(sy, seed, true);
+    batch_user u = {sy, 0};
+    bt_diag d;
+    bt_status rc = bt__search_run_batch(st, &ctx, b, batch, synth_measure_batch, &u, res, &d);
+    if (rc != BT_OK)
+        fail_msg("%s (rounds of %zu): %s", st->name, batch, d.msg);
+    check_measured_once(sy, st, res);
+    assert_int_equal(res->invalid_proposals, 0);
+    assert_int_equal(res->duplicate_proposals, 0);
+    assert_true(u.largest <= batch);
+    *largest = u.largest;
+}
+
+/* Rounds through bt__search_run_batch: never an invalid or repeated proposal, at most `batch` a
+ * round, the budget exact, deterministic per seed and round size, and rounds of one are exactly
+ * the one-at-a-time driver. */
+static void test_rounds_of_proposals(void **state)
+{
+    synth *sy = *state;
+    size_t n;
+    const bt__strategy *const *all = bt__strategies(&n);
+    const size_t sizes[] = {1, 3, 8};
+    for (size_t i = 0; i < n; i++) {
+        bt__search_budget b = {.max_evals = 100};
+        bt__search_result one;
+        run(sy, all[i], 5, &b, true, &one);
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+            bt__search_result r1, r2;
+            size_t largest, largest2;
+            run_batch(sy, all[i], 5, sizes[z], &b, &r1, &largest);
+            run_batch(sy, all[i], 5, sizes[z], &b, &r2, &largest2);
+            assert_true(r1.evals <= 100);
+            if (r1.stop == BT__STOP_MAX_EVALS)
+                assert_int_equal(r1.evals, 100);
+            assert_int_equal(r1.evals, r2.evals);
+            for (uint64_t e = 0; e < r1.evals; e++)
+                if (r1.trace[e].idx != r2.trace[e].idx)
+                    fail_msg("%s, rounds of %zu: two runs of one seed differ at %llu",
+                             all[i]->name, sizes[z], (unsigned long long)e);
+            if (sizes[z] == 1) {
+                assert_int_equal(r1.evals, one.evals);
+                for (uint64_t e = 0; e < r1.evals; e++)
+                    assert_int_equal(r1.trace[e].idx, one.trace[e].idx);
+                assert_int_equal(r1.rounds, r1.evals);
+            } else if (!strcmp(all[i]->name, "exhaustive") || !strcmp(all[i]->name, "random") ||
+                       !strcmp(all[i]->name, "forest")) {
+                /* order-independent starts: full rounds */
+                assert_int_equal(largest, sizes[z]);
+                assert_int_equal(r1.rounds, (r1.evals + sizes[z] - 1) / sizes[z]);
+            } else {
+                assert_true(largest > 1); /* neighbours of the incumbent go together */
+            }
+            bt__search_result_clear(&r1);
+            bt__search_result_clear(&r2);
+        }
+        bt__search_result_clear(&one);
+    }
+}
+
+/* bt__strategy_next_batch: up to max, BT_NOT_FOUND with none when the space is spent. */
+static void test_next_batch_until_exhausted(void **state)
+{
+    synth *sy = *state;
+    synth_reset(sy);
+    bt__search_ctx ctx = synth_ctx(sy, 1, false);
+    const bt__strategy *ex = bt__strategy_find("exhaustive");
+    void *st = NULL;
+    bt_diag d;
+    assert_int_equal(ex->create(&ctx, &st, &d), BT_OK);
+    uint64_t idx[7], got = 0, last = 0;
+    size_t k;
+    bt_status rc;
+    while ((rc = bt__strategy_next_batch(ex, st, 7, idx, &k)) == BT_OK) {
+        assert_true(k >= 1 && k <= 7);
+        for (size_t j = 0; j < k; j++) {
+            assert_true(synth_valid(sy, idx[j]));
+            assert_true(got == 0 || idx[j] > last); /* index order, no repeats */
+            last = idx[j];
+            got++;
+        }
+        if (k < 7)
+            break;
+    }
+    if (rc == BT_OK)
+        rc = bt__strategy_next_batch(ex, st, 7, idx, &k);
+    assert_int_equal(rc, BT_NOT_FOUND);
+    assert_int_equal(k, 0);
+    assert_int_equal(got, sy->nvalid);
+    ex->destroy(st);
+}
+
 /* A space too large to enumerate (> BT__SEARCH_ENUM_MAX configs) is sampled by rejection. */
 static bool big_valid(void *user, uint64_t idx)
 {
@@ -589,6 +708,8 @@ int main(void)
         cmocka_unit_test(test_failures_avoided),
         cmocka_unit_test(test_driver_catches_bad_proposals),
         cmocka_unit_test(test_batches_of_proposals),
+        cmocka_unit_test(test_rounds_of_proposals),
+        cmocka_unit_test(test_next_batch_until_exhausted),
         cmocka_unit_test(test_huge_space),
         cmocka_unit_test(test_model_needs_a_prior),
         cmocka_unit_test(test_model_trusts_a_good_prior_and_widens_on_a_bad_one),

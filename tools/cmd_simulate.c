@@ -1,6 +1,6 @@
 /*
- * cmd_simulate.c — `blocktune simulate`: replays recorded spaces (Kernel Tuner cache files) as if
- * they were devices and reports, over seeded runs, how many measurements each search strategy
+ * cmd_simulate.c — `blocktune simulate`: replays recorded spaces (Kernel Tuner cache files, or
+ * the measurements of one kernel and key in a blocktune results store) as if they were devices and reports, over seeded runs, how many measurements each search strategy
  * needs to get within 2%, 5% and 10% of the recorded best, and the best found at fixed budgets.
  * Output: a Markdown table per space, or JSON (--json).
  */
@@ -10,12 +10,15 @@
 #include "search/simulate.h"
 #include "search/strategy.h"
 #include "store/ktcache.h"
+#include "store/ktinterop.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void help(FILE *f)
 {
@@ -24,13 +27,19 @@ static void help(FILE *f)
     fprintf(f,
             "usage: blocktune simulate SPACE... [--strategy NAME|all] [--runs R] [--budget N]\n"
             "                          [--seed K] [--time-limit S] [--jobs J] [--full] [--json]\n"
-            "                          [--json-out FILE]\n"
+            "                          [--json-out FILE] [--kernel K --key KEY [--device D]]\n"
             "\n"
             "Replays recorded config spaces as if they were a device, to judge search strategies\n"
             "without a GPU. SPACE is a Kernel Tuner cache file (JSON, or gzip-compressed JSON),\n"
-            "e.g. the five in shared/data/kernel_tuner_caches/. A config with no record is\n"
-            "invalid (never measured); a \"measurement\" returns the recorded time and costs the\n"
-            "recorded compile + benchmark time (so --time-limit is simulated time); a recorded\n"
+            "e.g. the five in shared/data/kernel_tuner_caches/, or store:PATH, a blocktune results\n"
+            "store (store: alone is the default store), whose measurements of kernel --kernel K\n"
+            "for problem key --key KEY (as 'blocktune cache list' shows it, e.g.\n"
+            "'M=512,N=512,K=512,dtype=fp32'), on device --device D (a name or UUID; default:\n"
+            "every device) are the recorded space: each parameter's measured values, every\n"
+            "measured config a record (the newest when measured again), failures with their\n"
+            "status. A config with no record is invalid (never measured); a \"measurement\"\n"
+            "returns the recorded time and costs the recorded compile + benchmark time (so\n"
+            "--time-limit is simulated time; a store records compile time only); a recorded\n"
             "failure fails.\n"
             "\n"
             "For every strategy, R runs with seeds K, K+1, ... report the median and 90th\n"
@@ -56,10 +65,14 @@ static void help(FILE *f)
            "                       reported number can change; same numbers, slower)\n"
            "  --json               machine-readable output (instead of the tables)\n"
            "  --json-out FILE      also write the JSON to FILE\n"
+           "  --kernel K           the kernel of every store: SPACE\n"
+           "  --key KEY            its problem key (canonical text)\n"
+           "  --device D           only its measurements on device D (name or UUID)\n"
            "\n"
            "example:\n"
            "  blocktune simulate shared/data/kernel_tuner_caches/convolution_milo_A100.json.gz \\\n"
-           "      --strategy all --runs 100\n");
+           "      --strategy all --runs 100\n"
+           "  blocktune simulate store:tuned.db --kernel gemm --key 'M=67,N=45,K=33,dtype=fp32'\n");
 }
 
 static bool parse_u64(const char *s, uint64_t *out)
@@ -393,12 +406,36 @@ static void print_space_json(FILE *f, const char *path, const bt__ktcache *c,
     fprintf(f, "]}");
 }
 
+/* A SPACE: a Kernel Tuner cache file, or store:PATH (the default store when PATH is empty) with
+ * the kernel, device and key to read from it. */
+static bt_status load_space(const char *space, const char *kernel, const char *device,
+                            const char *key, bt__ktcache **out, bt_diag *d)
+{
+    bt__diag_clear(d);
+    if (strncmp(space, "store:", 6))
+        return bt__ktcache_load(space, out, d);
+    struct stat sb;
+    if (space[6] && stat(space + 6, &sb) != 0) { /* opening would create an empty store */
+        bt__diag_set(d, "no results store at %s: %s", space + 6, strerror(errno));
+        return BT_IO;
+    }
+    bt__store *s = NULL;
+    bt_status st = bt__store_open(space[6] ? space + 6 : NULL, &s, d);
+    if (st != BT_OK)
+        return st;
+    int nrows = 0;
+    st = bt__kt_from_store(s, kernel, device, key, out, &nrows, d);
+    bt__store_close(s);
+    return st;
+}
+
 int bt_cmd_simulate(int argc, char **argv)
 {
     const char *strategy = "all";
     bt__sim_options o = {.runs = 100, .seed = 1, .jobs = 1};
     bool json = false;
     const char *json_out = NULL;
+    const char *st_kernel = NULL, *st_key = NULL, *st_device = NULL;
     const char **spaces = calloc((size_t)argc, sizeof *spaces);
     int nspaces = 0;
     if (!spaces)
@@ -426,6 +463,12 @@ int bt_cmd_simulate(int argc, char **argv)
                 strategy = val;
             } else if (!strcmp(a, "--json-out")) {
                 json_out = val;
+            } else if (!strcmp(a, "--kernel")) {
+                st_kernel = val;
+            } else if (!strcmp(a, "--key")) {
+                st_key = val;
+            } else if (!strcmp(a, "--device")) {
+                st_device = val;
             } else if (!strcmp(a, "--runs")) {
                 if (!parse_u64(val, &o.runs) || o.runs == 0 || o.runs > 1000000) {
                     rc = bt_cli_usage_error("simulate", "--runs wants 1..1000000, got '%s'", val);
@@ -465,7 +508,21 @@ int bt_cmd_simulate(int argc, char **argv)
     }
     time_limited = o.time_limit_s > 0;
     if (nspaces == 0) {
-        rc = bt_cli_usage_error("simulate", "no SPACE given (a Kernel Tuner cache file)");
+        rc = bt_cli_usage_error("simulate",
+                                "no SPACE given (a Kernel Tuner cache file, or store:PATH)");
+        goto done;
+    }
+    bool any_store = false;
+    for (int sp = 0; sp < nspaces; sp++)
+        any_store |= !strncmp(spaces[sp], "store:", 6);
+    if (any_store && (!st_kernel || !st_key)) {
+        rc = bt_cli_usage_error("simulate", "a store: SPACE needs --kernel K and --key KEY "
+                                            "('blocktune cache list' shows the keys)");
+        goto done;
+    }
+    if (!any_store && (st_kernel || st_key || st_device)) {
+        rc = bt_cli_usage_error("simulate", "--kernel, --key and --device select from a store: "
+                                            "SPACE, and none is given");
         goto done;
     }
 
@@ -507,7 +564,7 @@ int bt_cmd_simulate(int argc, char **argv)
     for (int sp = 0; sp < nspaces && rc == 0; sp++) {
         bt_diag d;
         bt__ktcache *c = NULL;
-        bt_status st = bt__ktcache_load(spaces[sp], &c, &d);
+        bt_status st = load_space(spaces[sp], st_kernel, st_device, st_key, &c, &d);
         if (st != BT_OK) {
             rc = bt_cli_fail(st, &d);
             break;

@@ -4,6 +4,8 @@
  */
 #include "cli.h"
 
+#include "search/strategy.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,16 +15,21 @@
 
 static void tune_help(FILE *f)
 {
+    size_t ns;
+    const bt__strategy *const *all = bt__strategies(&ns);
     fprintf(f,
         "usage: blocktune tune KERNEL|SPEC.json [--device ID] [sizes] [--dtype T]\n"
-        "                      [--warmup-ms MS] [--rep-ms MS] [--max-configs N] [--threads N]\n"
-        "                      [--rules SET] [--seed K] [--no-boundary] [--json FILE]\n"
-        "                      [--store PATH|none] [--mode tune|retune] [--graph]\n"
+        "                      [--strategy NAME] [--budget N] [--time-limit S]\n"
+        "                      [--exhaustive-max N] [--seed K] [--threads N]\n"
+        "                      [--warmup-ms MS] [--rep-ms MS] [--rules SET] [--no-boundary]\n"
+        "                      [--json FILE] [--store PATH|none] [--mode tune|retune] [--graph]\n"
         "\n"
         "Tunes KERNEL for one problem on a device: the model prunes the space (with reasons),\n"
-        "every remaining config is compiled in parallel, verified against a reference on random\n"
-        "inputs with poisoned outputs (and at boundary sizes for the built-in kernels), timed\n"
-        "with device events after a cache flush, and the best few re-measured interleaved\n"
+        "then a search strategy proposes valid configs in rounds of --threads configs; each\n"
+        "round is compiled in parallel, verified against a reference on random inputs with\n"
+        "poisoned outputs (and at the spec's boundary sizes), timed with device events after a\n"
+        "cache flush, and every outcome (a failure too) goes back to the strategy, until the\n"
+        "strategy is done or a budget stops it. The best few are re-measured interleaved\n"
         "before the winner is declared with its margin over the runner-up.\n"
         "\n"
         "  KERNEL            built-in: gemm, softmax, layernorm, reduce, vector_add; or a spec\n"
@@ -30,13 +37,24 @@ static void tune_help(FILE *f)
         "                    'blocktune devices' lists them)\n"
         "  sizes             problem variables by name, e.g. --n 16777216, --m 512 --n 512 --k 512\n"
         "  --dtype T         fp32, fp16, bf16 (default: the kernel's first)\n"
+        "  --strategy NAME   search strategy (default: exhaustive when the plan has at most\n"
+        "                    --exhaustive-max valid configs, else forest), one of:\n");
+    for (size_t i = 0; i < ns; i++)
+        fprintf(f, "                      %-11s %s\n", all[i]->name, all[i]->summary);
+    fprintf(f,
+        "  --budget N        measure at most N configs, failures included (default: exhaustive\n"
+        "                    measures every valid config, other strategies 64 unless\n"
+        "                    --time-limit is given); --max-configs N is the same\n"
+        "  --time-limit S    start no new round once the search (compile + verify + measure)\n"
+        "                    has taken S seconds; the round in flight completes\n"
+        "  --exhaustive-max N  spaces of at most N valid configs are searched exhaustively by\n"
+        "                    default (default 128)\n"
+        "  --seed K          seeds the random inputs and the strategy (default 1): the same seed\n"
+        "                    and --threads propose the same configs\n"
+        "  --threads N       compile threads, and configs per round (default: all cores)\n"
         "  --warmup-ms MS    warm-up budget per config (default 25)\n"
         "  --rep-ms MS       measurement budget per config (default 100)\n"
-        "  --max-configs N   measure at most N configs, the model's best first (default: all\n"
-        "                    valid when there are at most 128, else 64)\n"
-        "  --threads N       compile threads (default: all cores)\n"
         "  --rules SET       rule set override (triton, cuda, limits, all)\n"
-        "  --seed K          seed of the random inputs (default 1)\n"
         "  --no-boundary     skip verification at the boundary sizes\n"
         "  --timeout S       a config whose run takes longer than S seconds is recorded as timed\n"
         "                    out; a kernel that hangs is recorded and the tune restarts past it\n"
@@ -49,8 +67,9 @@ static void tune_help(FILE *f)
         "                    it finishes, so a killed tune resumes; 'none' keeps nothing\n"
         "  --mode MODE       tune (default): reuse stored measurements; retune: measure again\n"
         "\n"
-        "example:\n"
-        "  blocktune tune vector_add --n 16777216\n");
+        "examples:\n"
+        "  blocktune tune vector_add --n 16777216\n"
+        "  blocktune tune gemm --m 4096 --n 4096 --k 4096 --strategy forest --budget 200\n");
 }
 
 /* Replaces this process with a fresh run of the same command: the store holds every outcome so
@@ -146,16 +165,39 @@ int bt_cmd_tune(int argc, char **argv)
                 return bt_cli_usage_error("tune", "--mode is tune or retune (wisdom-only applies to "
                                                   "launches, not to an explicit tune), got '%s'", val);
         }
+        else if (!strcmp(opt, "strategy")) {
+            if (!bt__strategy_find(val)) {
+                size_t ns;
+                const bt__strategy *const *all = bt__strategies(&ns);
+                fprintf(stderr, "blocktune tune: unknown strategy '%s' (one of:", val);
+                for (size_t j = 0; j < ns; j++)
+                    fprintf(stderr, "%s %s", j ? "," : "", all[j]->name);
+                fprintf(stderr, ")\n");
+                return 2;
+            }
+            o.strategy = val;
+        }
         else if (!strcmp(opt, "warmup-ms") || !strcmp(opt, "rep-ms") || !strcmp(opt, "max-configs") ||
-                 !strcmp(opt, "threads") || !strcmp(opt, "seed") || !strcmp(opt, "timeout")) {
+                 !strcmp(opt, "budget") || !strcmp(opt, "time-limit") ||
+                 !strcmp(opt, "exhaustive-max") || !strcmp(opt, "threads") ||
+                 !strcmp(opt, "seed") || !strcmp(opt, "timeout")) {
             if (!numeric || num < 0)
                 return bt_cli_usage_error("tune", "--%s needs a non-negative number, got '%s'", opt, val);
             if (!strcmp(opt, "warmup-ms"))
                 o.warmup_ms = num;
             else if (!strcmp(opt, "rep-ms"))
                 o.rep_ms = num;
-            else if (!strcmp(opt, "max-configs"))
-                o.max_configs = (int)num;
+            else if (!strcmp(opt, "max-configs") || !strcmp(opt, "budget")) {
+                if (num > 1e9 || num != (double)(int)num)
+                    return bt_cli_usage_error("tune", "--%s needs a whole number, got '%s'", opt, val);
+                o.budget = (int)num;
+            } else if (!strcmp(opt, "time-limit"))
+                o.time_limit_s = num;
+            else if (!strcmp(opt, "exhaustive-max")) {
+                if (num > 1e9 || num != (double)(int)num)
+                    return bt_cli_usage_error("tune", "--%s needs a whole number, got '%s'", opt, val);
+                o.exhaustive_max = (int)num;
+            }
             else if (!strcmp(opt, "threads"))
                 o.threads = (int)num;
             else if (!strcmp(opt, "timeout"))

@@ -90,6 +90,13 @@ struct bt_result {
     int cached;     /* configs whose binary came from the kernel cache */
     int recoveries; /* device faults survived (context rebuilt) */
     int from_store; /* configs whose measurement came from the results store */
+    /* the search (src/search): the strategy, why it stopped, in how many rounds, the effective
+     * measurement budget (0: none) and the wall time of the search */
+    char strategy[32];
+    char stop[32];
+    uint64_t search_rounds;
+    size_t budget;
+    double t_search;
     char graph_note[200];
     char source_hash[20];
     char timestamp[40];

@@ -52,10 +52,19 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
     size_t failed = 0, ok = 0;
     for (size_t i = 0; i < r->n; i++)
         failed += r->e[i].status != BT__CS_OK, ok += r->e[i].status == BT__CS_OK;
-    fprintf(f, "space %llu configs: %zu eliminated by the model, %zu measured, %zu not measured (budget); "
-               "%zu ok, %zu failed\n",
+    fprintf(f, "space %llu configs: %zu eliminated by the model, %zu measured of %zu valid, %zu not "
+               "measured; %zu ok, %zu failed\n",
             (unsigned long long)r->plan->total, r->plan->nelim + r->plan->elim_dropped, r->n,
-            r->not_measured, ok, failed);
+            r->plan->ncand, r->not_measured, ok, failed);
+    char lim[64] = "none", tl[64] = "none";
+    if (r->budget)
+        snprintf(lim, sizeof lim, "%zu measurements", r->budget);
+    if (r->opts.time_limit_s > 0)
+        snprintf(tl, sizeof tl, "%g s", r->opts.time_limit_s);
+    fprintf(f, "search: strategy %s, stopped on %s after %llu round(s) of up to %d configs, %.2f s; "
+               "budget %s, time limit %s\n",
+            r->strategy, r->stop, (unsigned long long)r->search_rounds, r->compile_threads,
+            r->t_search, lim, tl);
     int cached = 0;
     for (size_t i = 0; i < r->n; i++)
         cached += r->e[i].cached;
@@ -262,6 +271,20 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
         json_array_append_new(el, x);
     }
     json_object_set_new(o, "eliminated", el);
+    json_t *sj = json_object();
+    json_object_set_new(sj, "strategy", json_string(r->strategy));
+    json_object_set_new(sj, "stop", json_string(r->stop));
+    json_object_set_new(sj, "measured", json_integer((json_int_t)r->n));
+    json_object_set_new(sj, "valid", json_integer((json_int_t)r->plan->ncand));
+    json_object_set_new(sj, "not_measured", json_integer((json_int_t)r->not_measured));
+    json_object_set_new(sj, "from_store", json_integer(r->from_store));
+    json_object_set_new(sj, "rounds", json_integer((json_int_t)r->search_rounds));
+    json_object_set_new(sj, "round_size", json_integer(r->compile_threads));
+    json_object_set_new(sj, "budget", r->budget ? json_integer((json_int_t)r->budget) : json_null());
+    json_object_set_new(sj, "time_limit_s",
+                        r->opts.time_limit_s > 0 ? json_real(r->opts.time_limit_s) : json_null());
+    json_object_set_new(sj, "seconds", json_real(r->t_search));
+    json_object_set_new(o, "search", sj);
     if (r->winner >= 0) {
         json_t *w = json_object();
         json_object_set_new(w, "config", cfg_json(r, &r->e[r->winner].ev.cfg));

@@ -1,14 +1,17 @@
 /*
- * tuner.c — the tuning pipeline: plan (prune with the model, with reasons) → compile every
- * candidate in parallel on a thread pool → verify each against the reference (poisoned outputs,
- * random inputs, boundary sizes) → measure (do_bench) → re-measure the finalists interleaved →
- * select the winner with its margin and noise band. Each config ends with a typed status.
+ * tuner.c — the tuning pipeline: plan (prune with the model, with reasons) → a search strategy
+ * (src/search) proposes the plan's valid configs in rounds; each round is compiled in parallel on
+ * a thread pool, verified against the reference (poisoned outputs, random inputs, boundary sizes)
+ * and measured (do_bench), and every outcome (failures included) goes back to the strategy, until
+ * a budget or the strategy stops it → re-measure the finalists interleaved → select the winner
+ * with its margin and noise band. Each config ends with a typed status.
  */
 #include "engine/engine.h"
 
 #include "core/util.h"
 #include "engine/kcache.h"
 #include "engine/record.h"
+#include "search/common.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -623,10 +626,11 @@ static void unload_all(tctx *T, bt_result *r, int keep)
 
 /* After a fault poisoned the device (CUDA: illegal address, trap), the config that caused it is
  * already marked failed; everything else is rebuilt on a fresh context: the device reopened, the
- * kernel's dispatch table dropped, the data made again from the same seed, and every config still
- * in play reloaded from its binary. Caller-provided buffers died with the context: that is an
+ * kernel's dispatch table dropped, the data made again from the same seed, and every config of
+ * the round in flight (r->e[from..]) still in play reloaded from its binary (earlier rounds are
+ * unloaded already). Caller-provided buffers died with the context: that is an
  * error. */
-static bt_status recover(tctx *T, bt_result *r, pdata *d, bool caller, bt_diag *diag)
+static bt_status recover(tctx *T, bt_result *r, pdata *d, size_t from, bool caller, bt_diag *diag)
 {
     bt_kernel *kn = T->kn;
     if (caller) {
@@ -671,7 +675,7 @@ static bt_status recover(tctx *T, bt_result *r, pdata *d, bool caller, bt_diag *
     st = pdata_init(T, d, &p, T->o.seed, NULL, 0, diag);
     if (st)
         return st;
-    for (size_t i = 0; i < r->n; i++) {
+    for (size_t i = from; i < r->n; i++) {
         bt__entry *e = &r->e[i];
         if (e->status != BT__CS_PENDING && e->status != BT__CS_OK)
             continue;
@@ -684,6 +688,357 @@ static bt_status recover(tctx *T, bt_result *r, pdata *d, bool caller, bt_diag *
     }
     return BT_OK;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * The search: a strategy (src/search) proposes configs round by round; each round is compiled in
+ * parallel, loaded, verified and measured here, and every outcome is observed
+ * ------------------------------------------------------------------------------------------- */
+typedef struct tsearch {
+    tctx *T;
+    const bt_problem *p;
+    bt__idxmap cand; /* space index -> position in plan->cand (the valid configs) */
+    size_t cap;      /* of r->e */
+    pdata *main;
+    bool caller;
+    bt__bench_ops *ops;
+    double t0; /* the search's start */
+    size_t rounds;
+    bt_diag *diag; /* why the search failed (device lost, out of memory) */
+} tsearch;
+
+static bool search_valid(void *user, uint64_t idx)
+{
+    tsearch *S = user;
+    return bt__idxmap_get(&S->cand, idx, NULL);
+}
+
+static double search_prior(void *user, uint64_t idx)
+{
+    tsearch *S = user;
+    double pos;
+    if (!bt__idxmap_get(&S->cand, idx, &pos))
+        return NAN;
+    double us = S->T->r->plan->cand[(size_t)pos].pred_us;
+    return us > 0 ? us : NAN;
+}
+
+/* What a strategy is told about a config that did not measure. */
+static bt_status fail_of(bt__cfg_status s)
+{
+    switch (s) {
+    case BT__CS_OK: return BT_OK;
+    case BT__CS_INVALID: return BT_INVALID_CONFIG;
+    case BT__CS_COMPILE: return BT_COMPILE;
+    case BT__CS_RESOURCES: return BT_RESOURCES;
+    case BT__CS_WRONG: return BT_WRONG_RESULT;
+    case BT__CS_TIMEOUT: return BT_TIMEOUT;
+    default: return BT_LAUNCH;
+    }
+}
+
+/* Loads a compiled entry (a stale kernel-cache binary is compiled again) and sets its dynamic
+ * shared memory. On failure the entry is marked (and stored when `rec`). */
+static void load_entry(tctx *T, bt__entry *e, const bt_problem *p, bool rec)
+{
+    bt_diag d = {0};
+    bt_status st = T->I->module_load(T->D, e->blob.data, e->blob.size, &e->mod, &d);
+    if (st == BT_CORRUPT && e->cached) { /* a stale cache entry: compile again */
+        free(e->blob.data);
+        e->blob.data = NULL;
+        e->cached = false;
+        compile_one(T, e, false);
+        st = e->status == BT__CS_PENDING || e->status == BT__CS_OK
+                 ? T->I->module_load(T->D, e->blob.data, e->blob.size, &e->mod, &d)
+                 : BT_COMPILE;
+    }
+    if (!st)
+        st = T->I->function_get(T->D, e->mod, T->k->entry, &e->fn, &e->res, &d);
+    if (!st && T->I->function_set_dyn_smem) {
+        int64_t g3[3], b3[3], dyn = 0;
+        if (bt__geometry(T->k, &e->ev.cfg, p, T->g, g3, b3, &dyn, &d) == BT_OK && dyn > 0)
+            st = T->I->function_set_dyn_smem(T->D, e->fn, (size_t)dyn, &d);
+    }
+    if (st) {
+        set_error(e, status_of(st), d.msg);
+        if (rec)
+            record(T, e);
+    }
+}
+
+/* Compiles jobs[0..n) on the thread pool (at most `threads` threads). */
+static void compile_parallel(tctx *T, bt__entry **jobs, size_t n, int threads, const char *stage)
+{
+    pool P = {.T = T, .jobs = jobs, .njobs = n};
+    pthread_mutex_init(&P.mu, NULL);
+    pthread_t th[128];
+    int started = 0;
+    double tc = bt__now();
+    for (int i = 0; i < threads && i < 128 && (size_t)i < n; i++)
+        if (pthread_create(&th[i], NULL, pool_worker, &P) == 0)
+            started++;
+    if (!started)
+        pool_worker(&P);
+    while (started) {
+        pthread_mutex_lock(&P.mu);
+        size_t done = P.done;
+        pthread_mutex_unlock(&P.mu);
+        progress(T, stage, done, n, tc);
+        if (done == n)
+            break;
+        usleep(20000);
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&P.mu);
+}
+
+/* After a device fault in a round: recover() and tell why it failed. */
+static bt_status round_recover(tsearch *S, size_t from)
+{
+    return recover(S->T, S->T->r, S->main, from, S->caller, S->diag);
+}
+
+/* One round: entries for the proposed configs, compiled in parallel, loaded, verified at the
+ * problem and at the boundary sizes, measured; the outcomes go to m[] (and to the store as they
+ * happen). Modules are unloaded at the end of the round (the binaries stay for the finalists). */
+static bt_status measure_round(void *user, const uint64_t *idx, size_t n, bt__search_meas *m)
+{
+    tsearch *S = user;
+    tctx *T = S->T;
+    bt_result *r = T->r;
+    const bt_kdesc *k = T->k;
+    S->rounds++;
+    if (r->n + n > S->cap) {
+        size_t ncap = S->cap ? S->cap * 2 : 64;
+        while (ncap < r->n + n)
+            ncap *= 2;
+        bt__entry *ne = realloc(r->e, sizeof *ne * ncap);
+        if (!ne)
+            return BT_NOMEM;
+        r->e = ne;
+        S->cap = ncap;
+    }
+    size_t from = r->n;
+    bt__entry **jobs = calloc(n, sizeof *jobs);
+    if (!jobs)
+        return BT_NOMEM;
+    size_t njobs = 0;
+    for (size_t i = 0; i < n; i++) {
+        double pos = 0;
+        bt__idxmap_get(&S->cand, idx[i], &pos);
+        bt__entry *e = &r->e[r->n++];
+        memset(e, 0, sizeof *e);
+        e->ev = r->plan->cand[(size_t)pos];
+        e->ev.reasons = NULL;
+        e->model_rank = (size_t)pos + 1;
+        if (T->store && T->o.mode != BT_MODE_RETUNE && bt__record_get(T->store, r, e))
+            r->from_store++;
+        if (in_play(e))
+            jobs[njobs++] = e;
+    }
+    char stage[48];
+    snprintf(stage, sizeof stage, "round %zu: compile", S->rounds);
+    double tc = bt__now();
+    compile_parallel(T, jobs, njobs, r->compile_threads, stage);
+    free(jobs);
+    r->t_compile += bt__now() - tc;
+    double tv = bt__now();
+    for (size_t i = from; i < r->n; i++) {
+        bt__entry *e = &r->e[i];
+        if (e->status == BT__CS_COMPILE && !e->from_store)
+            record(T, e);
+        else if (in_play(e))
+            load_entry(T, e, S->p, true);
+    }
+    /* verify at the problem, then at the boundary sizes */
+    bt_status st;
+    for (size_t i = from; i < r->n; i++) {
+        bt__entry *e = &r->e[i];
+        if (!in_play(e))
+            continue;
+        bt_diag d = {0};
+        watch_begin(T, e, T->o.timeout_s);
+        st = verify_on(T, e, S->main, &e->ver, &d);
+        watch_end(T);
+        if (st) {
+            set_error(e, status_of(st), d.msg);
+            record(T, e);
+            if (bt__device_lost(T->kn->dev) && (st = round_recover(S, from)))
+                return st;
+        } else if (!e->ver.ok) {
+            set_error(e, BT__CS_WRONG, e->ver.msg);
+            record(T, e);
+        }
+    }
+    for (int b = 0; T->o.verify_boundary && b < k->nboundary; b++) {
+        bool any = false;
+        for (size_t i = from; i < r->n; i++)
+            any |= in_play(&r->e[i]);
+        if (!any)
+            break;
+        bt_problem bp = *S->p;
+        for (int j = 0; j < k->nproblem; j++)
+            if (k->boundary[b][j] >= 0)
+                bp.values[j] = k->boundary[b][j];
+        pdata bd;
+        bt_diag d = {0};
+        if (pdata_init(T, &bd, &bp, T->o.seed + 1 + (uint64_t)b, NULL, 0, &d) != BT_OK) {
+            bt__diag_set(S->diag, "boundary problem %d: %s", b, d.msg);
+            continue;
+        }
+        char where[128] = "";
+        size_t o = 0;
+        for (int j = 0; j < k->nproblem && o < sizeof where; j++) {
+            int w = snprintf(where + o, sizeof where - o, "%s%s=%lld", j ? "," : "",
+                             k->problem_names[j], (long long)bp.values[j]);
+            if (w > 0)
+                o += (size_t)w;
+        }
+        for (size_t i = from; i < r->n; i++) {
+            bt__entry *e = &r->e[i];
+            if (!in_play(e))
+                continue;
+            bt__verify v;
+            bt_diag d2 = {0};
+            watch_begin(T, e, T->o.timeout_s);
+            st = verify_on(T, e, &bd, &v, &d2);
+            watch_end(T);
+            char msg[400];
+            if (st) {
+                snprintf(msg, sizeof msg, "at boundary size %s: %.250s", where, d2.msg);
+                set_error(e, status_of(st), msg);
+                record(T, e);
+                if (bt__device_lost(T->kn->dev)) {
+                    pdata_free(T, &bd);
+                    bt_diag d3 = {0};
+                    if (round_recover(S, from) ||
+                        pdata_init(T, &bd, &bp, T->o.seed + 1 + (uint64_t)b, NULL, 0, &d3))
+                        return BT_LAUNCH;
+                }
+            } else if (!v.ok) {
+                snprintf(msg, sizeof msg, "at boundary size %s: %s", where, v.msg);
+                set_error(e, BT__CS_WRONG, msg);
+                record(T, e);
+            } else
+                e->boundary_checked++;
+        }
+        pdata_free(T, &bd);
+    }
+    r->t_verify += bt__now() - tv;
+    /* measure (a measurement from the store is not repeated) */
+    double tm = bt__now();
+    T->cur = S->main;
+    for (size_t i = from; i < r->n; i++) {
+        bt__entry *e = &r->e[i];
+        if (e->status != BT__CS_PENDING)
+            continue;
+        T->cur_e = e;
+        bt_diag d = {0};
+        /* a bench lasts about its budgets, plus one timeout per run at worst */
+        watch_begin(T, e, T->o.timeout_s * 3 + (T->o.warmup_ms + T->o.rep_ms) * 1e-3 * 4);
+        st = bt__bench(S->ops, T->o.warmup_ms, T->o.rep_ms, T->o.timeout_s * 1e3, &e->st, NULL,
+                       NULL, &d);
+        watch_end(T);
+        if (st) {
+            set_error(e, status_of(st), d.msg);
+            record(T, e);
+            if (bt__device_lost(T->kn->dev)) {
+                if ((st = round_recover(S, from)))
+                    return st;
+                S->ops->bdev = T->D;
+                T->cur = S->main;
+            }
+            continue;
+        }
+        e->status = BT__CS_OK;
+        record(T, e);
+    }
+    r->t_measure += bt__now() - tm;
+    size_t nok = 0;
+    for (size_t i = from; i < r->n; i++) {
+        bt__entry *e = &r->e[i];
+        m[i - from].fail = fail_of(e->status);
+        m[i - from].ms = e->status == BT__CS_OK ? e->st.median : INFINITY;
+        nok += e->status == BT__CS_OK;
+    }
+    unload_all(T, r, -1);
+    if (T->o.progress && isatty(2)) {
+        double best = INFINITY;
+        for (size_t i = 0; i < r->n; i++)
+            if (r->e[i].status == BT__CS_OK && r->e[i].st.median < best)
+                best = r->e[i].st.median;
+        char lim[48] = "";
+        if (r->budget)
+            snprintf(lim, sizeof lim, " of %zu", r->budget);
+        fprintf(stderr, "\r\033[Kround %zu (%s): %zu%s measured, %zu ok this round, best %.4g ms, "
+                        "elapsed %.1f s\n",
+                S->rounds, r->strategy, r->n, lim, nok, best, bt__now() - S->t0);
+        fflush(stderr);
+    }
+    return BT_OK;
+}
+
+/* Compiles, loads and runs the reference ("config" kind) baseline, whose outputs become the
+ * reference; it is not a measured entry (the strategy may still propose it). */
+static bt_status run_baseline(tctx *T, pdata *d, const bt_problem *p, bt_diag *diag)
+{
+    const bt_kdesc *k = T->k;
+    bt__entry b;
+    memset(&b, 0, sizeof b);
+    bt__model_eval(&T->r->plan->model, &k->ref_config, &b.ev);
+    bt__cfg_eval_clear(&b.ev);
+    compile_one(T, &b, true);
+    if (b.status == BT__CS_PENDING)
+        load_entry(T, &b, p, false);
+    bt__verify v;
+    memset(&v, 0, sizeof v);
+    bt_diag dd = {0};
+    bt_status st = BT_OK;
+    if (b.status == BT__CS_PENDING && verify_on(T, &b, d, &v, &dd) == BT_OK && v.nonfinite == 0) {
+        for (int i = 0; i < k->nargs; i++)
+            if (k->args[i].output)
+                for (size_t j = 0; j < d->host[i].count; j++)
+                    d->ref[i][j] = bt__hostbuf_get(&d->host[i], j);
+        d->have_ref = true;
+    } else {
+        bt__diag_set(diag, "the reference (baseline) config failed: %s",
+                     b.error ? b.error : dd.msg[0] ? dd.msg : v.msg[0] ? v.msg
+                                                                      : bt__cfg_status_name(b.status));
+        st = BT_WRONG_RESULT;
+    }
+    if (b.mod)
+        T->I->module_free(T->D, b.mod);
+    free(b.blob.data);
+    free(b.log);
+    free(b.error);
+    return st;
+}
+
+/* The strategy by name, or the default for nvalid valid configs. NULL (diag says the names) for
+ * an unknown name. */
+static const bt__strategy *pick_strategy(const bt_tune_options *o, uint64_t nvalid, bt_diag *diag)
+{
+    if (!o->strategy || !o->strategy[0])
+        return bt__strategy_default(nvalid, o->exhaustive_max > 0 ? (uint64_t)o->exhaustive_max : 0);
+    const bt__strategy *s = bt__strategy_find(o->strategy);
+    if (!s) {
+        size_t n;
+        const bt__strategy *const *all = bt__strategies(&n);
+        char names[200] = "";
+        size_t off = 0;
+        for (size_t i = 0; i < n && off < sizeof names; i++) {
+            int w = snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "", all[i]->name);
+            if (w > 0)
+                off += (size_t)w;
+        }
+        bt__diag_set(diag, "unknown strategy '%s' (one of: %s)", o->strategy, names);
+    }
+    return s;
+}
+
+/* The measurement budget of a non-exhaustive strategy when neither a budget nor a time limit is
+ * given. */
+#define BT__TUNE_DEFAULT_BUDGET 64
 
 bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *opts,
                    bt_buffer *const *caller, int ncaller, bt_result **out, bt_diag *diag)
@@ -713,6 +1068,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
     r->problem = *p;
     r->dev = *info;
     r->opts = T.o;
+    r->opts.strategy = NULL; /* borrowed: the result keeps the name in r->strategy */
     r->winner = r->runner_up = -1;
     snprintf(r->source_hash, sizeof r->source_hash, "%016llx", (unsigned long long)kn->src_hash);
     time_t now = time(NULL);
@@ -723,96 +1079,49 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
              k->ref == BT__REF_HOST ? "host (fp64)" : k->ref == BT__REF_CONFIG ? "baseline config"
              : k->ref == BT__REF_KERNEL ? "reference kernel" : "none (outputs checked for being written)");
 
-    /* 1. plan */
+    /* 1. plan, and the search over its valid configs */
     bt_plan_options po = {.rules = T.o.rules};
     bt_status st = bt_plan_create(k, p, T.g, &po, &r->plan, diag);
     if (st) {
         bt_result_free(r);
         return st;
     }
-    size_t budget = T.o.max_configs > 0 ? (size_t)T.o.max_configs
-                                        : (r->plan->ncand <= 128 ? r->plan->ncand : 64);
-    bool need_baseline = k->ref == BT__REF_CONFIG;
-    size_t n = r->plan->ncand < budget ? r->plan->ncand : budget;
-    r->not_measured = r->plan->ncand - n;
-    r->e = calloc(n + 1, sizeof *r->e);
-    if (!r->e) {
+    const bt__strategy *strat = pick_strategy(&T.o, r->plan->ncand, diag);
+    if (!strat) {
         bt_result_free(r);
-        return BT_NOMEM;
+        return BT_INVALID_ARG;
     }
-    for (size_t i = 0; i < n; i++) {
-        r->e[i].ev = r->plan->cand[i];
-        r->e[i].ev.reasons = NULL;
-        r->e[i].model_rank = i + 1;
+    snprintf(r->strategy, sizeof r->strategy, "%s", strat->name);
+    tsearch S = {.T = &T, .p = p, .caller = caller != NULL, .diag = diag};
+    bt__idxmap_init(&S.cand);
+    for (size_t i = 0; i < r->plan->ncand && st == BT_OK; i++) {
+        uint64_t idx = r->plan->cand[i].index;
+        if (k->configs && !bt__space_index_of(&k->space, &r->plan->cand[i].cfg, &idx))
+            continue;
+        st = bt__idxmap_put(&S.cand, idx, (double)i);
     }
-    r->n = n;
-    int baseline = -1;
-    if (need_baseline) { /* the baseline config must be compiled too, measured or not */
-        for (size_t i = 0; i < n; i++)
-            if (!memcmp(r->e[i].ev.cfg.v, k->ref_config.v, sizeof(int64_t) * (size_t)k->space.nparams))
-                baseline = (int)i;
-        if (baseline < 0) {
-            bt__entry *b = &r->e[r->n];
-            bt__model_eval(&r->plan->model, &k->ref_config, &b->ev);
-            bt__cfg_eval_clear(&b->ev);
-            baseline = (int)r->n++;
-        }
+    if (st) {
+        bt__idxmap_free(&S.cand);
+        bt_result_free(r);
+        return st;
     }
+    bool exhaustive = !strcmp(strat->name, "exhaustive");
+    r->budget = T.o.budget > 0                                   ? (size_t)T.o.budget
+                : exhaustive || T.o.time_limit_s > 0             ? 0
+                                                                 : BT__TUNE_DEFAULT_BUDGET;
+    int nthreads = T.o.threads > 0 ? T.o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (nthreads < 1)
+        nthreads = 1;
+    if (nthreads > 128)
+        nthreads = 128;
+    r->compile_threads = nthreads;
 
     /* measurements the store already holds for this source, device and key are not repeated (a
      * killed tune resumes; an added config costs only itself) */
     bt__store *store = bt__kernel_store(kn, &T.o);
     T.store = store;
-    if (store && T.o.mode != BT_MODE_RETUNE)
-        for (size_t i = 0; i < n; i++)
-            if (bt__record_get(store, r, &r->e[i]))
-                r->from_store++;
 
-    /* 2. compile in parallel */
-    double tc = bt__now();
-    int nthreads = T.o.threads > 0 ? T.o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (nthreads < 1)
-        nthreads = 1;
-    if ((size_t)nthreads > r->n)
-        nthreads = (int)(r->n ? r->n : 1);
-    r->compile_threads = nthreads;
-    pool P = {.T = &T, .njobs = r->n};
-    P.jobs = calloc(r->n + 1, sizeof *P.jobs);
-    if (!P.jobs) {
-        bt_result_free(r);
-        return BT_NOMEM;
-    }
-    P.njobs = 0;
-    for (size_t i = 0; i < r->n; i++)
-        if (in_play(&r->e[i]) || (int)i == baseline)
-            P.jobs[P.njobs++] = &r->e[i];
-    pthread_mutex_init(&P.mu, NULL);
-    pthread_t th[128];
-    int started = 0;
-    for (int i = 0; i < nthreads && i < 128; i++)
-        if (pthread_create(&th[i], NULL, pool_worker, &P) == 0)
-            started++;
-    if (!started)
-        pool_worker(&P);
-    while (started) {
-        pthread_mutex_lock(&P.mu);
-        size_t done = P.done;
-        pthread_mutex_unlock(&P.mu);
-        progress(&T, "compile", done, P.njobs, tc);
-        if (done == P.njobs)
-            break;
-        usleep(50000);
-    }
-    for (int i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    pthread_mutex_destroy(&P.mu);
-    free(P.jobs);
-    r->t_compile = bt__now() - tc;
-    for (size_t i = 0; i < n; i++)
-        if (r->e[i].status == BT__CS_COMPILE && !r->e[i].from_store)
-            record(&T, &r->e[i]);
-
-    /* 3. data and reference; from here on a watchdog guards every run on the device */
+    /* 2. data and reference; from here on a watchdog guards every run on the device */
     pthread_mutex_init(&T.wmu, NULL);
     pthread_t wd;
     bool wd_on = pthread_create(&wd, NULL, watchdog, &T) == 0;
@@ -827,152 +1136,22 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
         }                                                                                          \
     } while (0)
 
-    double tv = bt__now();
     pdata main_data;
     st = pdata_init(&T, &main_data, p, T.o.seed, caller, ncaller, diag);
     if (st) {
+        bt__idxmap_free(&S.cand);
         bt_result_free(r);
         WD_STOP();
         return st;
     }
-    /* load every compiled module */
-    for (size_t i = 0; i < r->n; i++) {
-        bt__entry *e = &r->e[i];
-        if (!in_play(e) && (int)i != baseline)
-            continue;
-        bt_diag d = {0};
-        st = T.I->module_load(T.D, e->blob.data, e->blob.size, &e->mod, &d);
-        if (st == BT_CORRUPT && e->cached) { /* a stale cache entry: compile again */
-            free(e->blob.data);
-            e->blob.data = NULL;
-            e->cached = false;
-            compile_one(&T, e, false);
-            st = e->status == BT__CS_PENDING
-                     ? T.I->module_load(T.D, e->blob.data, e->blob.size, &e->mod, &d)
-                     : BT_COMPILE;
-        }
-        if (!st)
-            st = T.I->function_get(T.D, e->mod, k->entry, &e->fn, &e->res, &d);
-        if (!st && T.I->function_set_dyn_smem) {
-            int64_t g3[3], b3[3], dyn = 0;
-            if (bt__geometry(k, &e->ev.cfg, p, T.g, g3, b3, &dyn, &d) == BT_OK && dyn > 0)
-                st = T.I->function_set_dyn_smem(T.D, e->fn, (size_t)dyn, &d);
-        }
-        if (st) {
-            set_error(e, status_of(st), d.msg);
-            if (i < n)
-                record(&T, e);
-        }
+    /* the baseline config is compiled and run first, whatever the strategy */
+    if (k->ref == BT__REF_CONFIG && (st = run_baseline(&T, &main_data, p, diag)) != BT_OK) {
+        pdata_free(&T, &main_data);
+        bt__idxmap_free(&S.cand);
+        bt_result_free(r);
+        WD_STOP();
+        return st;
     }
-    if (baseline >= 0) { /* the baseline's outputs become the reference */
-        bt__entry *b = &r->e[baseline];
-        bt__verify v;
-        memset(&v, 0, sizeof v);
-        bt_diag d = {0};
-        if (in_play(b) && verify_on(&T, b, &main_data, &v, &d) == BT_OK && v.nonfinite == 0) {
-            for (int i = 0; i < k->nargs; i++)
-                if (k->args[i].output)
-                    for (size_t j = 0; j < main_data.host[i].count; j++)
-                        main_data.ref[i][j] = bt__hostbuf_get(&main_data.host[i], j);
-            main_data.have_ref = true;
-        } else {
-            bt__diag_set(diag, "the reference (baseline) config failed: %s",
-                         b->error ? b->error : d.msg[0] ? d.msg : v.msg[0] ? v.msg
-                                                                           : bt__cfg_status_name(b->status));
-            pdata_free(&T, &main_data);
-            unload_all(&T, r, -1);
-            bt_result_free(r);
-            WD_STOP();
-            return BT_WRONG_RESULT;
-        }
-        if (baseline >= (int)n) /* not a measured config: drop it from the table */
-            r->n = n;
-    }
-    /* verify every config at the problem, then at the boundary sizes */
-    size_t verified = 0;
-    for (size_t i = 0; i < n; i++) {
-        bt__entry *e = &r->e[i];
-        progress(&T, "verify", i, n, tv);
-        if (!in_play(e))
-            continue;
-        bt_diag d = {0};
-        watch_begin(&T, e, T.o.timeout_s);
-        st = verify_on(&T, e, &main_data, &e->ver, &d);
-        watch_end(&T);
-        if (st) {
-            set_error(e, status_of(st), d.msg);
-            record(&T, e);
-            if (bt__device_lost(kn->dev) && (st = recover(&T, r, &main_data, caller != NULL, diag))) {
-                unload_all(&T, r, -1);
-                bt_result_free(r);
-                WD_STOP();
-                return st;
-            }
-        } else if (!e->ver.ok) {
-            set_error(e, BT__CS_WRONG, e->ver.msg);
-            record(&T, e);
-        } else
-            verified++;
-    }
-    progress(&T, "verify", n, n, tv);
-    if (T.o.verify_boundary && k->nboundary) {
-        for (int b = 0; b < k->nboundary; b++) {
-            bt_problem bp = *p;
-            for (int j = 0; j < k->nproblem; j++)
-                if (k->boundary[b][j] >= 0)
-                    bp.values[j] = k->boundary[b][j];
-            pdata bd;
-            bt_diag d = {0};
-            if (pdata_init(&T, &bd, &bp, T.o.seed + 1 + (uint64_t)b, NULL, 0, &d) != BT_OK) {
-                bt__diag_set(diag, "boundary problem %d: %s", b, d.msg);
-                continue;
-            }
-            for (size_t i = 0; i < n; i++) {
-                bt__entry *e = &r->e[i];
-                if (!in_play(e))
-                    continue;
-                bt__verify v;
-                bt_diag d2 = {0};
-                st = verify_on(&T, e, &bd, &v, &d2);
-                char where[128] = "";
-                size_t o = 0;
-                for (int j = 0; j < k->nproblem && o < sizeof where; j++) {
-                    int w = snprintf(where + o, sizeof where - o, "%s%s=%lld", j ? "," : "",
-                                     k->problem_names[j], (long long)bp.values[j]);
-                    if (w > 0)
-                        o += (size_t)w;
-                }
-                char m[400];
-                if (st) {
-                    snprintf(m, sizeof m, "at boundary size %s: %.250s", where, d2.msg);
-                    set_error(e, status_of(st), m);
-                    record(&T, e);
-                    if (bt__device_lost(kn->dev)) {
-                        pdata_free(&T, &bd);
-                        bt_diag d3 = {0};
-                        if (recover(&T, r, &main_data, caller != NULL, diag) ||
-                            pdata_init(&T, &bd, &bp, T.o.seed + 1 + (uint64_t)b, NULL, 0, &d3)) {
-                            pdata_free(&T, &main_data);
-                            unload_all(&T, r, -1);
-                            bt_result_free(r);
-                            WD_STOP();
-                            return BT_LAUNCH;
-                        }
-                    }
-                } else if (!v.ok) {
-                    snprintf(m, sizeof m, "at boundary size %s: %s", where, v.msg);
-                    set_error(e, BT__CS_WRONG, m);
-                    record(&T, e);
-                } else
-                    e->boundary_checked++;
-            }
-            pdata_free(&T, &bd);
-        }
-    }
-    r->t_verify = bt__now() - tv;
-
-    /* 4. measure */
-    double tm = bt__now();
     bt__bench_ops ops = {bench_pre, bench_launch, &T, T.I, T.D, true, NULL};
     if (T.o.graph) {
         bool resets = false;
@@ -993,51 +1172,62 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
                      "graph, per launch, with no cache flush between them");
         }
     }
+
+    /* 3. the search: rounds of compile (in parallel) → load → verify → measure */
+    S.main = &main_data;
+    S.ops = &ops;
+    S.t0 = bt__now();
+    bt__search_ctx ctx = {.space = &k->space, .is_valid = search_valid, .prior = search_prior,
+                          .user = &S, .seed = T.o.seed, .max_evals = r->budget};
+    bt__search_budget sb = {.max_evals = r->budget, .time_limit_s = T.o.time_limit_s};
+    bt__search_result sr;
+    bt_diag sd = {0};
+    S.diag = &sd;
+    st = bt__search_run_batch(strat, &ctx, &sb, (size_t)nthreads, measure_round, &S, &sr, &sd);
+    r->t_search = bt__now() - S.t0;
+    r->search_rounds = sr.rounds;
+    snprintf(r->stop, sizeof r->stop, "%s", bt__search_stop_name(sr.stop));
+    bt__search_result_clear(&sr);
+    bt__idxmap_free(&S.cand);
+    if (st) {
+        *diag = sd;
+        if (!diag->msg[0])
+            bt__diag_set(diag, "the search failed: %s", bt_strerror(st));
+        pdata_free(&T, &main_data);
+        unload_all(&T, r, -1);
+        bt_result_free(r);
+        WD_STOP();
+        return st;
+    }
+    if (sd.msg[0]) /* a boundary problem that could not be made: said, not fatal */
+        *diag = sd;
+    r->not_measured = r->plan->ncand > r->n ? r->plan->ncand - r->n : 0;
+    size_t n = r->n;
+
+    /* 4. select: finalists re-measured interleaved A B C A B C ... */
+    double tm = bt__now();
     T.cur = &main_data;
     bt__entry **ok = calloc(n + 1, sizeof *ok);
     size_t nok = 0;
-    for (size_t i = 0; i < n && ok; i++) {
-        bt__entry *e = &r->e[i];
-        progress(&T, "measure", i, n, tm);
-        if (e->from_store && e->status == BT__CS_OK) { /* measured before: not again */
-            ok[nok++] = e;
-            continue;
-        }
-        if (e->status != BT__CS_PENDING)
-            continue;
-        T.cur_e = e;
-        bt_diag d = {0};
-        /* a bench lasts about its budgets, plus one timeout per run at worst */
-        watch_begin(&T, e, T.o.timeout_s * 3 + (T.o.warmup_ms + T.o.rep_ms) * 1e-3 * 4);
-        st = bt__bench(&ops, T.o.warmup_ms, T.o.rep_ms, T.o.timeout_s * 1e3, &e->st, NULL, NULL, &d);
-        watch_end(&T);
-        if (st) {
-            set_error(e, status_of(st), d.msg);
-            record(&T, e);
-            if (bt__device_lost(kn->dev)) {
-                bt_status rs = recover(&T, r, &main_data, caller != NULL, diag);
-                if (rs) {
-                    free(ok);
-                    unload_all(&T, r, -1);
-                    bt_result_free(r);
-                    WD_STOP();
-                    return rs;
-                }
-                ops.bdev = T.D;
-                T.cur = &main_data;
-            }
-            continue;
-        }
-        e->status = BT__CS_OK;
-        record(&T, e);
-        ok[nok++] = e;
-    }
-    progress(&T, "measure", n, n, tm);
-
-    /* 5. select: finalists re-measured interleaved A B C A B C ... */
-    if (ok && nok) {
+    for (size_t i = 0; i < n && ok; i++)
+        if (r->e[i].status == BT__CS_OK)
+            ok[nok++] = &r->e[i];
+    if (ok && nok)
         qsort(ok, nok, sizeof *ok, cmp_entry_median);
-        int K = T.o.top_k > 0 ? T.o.top_k : 3;
+    int K = T.o.top_k > 0 ? T.o.top_k : 3;
+    if (K > 16)
+        K = 16;
+    /* the finalists are loaded again (a binary that no longer loads drops out) */
+    for (size_t f = 0; ok && f < nok && f < (size_t)K;) {
+        load_entry(&T, ok[f], p, true);
+        if (ok[f]->status == BT__CS_OK) {
+            f++;
+            continue;
+        }
+        memmove(&ok[f], &ok[f + 1], sizeof *ok * (nok - f - 1));
+        nok--;
+    }
+    if (ok && nok) {
         if ((size_t)K > nok)
             K = (int)nok;
         int R = T.o.rounds > 0 ? T.o.rounds : 5;
@@ -1047,23 +1237,23 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
             double *pool_t[16] = {0};
             int pool_n[16] = {0};
             for (int round = 0; round < R; round++)
-                for (int f = 0; f < K && f < 16; f++) {
+                for (int f = 0; f < K; f++) {
                     T.cur_e = ok[f];
-                    double *s = NULL;
+                    double *smp = NULL;
                     int ns = 0;
                     bt__stats tmp;
                     bt_diag d = {0};
-                    if (bt__bench(&ops, T.o.warmup_ms / R, T.o.rep_ms / R, T.o.timeout_s * 1e3, &tmp, &s, &ns, &d) == BT_OK && s) {
+                    if (bt__bench(&ops, T.o.warmup_ms / R, T.o.rep_ms / R, T.o.timeout_s * 1e3, &tmp, &smp, &ns, &d) == BT_OK && smp) {
                         double *grown = realloc(pool_t[f], sizeof(double) * (size_t)(pool_n[f] + ns));
                         if (grown) {
-                            memcpy(grown + pool_n[f], s, sizeof(double) * (size_t)ns);
+                            memcpy(grown + pool_n[f], smp, sizeof(double) * (size_t)ns);
                             pool_t[f] = grown;
                             pool_n[f] += ns;
                         }
                     }
-                    free(s);
+                    free(smp);
                 }
-            for (int f = 0; f < K && f < 16; f++) {
+            for (int f = 0; f < K; f++) {
                 if (pool_n[f] >= 5)
                     bt__stats_compute(pool_t[f], pool_n[f], &ok[f]->st);
                 free(pool_t[f]);
@@ -1089,7 +1279,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
             fprintf(stderr, "blocktune: the winner could not be stored: %s\n", d.msg);
     }
     free(ok);
-    r->t_measure = bt__now() - tm;
+    r->t_measure += bt__now() - tm;
     for (size_t i = 0; i < n; i++) {
         bt__entry *e = &r->e[i];
         if (e->status == BT__CS_OK && e->st.median > 0) {
@@ -1110,10 +1300,10 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
         T.I->sync(T.D, NULL);
     pdata_free(&T, &main_data);
 
-    /* 6. the winner enters the dispatch cache; everything else is unloaded */
+    /* 5. the winner enters the dispatch cache; everything else is unloaded */
     if (r->winner >= 0) {
         bt__entry *w = &r->e[r->winner];
-        if (bt__dispatch_put(kn, p, &w->ev.cfg, w->mod, w->fn) == BT_OK) {
+        if (w->mod && bt__dispatch_put(kn, p, &w->ev.cfg, w->mod, w->fn) == BT_OK) {
             w->mod = NULL;
             w->fn = NULL;
         }

@@ -12,7 +12,8 @@
  * configs), 50, 1000). At the end of a cycle the search reheats: the next cycle starts from the
  * best config found so far on even cycles and from a random unmeasured config on odd ones. When
  * no unmeasured neighbour can be found (all measured, invalid, or failed around the current
- * config), the walk jumps to a random unmeasured valid config.
+ * config), the walk jumps to a random unmeasured valid config. A round (next_batch) is several
+ * random unmeasured neighbours of the current config, judged in order; a jump ends a round.
  */
 #include "search/common.h"
 
@@ -39,7 +40,8 @@ typedef struct an_state {
     double best_ms;
     uint64_t cycle_len, step, cycle;
     double alpha; /* per-step cooling factor */
-    bool pending_jump;
+    bool pending_jump; /* jump_idx, proposed as a jump, is not observed yet */
+    uint64_t jump_idx;
 } an_state;
 
 static void an_destroy(void *state)
@@ -128,7 +130,6 @@ static bt_status an_propose(void *state, uint64_t *idx)
             if (!bt__valid(&s->ctx, c))
                 continue;
             *idx = c;
-            s->pending_jump = false;
             return BT_OK;
         }
     }
@@ -136,6 +137,7 @@ static bt_status an_propose(void *state, uint64_t *idx)
     if (!bt__valid_random_unseen(&s->valid, &s->rng, &s->seen, idx))
         return BT_NOT_FOUND;
     s->pending_jump = true;
+    s->jump_idx = *idx;
     return BT_OK;
 }
 
@@ -150,6 +152,26 @@ static bt_status an_next(void *state, uint64_t *idx)
     return st;
 }
 
+/* A round: random unmeasured neighbours of the current config, judged in order as they are
+ * observed; a jump (start, or nowhere left to step) ends the round, since the walk continues from
+ * it. */
+static bt_status an_next_batch(void *state, size_t max, uint64_t *idx, size_t *n)
+{
+    an_state *s = state;
+    *n = 0;
+    while (*n < max) {
+        if (*n > 0 && s->pending_jump)
+            break;
+        bt_status st = an_next(s, &idx[*n]);
+        if (st == BT_NOT_FOUND)
+            break;
+        if (st != BT_OK)
+            return st;
+        (*n)++;
+    }
+    return *n ? BT_OK : BT_NOT_FOUND;
+}
+
 static void an_observe(void *state, uint64_t idx, double ms, bt_status fail)
 {
     an_state *s = state;
@@ -162,8 +184,9 @@ static void an_observe(void *state, uint64_t idx, double ms, bt_status fail)
         s->best = idx;
         s->best_ms = ms;
     }
-    if (s->pending_jump || !s->have_cur) {
-        s->pending_jump = false;
+    if ((s->pending_jump && idx == s->jump_idx) || !s->have_cur) {
+        if (idx == s->jump_idx)
+            s->pending_jump = false;
         if (isfinite(ms)) {
             s->have_cur = true;
             s->cur = idx;
@@ -181,4 +204,5 @@ const bt__strategy bt__strategy_anneal = {
     .next = an_next,
     .observe = an_observe,
     .destroy = an_destroy,
+    .next_batch = an_next_batch,
 };

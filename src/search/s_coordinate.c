@@ -9,7 +9,8 @@
  * improves nothing is a local optimum: the search restarts from a random unmeasured valid config
  * (the first start is the prior's best config when a performance model is present). Configs
  * measured before are reused without a new measurement; invalid and failed neighbours are never
- * moved to, so failing regions are avoided.
+ * moved to, so failing regions are avoided. A round (next_batch) is a start point alone, or the
+ * untried neighbours along the parameter being explored.
  */
 #include "search/common.h"
 
@@ -181,6 +182,35 @@ static bt_status cd_next(void *state, uint64_t *idx)
     return st;
 }
 
+/* Whether the current parameter's neighbour list still holds a config to measure. */
+static bool cd_fresh_candidate_left(const cd_state *s)
+{
+    for (int i = s->icand; i < s->ncand; i++)
+        if (!bt__idxmap_get(&s->seen, s->cand[i], NULL) && bt__valid(&s->ctx, s->cand[i]))
+            return true;
+    return false;
+}
+
+/* A round: a new start point alone (its neighbours depend on it), else the untried neighbours of
+ * the current config along the parameter being explored — what one-at-a-time descent would
+ * measure before deciding on the move. */
+static bt_status cd_next_batch(void *state, size_t max, uint64_t *idx, size_t *n)
+{
+    cd_state *s = state;
+    *n = 0;
+    bt_status st = cd_next(s, &idx[0]);
+    if (st != BT_OK)
+        return st;
+    *n = 1;
+    while (*n < max && !s->pending_start && cd_fresh_candidate_left(s)) {
+        st = cd_next(s, &idx[*n]);
+        if (st != BT_OK)
+            return st;
+        (*n)++;
+    }
+    return BT_OK;
+}
+
 static void cd_observe(void *state, uint64_t idx, double ms, bt_status fail)
 {
     cd_state *s = state;
@@ -212,4 +242,5 @@ const bt__strategy bt__strategy_coordinate = {
     .next = cd_next,
     .observe = cd_observe,
     .destroy = cd_destroy,
+    .next_batch = cd_next_batch,
 };

@@ -38,6 +38,8 @@
  *
  * These choices were made on the five recorded Kernel Tuner spaces (bench/simulate.sh); they are
  * generic (no parameter names, no space sizes), but other spaces may prefer others.
+ * A round (several proposals before their results, for parallel compilation) is the next configs
+ * of this loop with the pending ones excluded: the top of the acquisition ranking of one fit.
  * Everything random comes from one RNG seeded by ctx->seed: runs are deterministic.
  */
 #include "search/common.h"
@@ -744,8 +746,10 @@ static bt_status forest_propose(void *state, uint64_t *idx)
         return bt__valid_random_unseen(&s->valid, &s->rng, &s->seen, idx) ? BT_OK : BT_NOT_FOUND;
     if (s->step % FOREST_LOCAL_EVERY == 0 && incumbent_neighbour(s, idx))
         return BT_OK;
-    if (s->fitted_nobs == 0 || s->nobs <= FOREST_REFIT_ALL ||
-        s->nobs >= s->fitted_nobs + s->fitted_nobs / FOREST_REFIT_GROWTH) {
+    /* (within a round nothing new was observed: the fitted forest stays) */
+    if (s->nobs != s->fitted_nobs &&
+        (s->fitted_nobs == 0 || s->nobs <= FOREST_REFIT_ALL ||
+         s->nobs >= s->fitted_nobs + s->fitted_nobs / FOREST_REFIT_GROWTH)) {
         bt_status st = forest_fit(s);
         if (st != BT_OK)
             return st;

@@ -11,6 +11,9 @@
  * (next returns BT_NOT_FOUND). Configs the model cannot predict (NAN) come last, in index order.
  * Failed measurements rank as slowest.
  *
+ * A round (next_batch) takes the next configs in predicted order up to the end of the current top
+ * k, so the trust check always sees measured configs.
+ *
  * Without a prior there is nothing to rank: create fails with BT_UNSUPPORTED ("no performance
  * model for this space"). Spaces too large to enumerate are also refused.
  */
@@ -177,6 +180,28 @@ static bt_status model_next(void *state, uint64_t *idx)
     return bt__idxmap_put(&s->pos, *idx, (double)(s->next - 1));
 }
 
+/* A round never crosses the end of the current top k: whether to widen is judged on measured
+ * configs only. */
+static bt_status model_next_batch(void *state, size_t max, uint64_t *idx, size_t *n)
+{
+    model_state *s = state;
+    *n = 0;
+    bt_status st = model_next(s, &idx[0]);
+    if (st != BT_OK)
+        return st;
+    *n = 1;
+    while (*n < max && s->next < s->n && s->next < s->top) {
+        idx[*n] = s->items[s->next].idx;
+        s->measured[s->next] = INFINITY;
+        s->next++;
+        st = bt__idxmap_put(&s->pos, idx[*n], (double)(s->next - 1));
+        if (st != BT_OK)
+            return st;
+        (*n)++;
+    }
+    return BT_OK;
+}
+
 static void model_observe(void *state, uint64_t idx, double ms, bt_status fail)
 {
     model_state *s = state;
@@ -192,4 +217,5 @@ const bt__strategy bt__strategy_model = {
     .next = model_next,
     .observe = model_observe,
     .destroy = model_destroy,
+    .next_batch = model_next_batch,
 };

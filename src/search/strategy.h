@@ -20,6 +20,9 @@
  *   - next returns BT_NOT_FOUND when it has nothing left to propose (space exhausted, or the
  *     strategy's own stopping rule, as `model` has).
  *
+ * A caller that measures several configs at once (a round compiled in parallel) asks for a batch
+ * (bt__strategy_next_batch): configs to measure before seeing any of their results.
+ *
  * Strategies live one per file in src/search/s_<name>.c and are registered in registry.c.
  */
 #ifndef BT_SEARCH_STRATEGY_H
@@ -60,7 +63,17 @@ typedef struct bt__strategy {
      * INFINITY and fail says why (BT_COMPILE, BT_LAUNCH, BT_INVALID_CONFIG, ...). */
     void (*observe)(void *state, uint64_t idx, double ms, bt_status fail);
     void (*destroy)(void *state); /* accepts NULL */
+    /* Optional: up to `max` (>= 1) configs to measure before any of their results is observed
+     * (a round compiled in parallel), into idx[0..*n). BT_NOT_FOUND (with *n = 0) when done.
+     * With max == 1 it proposes what `next` would. NULL: `next` is called up to max times
+     * (right for strategies whose order does not depend on the results: every strategy
+     * remembers a proposal at once, so a pending config is never proposed again). */
+    bt_status (*next_batch)(void *state, size_t max, uint64_t *idx, size_t *n);
 } bt__strategy;
+
+/* Up to max configs through s->next_batch, or through s->next when it has none (see above). */
+bt_status bt__strategy_next_batch(const bt__strategy *s, void *state, size_t max, uint64_t *idx,
+                                  size_t *n);
 
 /* The registry (registry.c): every strategy, in a stable order. */
 const bt__strategy *const *bt__strategies(size_t *count);
@@ -101,6 +114,11 @@ typedef struct bt__search_meas {
 /* Measures config idx. Returns BT_OK when m is filled (the config may still have failed: see
  * m->fail); any other status aborts the search with that status (device lost, out of memory). */
 typedef bt_status (*bt__measure_fn)(void *user, uint64_t idx, bt__search_meas *m);
+/* Measures the n configs of one round (idx[i] -> m[i], each prefilled with ms = INFINITY,
+ * cost_s = -1, fail = BT_OK); same contract as bt__measure_fn. A cost_s < 0 means the driver
+ * uses the wall-clock time of the whole call (once per round, spread over its configs). */
+typedef bt_status (*bt__measure_batch_fn)(void *user, const uint64_t *idx, size_t n,
+                                          bt__search_meas *m);
 
 typedef enum bt__search_stop {
     BT__STOP_NONE = 0,
@@ -131,6 +149,7 @@ typedef struct bt__search_result {
     double cost_s;              /* summed measurement cost */
     uint64_t invalid_proposals; /* strategy bugs caught by the driver (never measured) */
     uint64_t duplicate_proposals;
+    uint64_t rounds; /* measure calls (rounds of up to `batch` configs) */
     bt__search_stop stop;
     bt__search_step *trace; /* malloc'd, evals entries; freed by bt__search_result_clear */
 } bt__search_result;
@@ -144,5 +163,15 @@ void bt__search_result_clear(bt__search_result *r);
 bt_status bt__search_run(const bt__strategy *s, const bt__search_ctx *ctx,
                          const bt__search_budget *b, bt__measure_fn measure, void *measure_user,
                          bt__search_result *out, bt_diag *diag);
+
+/* The same in rounds: each round the strategy proposes up to `batch` configs (bt__strategy_next_
+ * batch; fewer when the measurement budget has less left), the driver drops invalid and repeated
+ * ones, `measure` measures the rest together and every result is observed, in proposal order,
+ * before the next round. The budget is checked before every round (the round in flight
+ * completes). batch 1 is exactly bt__search_run; the run is deterministic for a given batch. */
+bt_status bt__search_run_batch(const bt__strategy *s, const bt__search_ctx *ctx,
+                               const bt__search_budget *b, size_t batch,
+                               bt__measure_batch_fn measure, void *measure_user,
+                               bt__search_result *out, bt_diag *diag);
 
 #endif

@@ -173,48 +173,57 @@ static int collect(const bt__measurement *m, void *user)
     return 0;
 }
 
-bt_status bt__kt_export(bt__store *s, const char *kernel, const char *device, const char *key,
-                        const char *path, int *nrows, bt_diag *diag)
+static int cmp_i64(const void *a, const void *b)
 {
-    *nrows = 0;
-    exp_ctx x = {kernel, key, NULL, 0, 0};
-    bt__store_ident id = {kernel, NULL, NULL, device, key};
-    bt_status st = bt__store_top(s, &id, 1000000, collect, &x, diag);
-    if (st == BT_OK && x.n == 0) {
-        bt__diag_set(diag, "no measurements of %s for key %s on %s", kernel, key, device);
-        st = BT_NOT_FOUND;
-    }
-    /* the space: each parameter's values as measured, in order of first appearance */
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The recorded space of rows x (a cache over each parameter's measured values: in order of first
+ * appearance, or sorted when `sorted`), one record per row that has every parameter; later rows
+ * replace earlier ones of the same config. */
+static bt_status rows_to_cache(const exp_ctx *x, const char *kernel, const char *device,
+                               const char *key, bool sorted, bt__ktcache **out, int *nrows,
+                               bt_diag *diag)
+{
+    *out = NULL;
+    bt_status st = BT_OK;
     bt__space sp;
     bt__space_init(&sp);
-    json_t *first = st == BT_OK ? json_loads(x.rows[0].config_json, 0, NULL) : NULL;
+    json_t *first = json_loads(x->rows[0].config_json, 0, NULL);
+    if (!first) {
+        bt__diag_set(diag, "a stored config of %s is not JSON: %.200s", kernel,
+                     x->rows[0].config_json ? x->rows[0].config_json : "");
+        return BT_CORRUPT;
+    }
     const char *pname;
     json_t *pv;
-    if (first)
-        json_object_foreach(first, pname, pv)
-        {
-            int64_t vals[4096];
-            int nv = 0;
-            for (size_t i = 0; i < x.n && nv < 4096; i++) {
-                json_t *o = json_loads(x.rows[i].config_json, 0, NULL);
-                json_t *v = json_object_get(o, pname);
-                if (json_is_integer(v)) {
-                    int64_t val = json_integer_value(v);
-                    bool seen = false;
-                    for (int j = 0; j < nv && !seen; j++)
-                        seen = vals[j] == val;
-                    if (!seen)
-                        vals[nv++] = val;
-                }
-                json_decref(o);
+    json_object_foreach(first, pname, pv)
+    {
+        int64_t vals[4096];
+        int nv = 0;
+        for (size_t i = 0; i < x->n && nv < 4096; i++) {
+            json_t *o = json_loads(x->rows[i].config_json, 0, NULL);
+            json_t *v = json_object_get(o, pname);
+            if (json_is_integer(v)) {
+                int64_t val = json_integer_value(v);
+                bool seen = false;
+                for (int j = 0; j < nv && !seen; j++)
+                    seen = vals[j] == val;
+                if (!seen)
+                    vals[nv++] = val;
             }
-            if (bt__space_add_list(&sp, pname, vals, nv, diag) != BT_OK)
-                st = BT_INVALID_ARG;
+            json_decref(o);
         }
+        if (sorted)
+            qsort(vals, (size_t)nv, sizeof *vals, cmp_i64);
+        if (st == BT_OK && bt__space_add_list(&sp, pname, vals, nv, diag) != BT_OK)
+            st = BT_INVALID_ARG;
+    }
     json_decref(first);
     bt__ktcache *c = NULL;
     if (st == BT_OK)
-        st = bt__ktcache_create(&sp, x.rows[0].device_name ? x.rows[0].device_name : device,
+        st = bt__ktcache_create(&sp, x->rows[0].device_name ? x->rows[0].device_name : device,
                                 kernel, &c);
     if (st == BT_OK) { /* problem_size back from the key's dim0, dim1, ... */
         bt__keyvals kv;
@@ -231,36 +240,98 @@ bt_status bt__kt_export(bt__store *s, const char *kernel, const char *device, co
             }
         }
     }
-    for (size_t i = 0; st == BT_OK && i < x.n; i++) {
-        json_t *o = json_loads(x.rows[i].config_json, 0, NULL);
+    for (size_t i = 0; st == BT_OK && i < x->n; i++) {
+        json_t *o = json_loads(x->rows[i].config_json, 0, NULL);
         bt_config cfg = {.nparams = sp.nparams};
-        for (int p = 0; p < sp.nparams; p++)
-            cfg.v[p] = json_integer_value(json_object_get(o, sp.params[p].name));
+        bool complete = o != NULL;
+        for (int p = 0; p < sp.nparams && complete; p++) {
+            json_t *v = json_object_get(o, sp.params[p].name);
+            complete = json_is_integer(v);
+            cfg.v[p] = complete ? json_integer_value(v) : 0;
+        }
         json_decref(o);
         uint64_t idx;
-        if (!bt__space_index_of(&sp, &cfg, &idx))
+        if (!complete || !bt__space_index_of(&sp, &cfg, &idx))
             continue;
         bt__kt_record r;
         memset(&r, 0, sizeof r);
         r.index = idx;
-        bool ok = x.rows[i].status && !strcmp(x.rows[i].status, "ok");
-        r.fail = ok ? BT__KT_OK
-                    : !strcmp(x.rows[i].status, "compile_failed") ? BT__KT_COMPILE_FAILED
-                    : !strcmp(x.rows[i].status, "invalid") ? BT__KT_INVALID
-                                                            : BT__KT_RUNTIME_FAILED;
-        snprintf(r.fail_text, sizeof r.fail_text, "%s", ok ? "" : bt__kt_fail_name(r.fail));
-        r.time_ms = ok ? x.rows[i].median_ms : NAN;
-        r.compile_ms = x.rows[i].compile_ms;
+        const char *status = x->rows[i].status ? x->rows[i].status : "";
+        bool ok = !strcmp(status, "ok") && x->rows[i].median_ms > 0;
+        r.fail = ok                                   ? BT__KT_OK
+                 : !strcmp(status, "compile_failed")  ? BT__KT_COMPILE_FAILED
+                 : !strcmp(status, "invalid")         ? BT__KT_INVALID
+                 : !strcmp(status, "launch_failed") ||
+                           !strcmp(status, "resources_exceeded") || !strcmp(status, "resources")
+                     ? BT__KT_RUNTIME_FAILED
+                     : BT__KT_OTHER_FAILED;
+        snprintf(r.fail_text, sizeof r.fail_text, "%s",
+                 ok                               ? ""
+                 : r.fail == BT__KT_OTHER_FAILED ? (status[0] ? status : "FailedConfig")
+                                                 : bt__kt_fail_name(r.fail));
+        r.time_ms = ok ? x->rows[i].median_ms : NAN;
+        r.compile_ms = x->rows[i].compile_ms;
         st = bt__ktcache_add(c, &r);
         if (st == BT_OK)
             (*nrows)++;
     }
+    bt__space_clear(&sp);
+    if (st != BT_OK) {
+        bt__ktcache_free(c);
+        return st;
+    }
+    *out = c;
+    return BT_OK;
+}
+
+static void free_rows(exp_ctx *x)
+{
+    for (size_t i = 0; i < x->n; i++)
+        bt__measurement_clear(&x->rows[i]);
+    free(x->rows);
+}
+
+bt_status bt__kt_export(bt__store *s, const char *kernel, const char *device, const char *key,
+                        const char *path, int *nrows, bt_diag *diag)
+{
+    *nrows = 0;
+    exp_ctx x = {kernel, key, NULL, 0, 0};
+    bt__store_ident id = {kernel, NULL, NULL, device, key};
+    bt_status st = bt__store_top(s, &id, 1000000, collect, &x, diag);
+    if (st == BT_OK && x.n == 0) {
+        bt__diag_set(diag, "no measurements of %s for key %s on %s", kernel, key, device);
+        st = BT_NOT_FOUND;
+    }
+    bt__ktcache *c = NULL;
+    if (st == BT_OK)
+        st = rows_to_cache(&x, kernel, device, key, false, &c, nrows, diag);
     if (st == BT_OK)
         st = bt__ktcache_write(c, path, diag);
     bt__ktcache_free(c);
-    bt__space_clear(&sp);
-    for (size_t i = 0; i < x.n; i++)
-        bt__measurement_clear(&x.rows[i]);
-    free(x.rows);
+    free_rows(&x);
+    return st;
+}
+
+bt_status bt__kt_from_store(bt__store *s, const char *kernel, const char *device, const char *key,
+                            bt__ktcache **out, int *nrows, bt_diag *diag)
+{
+    *out = NULL;
+    *nrows = 0;
+    exp_ctx x = {kernel, key, NULL, 0, 0};
+    bt_status st = bt__store_rows(s, kernel, device, key, collect, &x, diag);
+    if (st == BT_OK && x.n == 0) {
+        bt__diag_set(diag, "%s holds no measurements of %s for key %s%s%s", bt__store_path(s),
+                     kernel, key, device ? " on " : "", device ? device : "");
+        st = BT_NOT_FOUND;
+    }
+    if (st == BT_OK)
+        st = rows_to_cache(&x, kernel, device, key, true, out, nrows, diag);
+    for (size_t i = 0; st == BT_OK && i < (*out)->nrecs; i++) {
+        bt__kt_record *r = &(*out)->recs[i];
+        if (!(r->compile_ms >= 0))
+            r->compile_ms = NAN; /* unknown: costs nothing in a replay */
+        r->verification_ms = r->benchmark_ms = r->strategy_ms = r->framework_ms = NAN;
+    }
+    free_rows(&x);
     return st;
 }

@@ -14,4 +14,12 @@ bt_status bt__kt_import(bt__store *s, const char *path, int *nrows, bt_diag *dia
 bt_status bt__kt_export(bt__store *s, const char *kernel, const char *device, const char *key,
                         const char *path, int *nrows, bt_diag *diag);
 
+/* The store's measurements of kernel/key (any status; on `device`, a UUID or name, or on every
+ * device when NULL) as a recorded space for `blocktune simulate`: each parameter's measured
+ * values, sorted; one record per measured config (the newest row wins), failures with their
+ * status; the compile time where recorded, no benchmark time. BT_NOT_FOUND (diag) when there is
+ * no row. Free with bt__ktcache_free. */
+bt_status bt__kt_from_store(bt__store *s, const char *kernel, const char *device, const char *key,
+                            bt__ktcache **out, int *nrows, bt_diag *diag);
+
 #endif

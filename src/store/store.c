@@ -712,20 +712,12 @@ bt_status bt__store_winners(bt__store *s, const char *kernel, const char *device
     return r;
 }
 
-bt_status bt__store_top(bt__store *s, const bt__store_ident *id, int limit,
-                        bt__measurement_cb cb, void *user, bt_diag *diag)
+/* Steps a prepared SELECT of M_COLS_PREFIXED rows, calling cb on each (a nonzero return stops
+ * the walk and is returned), and finalizes it. */
+static bt_status walk_measurements(bt__store *s, sqlite3_stmt *st, bt__measurement_cb cb,
+                                   void *user, const char *what, bt_diag *diag)
 {
-    bt_status r = check_ident(id, diag);
-    if (r != BT_OK)
-        return r;
-    sqlite3_stmt *st = NULL;
-    const char *sql = "SELECT " M_COLS_PREFIXED " FROM measurements m WHERE " IDENT_WHERE
-                      " AND m.status = 'ok' AND m.median_ms IS NOT NULL "
-                      "ORDER BY m.median_ms, m.config_json LIMIT ?6";
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_fail(s, diag, "preparing a top-k look-up");
-    bind_ident(st, id);
-    sqlite3_bind_int(st, 6, limit > 0 ? limit : -1);
+    bt_status r = BT_OK;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         bt__measurement m;
@@ -742,9 +734,48 @@ bt_status bt__store_top(bt__store *s, const bt__store_ident *id, int limit,
         }
     }
     if (r == BT_OK && rc != SQLITE_DONE)
-        r = db_fail(s, diag, "reading the fastest configs");
+        r = db_fail(s, diag, what);
     sqlite3_finalize(st);
     return r;
+}
+
+bt_status bt__store_top(bt__store *s, const bt__store_ident *id, int limit,
+                        bt__measurement_cb cb, void *user, bt_diag *diag)
+{
+    bt_status r = check_ident(id, diag);
+    if (r != BT_OK)
+        return r;
+    sqlite3_stmt *st = NULL;
+    const char *sql = "SELECT " M_COLS_PREFIXED " FROM measurements m WHERE " IDENT_WHERE
+                      " AND m.status = 'ok' AND m.median_ms IS NOT NULL "
+                      "ORDER BY m.median_ms, m.config_json LIMIT ?6";
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_fail(s, diag, "preparing a top-k look-up");
+    bind_ident(st, id);
+    sqlite3_bind_int(st, 6, limit > 0 ? limit : -1);
+    return walk_measurements(s, st, cb, user, "reading the fastest configs", diag);
+}
+
+bt_status bt__store_rows(bt__store *s, const char *kernel, const char *device, const char *key,
+                         bt__measurement_cb cb, void *user, bt_diag *diag)
+{
+    if (!kernel || !key) {
+        bt__diag_set(diag, "store rows need a kernel and a key");
+        return BT_INVALID_ARG;
+    }
+    sqlite3_stmt *st = NULL;
+    const char *sql = "SELECT " M_COLS_PREFIXED " FROM measurements m WHERE m.kernel = ?1 AND "
+                      "m.key = ?2 AND (?3 IS NULL OR m.device_uuid = ?3 OR m.device_name = ?3) "
+                      "ORDER BY m.timestamp, m.config_json";
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_fail(s, diag, "preparing a read of a key's measurements");
+    bind_text(st, 1, kernel);
+    bind_text(st, 2, key);
+    if (device)
+        bind_text(st, 3, device);
+    else
+        sqlite3_bind_null(st, 3);
+    return walk_measurements(s, st, cb, user, "reading a key's measurements", diag);
 }
 
 static bt_status count(bt__store *s, const char *sql, const char *arg, int64_t *n, bt_diag *diag)

@@ -132,6 +132,11 @@ bt_status bt__store_winners(bt__store *s, const char *kernel, const char *device
 typedef int (*bt__measurement_cb)(const bt__measurement *m, void *user);
 bt_status bt__store_top(bt__store *s, const bt__store_ident *id, int limit,
                         bt__measurement_cb cb, void *user, bt_diag *diag);
+/* Calls cb for every measurement of `kernel` and `key` (any status, any source hash and compile
+ * options) on `device` (UUID or name; NULL: every device), oldest first. A nonzero return of cb
+ * stops the walk and is returned. */
+bt_status bt__store_rows(bt__store *s, const char *kernel, const char *device, const char *key,
+                         bt__measurement_cb cb, void *user, bt_diag *diag);
 /* Counts rows: measurements and winners. */
 bt_status bt__store_counts(bt__store *s, int64_t *measurements, int64_t *winners, bt_diag *diag);
 
