@@ -33,4 +33,12 @@ tune mma_3001x2999x1031_fp16 gemm_mma --m 3001 --n 2999 --k 1031 --dtype fp16
 log "peers in the same run (cuBLAS, Triton)"
 timeout 400 python3 bench/peers/gemm_h200.py 2>&1 | tee -a "$OUT/summary.txt"
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "$OUT/provenance.txt" 2>&1
+log "ncu: cuBLAS's kernel for 4096^3 fp16 (its SM clock and tensor-pipe load, beside ours: NOTES 12)"
+timeout 150 ncu --clock-control none --section SpeedOfLight --section ComputeWorkloadAnalysis \
+  --launch-skip 3 --launch-count 1 python3 -c "
+import torch
+a = torch.randn(4096, 4096, device='cuda', dtype=torch.float16); b = torch.randn_like(a)
+for _ in range(6): a @ b
+torch.cuda.synchronize()" > "$OUT/ncu_cublas.txt" 2>&1
+grep -E "==PROF==|SM Frequency|Duration|Compute \(SM\)|Issued Ipc" "$OUT/ncu_cublas.txt" | tail -6 | tee -a "$OUT/summary.txt"
 python3 bench/gemm_table.py "$OUT" > "$OUT/gemm_table.md" 2>&1; cat "$OUT/gemm_table.md"

@@ -197,6 +197,45 @@ static void test_wrong_and_broken_configs_are_caught_and_never_win(void **state)
     bt_kdesc_free(k);
 }
 
+/* A config whose constraints exclude a boundary size is not run there (it would never be
+ * dispatched for it): VEC=4 is right at n = 4096 and 1000 and verified there, not at 17 or 4099. */
+static void test_boundary_sizes_outside_a_configs_constraints_are_skipped(void **state)
+{
+    (void)state;
+    bt_kdesc *k;
+    bt_diag d;
+    if (bt_kdesc_load_file(BT_SOURCE_DIR "/tests/data/aligned.json", &k, &d) != BT_OK)
+        fail_msg("aligned.json: %s", d.msg);
+    bt_problem *p;
+    bt_problem_create(k, &p);
+    bt_kernel *kn;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt_tune_options o = quick();
+    o.budget = 0;
+    bt_result *r;
+    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    assert_int_equal(r->n, 4);
+    for (size_t i = 0; i < r->n; i++) {
+        const bt__entry *e = &r->e[i];
+        if (e->status != BT__CS_OK)
+            fail_msg("config %zu: %s", i, e->error ? e->error : bt__cfg_status_name(e->status));
+        bool vec = cfg_value(k, &e->ev.cfg, "VEC") == 4;
+        assert_int_equal(e->boundary_checked, vec ? 1 : 3);
+        assert_int_equal(e->boundary_na, vec ? 2 : 0);
+    }
+    bt_result_free(r);
+    /* the same kernel at n = 4099: VEC=4 is not a candidate at all */
+    assert_int_equal(bt_problem_set(p, "n", 4099, &d), BT_OK);
+    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    assert_int_equal(r->n, 2);
+    for (size_t i = 0; i < r->n; i++)
+        assert_int_equal(cfg_value(k, &r->e[i].ev.cfg, "VEC"), 1);
+    bt_result_free(r);
+    bt_kernel_destroy(kn);
+    bt_problem_free(p);
+    bt_kdesc_free(k);
+}
+
 /* gemm at small odd sizes (200 valid configs on PoCL) under a strategy, a budget and a seed. */
 static bt_result *tune_gemm_search(bt_kdesc **kout, const char *strategy, int budget,
                                    uint64_t seed, double time_limit_s)
@@ -685,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_layernorm_bf16_tunes),
         cmocka_unit_test(test_gemm_tunes_at_odd_sizes),
         cmocka_unit_test(test_wrong_and_broken_configs_are_caught_and_never_win),
+        cmocka_unit_test(test_boundary_sizes_outside_a_configs_constraints_are_skipped),
         cmocka_unit_test(test_strategy_random_honours_budget_and_seed),
         cmocka_unit_test(test_every_strategy_tunes_end_to_end),
         cmocka_unit_test(test_time_limit_stops_the_search),

@@ -68,6 +68,7 @@ typedef struct bt__entry {
     bt__bfn *fn;
     bt__verify ver;
     int boundary_checked;
+    int boundary_na; /* boundary sizes outside the config's constraints there (not run) */
     bt__stats st;
     double gbps, tflops, eff; /* from the final median */
     int64_t grid[3], block[3], dyn_smem;

@@ -183,8 +183,13 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
         else
             fprintf(f, "%.2f TFLOP/s = %.1f%% of the %.1f TFLOP/s %s peak\n", w->tflops, w->eff * 100,
                     rf->peak_tflops, rf->peak_name);
-        fprintf(f, "  verified: %s, %s%s\n", r->reference, w->ver.msg,
-                w->boundary_checked ? "; and at every boundary size" : "");
+        char bnd[160] = "";
+        if (w->boundary_checked && !w->boundary_na)
+            snprintf(bnd, sizeof bnd, "; and at every boundary size");
+        else if (w->boundary_checked)
+            snprintf(bnd, sizeof bnd, "; and at %d of %d boundary sizes (its constraints exclude "
+                     "the others)", w->boundary_checked, w->boundary_checked + w->boundary_na);
+        fprintf(f, "  verified: %s, %s%s\n", r->reference, w->ver.msg, bnd);
         if (r->runner_up >= 0) {
             cfg_text(r, &r->e[r->runner_up].ev.cfg, cfg, sizeof cfg);
             if (r->tie)
