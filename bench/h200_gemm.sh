@@ -35,7 +35,7 @@ timeout 400 python3 bench/peers/gemm_h200.py 2>&1 | tee -a "$OUT/summary.txt"
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "$OUT/provenance.txt" 2>&1
 log "ncu: cuBLAS's kernel for 4096^3 fp16 (its SM clock and tensor-pipe load, beside ours: NOTES 12)"
 timeout 150 ncu --clock-control none --section SpeedOfLight --section ComputeWorkloadAnalysis \
-  --launch-skip 3 --launch-count 1 python3 -c "
+  --kernel-name 'regex:.*(gemm|nvjet|xmma|cutlass).*' --launch-skip 2 --launch-count 1 python3 -c "
 import torch
 a = torch.randn(4096, 4096, device='cuda', dtype=torch.float16); b = torch.randn_like(a)
 for _ in range(6): a @ b
