@@ -3,7 +3,10 @@
  *
  * Persistent and warp-specialised: the grid has at most one block per SM and each block walks
  * the BLOCK_M×BLOCK_N tiles blockIdx.x, blockIdx.x + gridDim.x, ... in grouped order (GROUP_M
- * rows of tiles share B in L2). Warpgroup 0 is the producer: one thread issues TMA copies
+ * rows of tiles share B in L2) — or, with SCHED=1, takes the next tile from a global counter
+ * (S[0]), so that a block that started late does not hold the others up; the producer passes
+ * each tile's index to the consumers in its first stage, and the last block out sets the counters
+ * back to zero, so nothing needs clearing between launches. Warpgroup 0 is the producer: one thread issues TMA copies
  * (cp.async.bulk.tensor, 128-byte swizzle) of A (BLOCK_M×BLOCK_K) and B (BLOCK_K×BLOCK_N), in
  * boxes 64 columns wide, into a ring of num_stages shared-memory stages, each with a "full" mbarrier (the copy
  * engine completes it with the bytes it wrote) and an "empty" one (the consumers release it).
@@ -50,6 +53,9 @@
 #ifndef WAIT_ALL
 #define WAIT_ALL 0
 #endif
+#ifndef SCHED
+#define SCHED 0
+#endif
 #if CLUSTER_M > 1
 #define CLUSTER_ATTR __cluster_dims__(CLUSTER_M, 1, 1)
 #else
@@ -80,6 +86,16 @@ __device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes)
 {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
                  : "memory");
+}
+__device__ __forceinline__ void st_shared_s32(unsigned addr, int v)
+{
+    asm volatile("st.shared.s32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ int ld_shared_s32(unsigned addr)
+{
+    int v;
+    asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+    return v;
 }
 __device__ __forceinline__ void mbar_arrive(unsigned bar)
 {
@@ -262,7 +278,8 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi)
 
 extern "C" __global__ void __launch_bounds__(128 * (CONS + 1), 1) CLUSTER_ATTR
 gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ C, int M, int N,
-           int K, const __grid_constant__ TmaDesc tmA, const __grid_constant__ TmaDesc tmB)
+           int K, int *__restrict__ S, const __grid_constant__ TmaDesc tmA,
+           const __grid_constant__ TmaDesc tmB)
 {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     /* stages 1024-byte aligned (the swizzle pattern repeats every 1024 bytes), barriers after */
@@ -271,6 +288,7 @@ gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ 
 #define FULL(s) (bars + 8u * (unsigned)(s))
 #define EMPTY(s) (bars + 8u * (unsigned)(STAGES + (s)))
 #define ORD(c) (bars + 8u * (unsigned)(2 * STAGES + (c))) /* pingpong: consumer c's turn */
+#define SLOT(s) (bars + 8u * (unsigned)(2 * STAGES + 2) + 4u * (unsigned)(s)) /* SCHED: tile id */
 #define SA(s) (base + (unsigned)(s) * STAGE_BYTES)
 #define SB(s) (SA(s) + A_BYTES)
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
@@ -300,12 +318,15 @@ gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ 
         if (tid == 0) {
             int s = 0;
             unsigned phase = 0;
-            for (int t = cid; t < ntiles; t += nclusters) {
+            for (int t = SCHED ? atomicAdd(S, 1) : cid; t < ntiles;
+                 t = SCHED ? atomicAdd(S, 1) : t + nclusters) {
                 int m0, n0;
                 tile_of(t, num_ms, num_n, &m0, &n0);
                 m0 = (m0 * CLUSTER_M + (int)rank * BM);
                 for (int kt = 0; kt < ktiles; kt++) {
                     mbar_wait(EMPTY(s), phase ^ 1u);
+                    if (SCHED && kt == 0)
+                        st_shared_s32(SLOT(s), t); /* published by the arrive below */
                     mbar_expect_tx(FULL(s), STAGE_BYTES);
 #pragma unroll
                     for (int a = 0; a < KA; a++) /* A: BM rows x 64 columns per box */
@@ -326,6 +347,18 @@ gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ 
                     }
                 }
             }
+            if (SCHED) {
+                /* no tiles left: a stage whose slot says so, completed with no bytes */
+                mbar_wait(EMPTY(s), phase ^ 1u);
+                st_shared_s32(SLOT(s), -1);
+                mbar_arrive(FULL(s));
+                /* the last block out puts the counters back to zero for the next launch */
+                __threadfence();
+                if (atomicAdd(S + 1, 1) == (int)gridDim.x - 1) {
+                    atomicExch(S, 0);
+                    atomicExch(S + 1, 0);
+                }
+            }
         }
     } else {
         /* consumers */
@@ -341,8 +374,15 @@ gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ 
         float d[MB][BN / 2];
         int s = 0;
         unsigned phase = 0;
-        for (int t = cid, j = 0; t < ntiles; t += nclusters, j++) {
-            if (PINGPONG) { /* consumer c takes every other tile; the ring runs through all */
+        for (int t = cid, j = 0;; t += nclusters, j++) {
+            if (SCHED) { /* the tile the producer took, in the slot of its first stage */
+                mbar_wait(FULL(s), phase);
+                t = ld_shared_s32(SLOT(s));
+                if (t < 0)
+                    break;
+            } else if (t >= ntiles) {
+                break;
+            } else if (PINGPONG) { /* consumer c takes every other tile; the ring runs through all */
                 if (j % 2 != c)
                     continue;
                 /* its turn: the other consumer has issued its last k-tile, so this one waits on
@@ -359,23 +399,26 @@ gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ 
             int m0, n0;
             tile_of(t, num_ms, num_n, &m0, &n0);
             m0 = (m0 * CLUSTER_M + (int)rank * BM);
-    #pragma unroll
+#pragma unroll
             for (int mb = 0; mb < MB; mb++)
-    #pragma unroll
+#pragma unroll
                 for (int i = 0; i < BN / 2; i++)
                     d[mb][i] = 0.0f;
             int prev = -1;
             for (int kt = 0; kt < ktiles; kt++) {
-                mbar_wait(FULL(s), phase);
+                if (!SCHED || kt > 0)
+                    mbar_wait(FULL(s), phase);
                 wg_fence();
-    #pragma unroll
+#pragma unroll
                 for (int kk = 0; kk < BK / 16; kk++) {
-                    const unsigned long long db = wg_desc(SB(s) + (unsigned)kk * 16 * 128, B_LBO, B_SBO);
-    #pragma unroll
+                    const unsigned long long db =
+                        wg_desc(SB(s) + (unsigned)kk * 16 * 128, B_LBO, B_SBO);
+#pragma unroll
                     for (int mb = 0; mb < MB; mb++) {
                         const unsigned long long da =
                             wg_desc(SA(s) + (unsigned)(kk / 4) * (BM * 128) +
-                                        (unsigned)(ROW0(c) + mb * 64) * 128 + (unsigned)(kk % 4) * 32,
+                                        (unsigned)(ROW0(c) + mb * 64) * 128 +
+                                        (unsigned)(kk % 4) * 32,
                                     16, 1024);
                         Wg<BN>::mma(d[mb], da, db);
                     }
@@ -401,20 +444,21 @@ gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ 
             wg_wait<0>();
             if (prev >= 0 && tid == 0)
                 release(EMPTY(prev));
-            /* epilogue: thread (warp, lane) holds rows 16*warp + lane/4 (+8), columns 8j + 2*(lane%4) */
-    #pragma unroll
+            /* epilogue: thread (warp, lane) holds rows 16*warp + lane/4 (+8), columns
+             * 8q + 2*(lane%4) of each m64 block */
+#pragma unroll
             for (int mb = 0; mb < MB; mb++) {
                 const int r = m0 + ROW0(c) + mb * 64 + warp * 16 + lane / 4;
-    #pragma unroll
-                for (int j = 0; j < BN / 8; j++) {
-                    const int col = n0 + j * 8 + (lane % 4) * 2;
+#pragma unroll
+                for (int q = 0; q < BN / 8; q++) {
+                    const int col = n0 + q * 8 + (lane % 4) * 2;
                     if (col < N) {
                         if (r < M)
                             *reinterpret_cast<unsigned *>(C + (long long)r * N + col) =
-                                pack2(d[mb][j * 4 + 0], d[mb][j * 4 + 1]);
+                                pack2(d[mb][q * 4 + 0], d[mb][q * 4 + 1]);
                         if (r + 8 < M)
                             *reinterpret_cast<unsigned *>(C + (long long)(r + 8) * N + col) =
-                                pack2(d[mb][j * 4 + 2], d[mb][j * 4 + 3]);
+                                pack2(d[mb][q * 4 + 2], d[mb][q * 4 + 3]);
                     }
                 }
             }
