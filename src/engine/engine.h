@@ -86,6 +86,7 @@ struct bt_result {
     double margin, noise;
     bool tie;
     int finalists, rounds;
+    int challengers; /* configs added to the finals by a first median below the winner's */
     double t_total, t_compile, t_verify, t_measure;
     int compile_threads;
     int cached;     /* configs whose binary came from the kernel cache */

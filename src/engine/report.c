@@ -198,8 +198,13 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
             else
                 fprintf(f, "  margin over the runner-up (%s): %.2f%% (noise band %.2f%%)\n", cfg,
                         r->margin * 100, r->noise * 100);
-            fprintf(f, "  the top %d were re-measured interleaved over %d rounds before choosing\n",
-                    r->finalists, r->rounds);
+            if (r->challengers)
+                fprintf(f, "  the top %d were re-measured interleaved over %d rounds before choosing "
+                        "(%d of them because their first median beat the winner's interleaved one)\n",
+                        r->finalists, r->rounds, r->challengers);
+            else
+                fprintf(f, "  the top %d were re-measured interleaved over %d rounds before choosing\n",
+                        r->finalists, r->rounds);
         } else
             fprintf(f, "  no runner-up: only one config passed\n");
     }
@@ -297,6 +302,9 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
         json_object_set_new(w, "margin", json_real(r->margin));
         json_object_set_new(w, "noise_band", json_real(r->noise));
         json_object_set_new(w, "tie", json_boolean(r->tie));
+        json_object_set_new(w, "finalists", json_integer(r->finalists));
+        json_object_set_new(w, "challengers", json_integer(r->challengers));
+        json_object_set_new(w, "rounds", json_integer(r->rounds));
         if (r->runner_up >= 0)
             json_object_set_new(w, "runner_up", cfg_json(r, &r->e[r->runner_up].ev.cfg));
         json_object_set_new(o, "winner", w);
