@@ -19,7 +19,6 @@ tune() { local name=$1; shift
     > "$OUT/tune_$name.txt" 2>&1; local rc=$?
   echo "rc=$rc wall=$(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$OUT/summary.txt"
   grep -E "^space|^search|^time|WINNER|TFLOP/s =|margin|TIE" "$OUT/tune_$name.txt" | head -8 | tee -a "$OUT/summary.txt"; }
-git rev-parse HEAD > "$OUT/git.txt" 2>/dev/null
 nvcc --version | tail -2 >> "$OUT/provenance.txt" 2>&1
 for dt in fp16 bf16; do
   for s in 4096 8192; do
