@@ -849,8 +849,8 @@ static bt_status load_args(ld *L, const json_t *args)
         else if (!strcmp(kind, "local"))
             as->role = BT__KARG_LOCAL;
         else if (!strcmp(kind, "tensormap")) {
+            k->nargs++; /* counted first: a failure below frees what was parsed */
             TRY(load_tmap(L, a, p, as));
-            k->nargs++;
             continue;
         } else
             return fail(L, fp, "unknown kind '%s' (buffer, scalar, local, tensormap)", kind);
