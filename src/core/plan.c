@@ -243,9 +243,10 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
         size_t dis = 0;
         for (size_t i = 0; i < pl->ncand; i++)
             dis += pl->cand[i].x_disagrees;
-        fprintf(f, "exact: %d compiled with NVRTC for sm_%d%d, %d from the cache, %d failed, in %.2f s; "
+        fprintf(f, "exact: %d compiled with NVRTC for sm_%d%d%s, %d from the cache, %d failed, in %.2f s; "
                    "the estimate disagrees with the compiler on %zu of %zu\n\n",
-                pl->exact_compiled, pl->gpu.cc_major, pl->gpu.cc_minor, pl->exact_cached,
+                pl->exact_compiled, pl->gpu.cc_major, pl->gpu.cc_minor,
+                pl->k->needs_sm90a && pl->gpu.cc_major == 9 ? "a" : "", pl->exact_cached,
                 pl->exact_failed, pl->exact_seconds, dis, pl->ncand);
     }
 

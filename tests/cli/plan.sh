@@ -52,6 +52,21 @@ else
     check "--exact says how many it compiled" grep -qE "exact: [0-9]+ compiled with NVRTC for sm_90" <<<"$ex"
     exj=$("$bt" plan vector_add --gpu h200 --n 1000000 --exact --json)
     check "--exact JSON has exact blocks per SM" grep -q '"blocks_per_sm"' <<<"$(grep -A8 '"exact"' <<<"$exj")"
+    # the tensor-core GEMMs compile (sm_90a with wgmma; mma.sync with each load path and split-K)
+    for cfg in "gemm_wgmma fp16 BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,CONSUMERS=2,num_stages=4,GROUP_M=8,CLUSTER_M=1,PINGPONG=0,SCHED=1" \
+               "gemm_wgmma bf16 BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,CONSUMERS=2,num_stages=5,GROUP_M=8,CLUSTER_M=1,PINGPONG=1,SCHED=0" \
+               "gemm_mma fp16 BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,num_warps=4,WARPS_M=2,num_stages=2,GROUP_M=8,SPLIT_K=1,VEC=1" \
+               "gemm_mma bf16 BLOCK_M=16,BLOCK_N=64,BLOCK_K=64,num_warps=4,WARPS_M=1,num_stages=4,GROUP_M=8,SPLIT_K=4,VEC=1"; do
+        set -- $cfg
+        ex=$("$bt" plan "$1" --gpu h200 --m 16 --n 4096 --k 4096 --dtype "$2" --exact --config "$3" 2>&1)
+        arch=sm_90; [ "$1" = gemm_wgmma ] && arch=sm_90a
+        check "$1 $2 compiles with NVRTC for $arch (${3:0:40}...)" grep -qE "exact: [01] compiled with NVRTC for $arch, [01] from the cache, 0 failed" <<<"$ex"
+        check "$1 $2: no spills" grep -qE "exact \(H200-SXM\): [0-9]+ regs, 0 B spills" <<<"$ex"
+    done
+    ex=$("$bt" plan gemm_mma --gpu h200 --m 3001 --n 2999 --k 1031 --dtype fp16 --exact --config BLOCK_M=64,BLOCK_N=128,BLOCK_K=32,num_warps=8,WARPS_M=2,num_stages=2,GROUP_M=8,SPLIT_K=1,VEC=0 2>&1)
+    check "gemm_mma VEC=0 (odd K and N) compiles" grep -qE "exact: [01] compiled with NVRTC for sm_90, [01] from the cache, 0 failed" <<<"$ex"
+    ex=$("$bt" plan gemm_wgmma --gpu h200 --m 3001 --n 2999 --k 1031 --dtype fp16 2>&1)
+    check "gemm_wgmma: no valid config when rows are not 16-byte aligned" grep -qE "0 valid" <<<"$ex"
 fi
 
 bad() { # bad NAME PATTERN ARGS...: exits non-zero with one line on stderr matching PATTERN
