@@ -32,7 +32,9 @@ static void tune_help(FILE *f)
         "strategy is done or a budget stops it. The best few are re-measured interleaved\n"
         "before the winner is declared with its margin over the runner-up.\n"
         "\n"
-        "  KERNEL            built-in: gemm, softmax, layernorm, reduce, vector_add; or a spec\n"
+        "  KERNEL            built-in: gemm, softmax, layernorm, reduce, vector_add (CUDA and\n"
+        "                    OpenCL); gemm_mma (tensor cores, sm_80+), gemm_wgmma (sm_90a: TMA +\n"
+        "                    wgmma) on CUDA only; or a spec file (docs/spec.md)\n"
         "  --device ID       opencl:0, cuda:0 ... (default: a GPU, else a CPU device;\n"
         "                    'blocktune devices' lists them)\n"
         "  sizes             problem variables by name, e.g. --n 16777216, --m 512 --n 512 --k 512\n"
@@ -260,6 +262,16 @@ int bt_cmd_tune(int argc, char **argv)
     if ((st = bt_kernel_create(dev, k, &kn, &d))) {
         rc = bt_cli_fail(st, &d);
         goto out;
+    }
+    {
+        /* the built-in gemm runs on the CUDA cores: say which families use the tensor cores */
+        const bt_device_info *di = bt_device_get_info(dev);
+        const char *dt = dtype ? dtype : "fp32";
+        if (!strcmp(kernel, "gemm") && di && di->props.cc_major >= 8 &&
+            (!strcmp(dt, "fp16") || !strcmp(dt, "bf16")))
+            fprintf(stderr, "blocktune tune: note: gemm is the CUDA-core GEMM; on tensor cores, "
+                            "tune gemm_mma (sm_80 and newer)%s\n",
+                    di->props.cc_major == 9 ? " or gemm_wgmma (sm_90a: TMA + wgmma)" : "");
     }
     if (!(o.store && !strcmp(o.store, "none")))
         bt_kernel_set_hang_handler(kn, on_hang, NULL);
