@@ -291,6 +291,10 @@ typedef struct bt_tune_options {
                            has taken this long; the round in flight completes (0: no limit) */
     int exhaustive_max; /* the default strategy is exhaustive up to this many valid configs
                            (0: 128) */
+    double target_ms;   /* stop the search once a config's median is within within_pct % of
+                           this time (ms); < 0: the plan's roofline floor; 0: no target. The
+                           budget and the time limit still apply */
+    double within_pct;  /* tolerance of target_ms in percent (0: reach the target itself) */
     int threads;        /* compile threads (0: all cores); also the search's round size: the
                            strategy proposes this many configs at a time, compiled in parallel */
     int verify_boundary;/* also verify at the spec's boundary problem sizes (default 1) */

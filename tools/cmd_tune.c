@@ -20,7 +20,8 @@ static void tune_help(FILE *f)
     fprintf(f,
         "usage: blocktune tune KERNEL|SPEC.json [--device ID] [sizes] [--dtype T]\n"
         "                      [--strategy NAME] [--budget N] [--time-limit S]\n"
-        "                      [--exhaustive-max N] [--seed K] [--threads N]\n"
+        "                      [--exhaustive-max N] [--target-ms T|roofline] [--within P]\n"
+        "                      [--seed K] [--threads N]\n"
         "                      [--warmup-ms MS] [--rep-ms MS] [--rules SET] [--no-boundary]\n"
         "                      [--json FILE] [--store PATH|none] [--mode tune|retune] [--graph]\n"
         "\n"
@@ -49,6 +50,9 @@ static void tune_help(FILE *f)
         "                    --time-limit is given); --max-configs N is the same\n"
         "  --time-limit S    start no new round once the search (compile + verify + measure)\n"
         "                    has taken S seconds; the round in flight completes\n"
+        "  --target-ms T     stop the search once a config's median is within --within P %%\n"
+        "                    of T ms; T = roofline: the model's time floor for the problem\n"
+        "  --within P        the target's tolerance in percent (default 0)\n"
         "  --exhaustive-max N  spaces of at most N valid configs are searched exhaustively by\n"
         "                    default (default 128)\n"
         "  --seed K          seeds the random inputs and the strategy (default 1): the same seed\n"
@@ -167,6 +171,8 @@ int bt_cmd_tune(int argc, char **argv)
                 return bt_cli_usage_error("tune", "--mode is tune or retune (wisdom-only applies to "
                                                   "launches, not to an explicit tune), got '%s'", val);
         }
+        else if (!strcmp(opt, "target-ms") && !strcmp(val, "roofline"))
+            o.target_ms = -1;
         else if (!strcmp(opt, "strategy")) {
             if (!bt__strategy_find(val)) {
                 size_t ns;
@@ -181,6 +187,7 @@ int bt_cmd_tune(int argc, char **argv)
         }
         else if (!strcmp(opt, "warmup-ms") || !strcmp(opt, "rep-ms") || !strcmp(opt, "max-configs") ||
                  !strcmp(opt, "budget") || !strcmp(opt, "time-limit") ||
+                 !strcmp(opt, "within") || !strcmp(opt, "target-ms") ||
                  !strcmp(opt, "exhaustive-max") || !strcmp(opt, "threads") ||
                  !strcmp(opt, "seed") || !strcmp(opt, "timeout")) {
             if (!numeric || num < 0)
@@ -195,6 +202,12 @@ int bt_cmd_tune(int argc, char **argv)
                 o.budget = (int)num;
             } else if (!strcmp(opt, "time-limit"))
                 o.time_limit_s = num;
+            else if (!strcmp(opt, "target-ms")) {
+                if (num <= 0)
+                    return bt_cli_usage_error("tune", "--target-ms needs a time above 0 or 'roofline', got '%s'", val);
+                o.target_ms = num;
+            } else if (!strcmp(opt, "within"))
+                o.within_pct = num;
             else if (!strcmp(opt, "exhaustive-max")) {
                 if (num > 1e9 || num != (double)(int)num)
                     return bt_cli_usage_error("tune", "--%s needs a whole number, got '%s'", opt, val);

@@ -99,6 +99,7 @@ struct bt_result {
     uint64_t search_rounds;
     size_t budget;
     double t_search;
+    double target_ms; /* the search's target time in effect (0: none) */
     char graph_note[200];
     char source_hash[20];
     char timestamp[40];

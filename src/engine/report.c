@@ -61,10 +61,16 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
         snprintf(lim, sizeof lim, "%zu measurements", r->budget);
     if (r->opts.time_limit_s > 0)
         snprintf(tl, sizeof tl, "%g s", r->opts.time_limit_s);
+    char tg[80] = "";
+    if (r->target_ms > 0)
+        snprintf(tg, sizeof tg, ", target %.4g ms%s (+%g %%)", r->target_ms,
+                 r->opts.target_ms < 0 ? " (the roofline floor)" : "", r->opts.within_pct);
+    else if (r->opts.target_ms < 0)
+        snprintf(tg, sizeof tg, ", no target (the device's roofline is unknown)");
     fprintf(f, "search: strategy %s, stopped on %s after %llu round(s) of up to %d configs, %.2f s; "
-               "budget %s, time limit %s\n",
+               "budget %s, time limit %s%s\n",
             r->strategy, r->stop, (unsigned long long)r->search_rounds, r->compile_threads,
-            r->t_search, lim, tl);
+            r->t_search, lim, tl, tg);
     int cached = 0;
     for (size_t i = 0; i < r->n; i++)
         cached += r->e[i].cached;
@@ -293,6 +299,8 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
     json_object_set_new(sj, "budget", r->budget ? json_integer((json_int_t)r->budget) : json_null());
     json_object_set_new(sj, "time_limit_s",
                         r->opts.time_limit_s > 0 ? json_real(r->opts.time_limit_s) : json_null());
+    json_object_set_new(sj, "target_ms", r->target_ms > 0 ? json_real(r->target_ms) : json_null());
+    json_object_set_new(sj, "within_pct", json_real(r->opts.within_pct));
     json_object_set_new(sj, "seconds", json_real(r->t_search));
     json_object_set_new(o, "search", sj);
     if (r->winner >= 0) {

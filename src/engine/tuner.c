@@ -1246,7 +1246,10 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
     S.t0 = bt__now();
     bt__search_ctx ctx = {.space = &k->space, .is_valid = search_valid, .prior = search_prior,
                           .user = &S, .seed = T.o.seed, .max_evals = r->budget};
-    bt__search_budget sb = {.max_evals = r->budget, .time_limit_s = T.o.time_limit_s};
+    r->target_ms = T.o.target_ms < 0 ? r->plan->model.roof.floor_us * 1e-3 : T.o.target_ms;
+    bt__search_budget sb = {.max_evals = r->budget, .time_limit_s = T.o.time_limit_s,
+                            .target_ms = r->target_ms > 0 ? r->target_ms : 0,
+                            .within_pct = T.o.within_pct > 0 ? T.o.within_pct : 0};
     bt__search_result sr;
     bt_diag sd = {0};
     S.diag = &sd;

@@ -11,7 +11,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 quick=(--m 67 --n 45 --k 33 --warmup-ms 2 --rep-ms 8 --threads 2)
 
 "$bt" tune --help >"$tmp/help" || fail "--help exits non-zero"
-for w in "--strategy NAME" "--budget N" "--time-limit S" "--exhaustive-max N" "--max-configs N"; do
+for w in "--strategy NAME" "--budget N" "--time-limit S" "--exhaustive-max N" "--max-configs N" \
+         "--target-ms T" "--within P"; do
     grep -q -- "$w" "$tmp/help" || fail "--help lacks $w"
 done
 for s in exhaustive random model coordinate anneal forest; do
@@ -66,6 +67,22 @@ grep -q "search: strategy exhaustive" "$tmp/out" || fail "--exhaustive-max 500 d
     fail "--time-limit"
 grep -q "stopped on time limit after 1 round" "$tmp/out" || fail "time limit: $(grep search: "$tmp/out")"
 grep -q "time limit 0.001 s" "$tmp/out" || fail "the time limit is not shown"
+
+# A target: any config within 5 % of 10 s stops the search after its first round.
+"$bt" tune gemm "${quick[@]}" --strategy random --budget 20 --target-ms 10000 --within 5 \
+    --store none --json "$tmp/t.json" >"$tmp/out" 2>&1 || fail "--target-ms"
+grep -q "stopped on target reached after 1 round" "$tmp/out" || fail "target: $(grep search: "$tmp/out")"
+grep -q "target 1e+04 ms (+5 %)" "$tmp/out" || fail "the target is not shown: $(grep search: "$tmp/out")"
+if command -v python3 >/dev/null; then
+    python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["search"]; assert s["stop"] == "target reached" and s["target_ms"] == 10000 and s["within_pct"] == 5 and s["measured"] == 2, s' \
+        "$tmp/t.json" || fail "the JSON target"
+fi
+# An unreachable target changes nothing: the budget stops it.
+"$bt" tune gemm "${quick[@]}" --strategy random --budget 4 --target-ms 0.000001 --store none \
+    >"$tmp/out" 2>&1 || fail "--target-ms tiny"
+grep -q "stopped on measurement budget" "$tmp/out" || fail "tiny target: $(grep search: "$tmp/out")"
+"$bt" tune gemm --target-ms fast 2>/dev/null
+[ $? -eq 2 ] || fail "--target-ms fast is not a usage error"
 
 # simulate replays the store: exhaustive finds exactly the stored best.
 key="M=67,N=45,K=33,dtype=fp32"
