@@ -1,22 +1,25 @@
 /* gemm_wgmma.cu — C = A·B on Hopper tensor cores (sm_90a): row-major A (M×K), B (K×N), C (M×N) in
  * fp16 or bf16, fp32 accumulation; K and N multiples of 8 (16-byte rows, which TMA needs), any M.
  *
- * Persistent and warp-specialised: the grid has at most one block per SM and each block walks
+ * Persistent and warp-specialised: the grid has at most one block per SM, and each block walks
  * the BLOCK_M×BLOCK_N tiles blockIdx.x, blockIdx.x + gridDim.x, ... in grouped order (GROUP_M
  * rows of tiles share B in L2) — or, with SCHED=1, takes the next tile from a global counter
- * (S[0]), so that a block that started late does not hold the others up; the producer passes
- * each tile's index to the consumers in its first stage, and the last block out sets the counters
- * back to zero, so nothing needs clearing between launches. Warpgroup 0 is the producer: one thread issues TMA copies
- * (cp.async.bulk.tensor, 128-byte swizzle) of A (BLOCK_M×BLOCK_K) and B (BLOCK_K×BLOCK_N), in
- * boxes 64 columns wide, into a ring of num_stages shared-memory stages, each with a "full" mbarrier (the copy
- * engine completes it with the bytes it wrote) and an "empty" one (the consumers release it).
- * Warpgroups 1..CONSUMERS each own BLOCK_M/CONSUMERS rows of the tile (or, with PINGPONG=1, whole
- * tiles in turn, so that one's epilogue overlaps the other's math) and issue wgmma
- * (m64nBLOCK_Nk16) straight from shared memory: A K-major, B N-major (transposed by the
- * instruction), so neither operand is rearranged on the way. A consumer keeps one k-tile of
- * wgmma in flight and releases the stage before it; its epilogue (fp32 → fp16/bf16 pairs,
- * masked at M) overlaps the producer's copies for its next tile. Out-of-range rows and columns
- * of a copy arrive as zeros, so any M and any K tail need no masks in the main loop.
+ * (S[0]) so that a block that started late holds nobody up; the producer passes each tile's
+ * index to the consumers in its first stage, and the last block out sets the counters back to
+ * zero, so nothing needs clearing between launches.
+ *
+ * Warpgroup 0 is the producer: one thread issues TMA copies (cp.async.bulk.tensor, 128-byte
+ * swizzle) of A (BLOCK_M×BLOCK_K) and B (BLOCK_K×BLOCK_N), in boxes 64 columns wide, into a
+ * ring of num_stages shared-memory stages, each with a "full" mbarrier (the copy engine completes
+ * it with the bytes it wrote) and an "empty" one (the consumers release it). Warpgroups
+ * 1..CONSUMERS each own BLOCK_M/CONSUMERS rows of the tile (or, with PINGPONG=1, whole tiles in
+ * turn, so that one's epilogue overlaps the other's math) and issue wgmma (m64nBLOCK_Nk16)
+ * straight from shared memory: A K-major, B N-major (transposed by the instruction), so neither
+ * operand is rearranged on the way. A consumer keeps one k-tile of wgmma in flight and releases
+ * the stage before it; its epilogue (fp32 → fp16/bf16 pairs, masked at M) overlaps the
+ * producer's copies for its next tile. Out-of-range rows and columns of a copy arrive as zeros,
+ * so any M and any K tail need no masks in the main loop. CLUSTER_M=2 pairs vertically adjacent
+ * tiles in a 2-CTA cluster: each block loads half of their common B and multicasts it.
  *
  * The wgmma wrappers between the GENERATED markers come from gen_wgmma.py. */
 #if !defined(BT_DTYPE_FP16) && !defined(BT_DTYPE_BF16)
