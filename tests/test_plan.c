@@ -304,6 +304,10 @@ static void test_tensormap_arguments(void **state)
     assert_true(q[0].dims[0] == 72 && q[0].dims[1] == 100);
     assert_true(q[0].strides[0] == 2 && q[0].strides[1] == 144);
     assert_true(q[0].box[0] == 64 && q[0].box[1] == 128 && q[0].swizzle == 128);
+    /* a box the copy engine cannot take is refused when the request is made, with the argument */
+    assert_int_equal(bt_problem_set(p, "M", 0, &d), BT_OK);
+    assert_int_equal(bt__tmap_reqs(k, &c, p, gpu(db, "h200"), q, &d), BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "tensormap 'tm'"));
     bt_problem_free(p);
     bt_gpudb_free(db);
     bt_kdesc_free(k);
