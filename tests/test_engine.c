@@ -237,6 +237,46 @@ static void test_boundary_sizes_outside_a_configs_constraints_are_skipped(void *
     bt_kdesc_free(k);
 }
 
+/* A buffer whose dtype depends on the problem (tests/data/outtype.*): with HALF=1 the output is
+ * fp16 (the kernel learns it from BT_TYPE_z_FP16), so it carries fp16 rounding; with HALF=0 it is
+ * the problem's fp32 and exact. A kernel that wrote the wrong width would fail verification. */
+static void test_output_dtype_follows_the_problem(void **state)
+{
+    (void)state;
+    bt_kdesc *k;
+    bt_diag d;
+    if (bt_kdesc_load_file(BT_SOURCE_DIR "/tests/data/outtype.json", &k, &d) != BT_OK)
+        fail_msg("outtype.json: %s", d.msg);
+    bt_kernel *kn;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    for (int half = 0; half < 2; half++) {
+        bt_problem *p;
+        bt_problem_create(k, &p);
+        assert_int_equal(bt_problem_set(p, "n", 5000, &d), BT_OK);
+        assert_int_equal(bt_problem_set(p, "HALF", half, &d), BT_OK);
+        assert_int_equal(bt__arg_dtype(k, &k->args[2], p), half ? BT__DT_FP16 : BT__DT_FP32);
+        bt_tune_options o = quick();
+        o.budget = 0;
+        bt_result *r;
+        assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+        assert_true(r->winner >= 0);
+        for (size_t i = 0; i < r->n; i++) {
+            const bt__entry *e = &r->e[i];
+            if (e->status != BT__CS_OK)
+                fail_msg("HALF=%d: %s", half, e->error ? e->error : bt__cfg_status_name(e->status));
+            if (half)
+                assert_true(e->ver.max_rel_err > 1e-5 && e->ver.max_rel_err < 1e-3);
+            else
+                assert_true(e->ver.max_rel_err == 0);
+        }
+        bt_result_free(r);
+        bt_problem_free(p);
+    }
+    assert_int_equal(bt_kernel_tune_count(kn), 2); /* HALF is in the key: two tunes */
+    bt_kernel_destroy(kn);
+    bt_kdesc_free(k);
+}
+
 /* gemm at small odd sizes (200 valid configs on PoCL) under a strategy, a budget and a seed. */
 static bt_result *tune_gemm_search(bt_kdesc **kout, const char *strategy, int budget,
                                    uint64_t seed, double time_limit_s)
@@ -835,6 +875,7 @@ int main(void)
         cmocka_unit_test(test_gemm_tunes_at_odd_sizes),
         cmocka_unit_test(test_wrong_and_broken_configs_are_caught_and_never_win),
         cmocka_unit_test(test_boundary_sizes_outside_a_configs_constraints_are_skipped),
+        cmocka_unit_test(test_output_dtype_follows_the_problem),
         cmocka_unit_test(test_strategy_random_honours_budget_and_seed),
         cmocka_unit_test(test_every_strategy_tunes_end_to_end),
         cmocka_unit_test(test_time_limit_stops_the_search),

@@ -344,6 +344,54 @@ static void test_tensormap_arguments(void **state)
     }
 }
 
+/* "dtype": {"if", "then", "else"}: the condition may use problem variables only; mistakes name
+ * the field. */
+static void test_dtype_that_depends_on_the_problem(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *dtype, *field, *msg;
+    } bad[] = {
+        {"{\"if\": \"BM > 32\", \"then\": \"fp32\", \"else\": \"T\"}", "args[0].dtype.if",
+         "'BM' is not a problem variable"},
+        {"{\"if\": \"F\", \"then\": \"fp32\"}", "args[0].dtype", "needs \"else\""},
+        {"{\"if\": \"F\", \"then\": \"fp33\", \"else\": \"T\"}", "args[0].dtype.then", "unknown dtype 'fp33'"},
+        {"{\"if\": \"F\", \"then\": \"fp32\", \"else\": \"T\", \"elif\": 1}", "args[0].dtype.elif", "did you mean 'if'"},
+    };
+    bt_kdesc *k;
+    bt_diag d;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"name\": \"t\", \"problem\": {\"n\": 8, \"F\": 0}, \"params\": {\"BM\": [64]},\n"
+                 " \"args\": [{\"name\": \"z\", \"size\": \"n\", \"dtype\": %s}]}",
+                 bad[i].dtype);
+        k = (bt_kdesc *)1;
+        assert_int_equal(bt_kdesc_load_string(text, "bad.json", &k, &d), BT_PARSE);
+        assert_null(k);
+        if (strcmp(d.field, bad[i].field) || !strstr(d.msg, bad[i].msg))
+            fail_msg("case %zu: field '%s' msg '%s'", i, d.field, d.msg);
+        assert_int_equal(d.line, 2);
+    }
+    const char *scalar = "{\"name\": \"t\", \"problem\": {\"n\": 8, \"F\": 0}, \"params\": {\"BM\": [64]},\n"
+                         " \"args\": [{\"name\": \"s\", \"kind\": \"scalar\", \"value\": \"n\", "
+                         "\"dtype\": {\"if\": \"F\", \"then\": \"int64\", \"else\": \"int32\"}}]}";
+    assert_int_equal(bt_kdesc_load_string(scalar, "s.json", &k, &d), BT_PARSE);
+    assert_non_null(strstr(d.msg, "only a buffer's dtype"));
+    const char *ok = "{\"name\": \"t\", \"problem\": {\"n\": 8, \"F\": 0}, \"dtypes\": [\"bf16\"],\n"
+                     " \"params\": {\"BM\": [64]},\n"
+                     " \"args\": [{\"name\": \"z\", \"size\": \"n\", "
+                     "\"dtype\": {\"if\": \"F == 1\", \"then\": \"fp32\", \"else\": \"T\"}}]}";
+    assert_int_equal(bt_kdesc_load_string(ok, "o.json", &k, &d), BT_OK);
+    bt_problem *p;
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    assert_int_equal(bt__arg_dtype(k, &k->args[0], p), BT__DT_BF16);
+    assert_int_equal(bt_problem_set(p, "F", 1, &d), BT_OK);
+    assert_int_equal(bt__arg_dtype(k, &k->args[0], p), BT__DT_FP32);
+    bt_problem_free(p);
+    bt_kdesc_free(k);
+}
+
 static void test_division_by_zero_eliminates_the_config_only(void **state)
 {
     fx *f = *state;
@@ -451,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_division_by_zero_eliminates_the_config_only),
         cmocka_unit_test(test_parse_config_errors),
         cmocka_unit_test(test_tensormap_arguments),
+        cmocka_unit_test(test_dtype_that_depends_on_the_problem),
         cmocka_unit_test(test_100k_configs_filter_in_well_under_a_second),
         cmocka_unit_test(test_json_has_the_documented_fields),
     };

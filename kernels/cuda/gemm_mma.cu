@@ -1,5 +1,6 @@
 /* gemm_mma.cu — C = A·B on tensor cores with mma.sync (sm_80 and newer): row-major A (M×K),
- * B (K×N), C (M×N) in fp16 or bf16, fp32 accumulation, any M, N, K.
+ * B (K×N) in fp16 or bf16, C (M×N) in the same type or in fp32 (problem OUT_FP32=1), fp32
+ * accumulation, any M, N, K.
  *
  * One block computes a BLOCK_M×BLOCK_N tile of C (tiles in grouped order: GROUP_M rows of tiles
  * share B in L2), split over WARPS_M × (num_warps / WARPS_M) warps; each warp owns a tile of
@@ -202,8 +203,26 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi)
     return (unsigned)bt_from_f(lo) | ((unsigned)bt_from_f(hi) << 16);
 }
 
+/* The output type: the inputs' (ST), or fp32 when the problem asks for it (OUT_FP32=1 gives the
+ * define BT_TYPE_C_FP32). out2 stores a pair at an even column (aligned for both types). */
+#if defined(BT_TYPE_C_FP32)
+typedef float CT;
+__device__ __forceinline__ CT out1(float v) { return v; }
+__device__ __forceinline__ void out2(CT *p, float lo, float hi)
+{
+    *reinterpret_cast<float2 *>(p) = make_float2(lo, hi);
+}
+#else
+typedef ST CT;
+__device__ __forceinline__ CT out1(float v) { return bt_from_f(v); }
+__device__ __forceinline__ void out2(CT *p, float lo, float hi)
+{
+    *reinterpret_cast<unsigned *>(p) = pack2(lo, hi);
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(BT_THREADS)
-gemm_mma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ C,
+gemm_mma(const ST *__restrict__ A, const ST *__restrict__ B, CT *__restrict__ C,
          float *__restrict__ W, int *__restrict__ T, int M, int N, int K)
 {
     extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -285,11 +304,11 @@ gemm_mma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ C,
                         continue;
                     float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
                     if (pairs)
-                        *reinterpret_cast<unsigned *>(C + (long long)r * N + c) = pack2(v0, v1);
+                        out2(C + (long long)r * N + c, v0, v1);
                     else {
-                        C[(long long)r * N + c] = bt_from_f(v0);
+                        C[(long long)r * N + c] = out1(v0);
                         if (c + 1 < N)
-                            C[(long long)r * N + c + 1] = bt_from_f(v1);
+                            C[(long long)r * N + c + 1] = out1(v1);
                     }
                 }
         return;
@@ -318,7 +337,7 @@ gemm_mma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ C,
         int r = m0 + e / BN, c = n0 + e % BN;
         if (r < M && c < N) {
             float *w = W + (long long)r * N + c;
-            C[(long long)r * N + c] = bt_from_f(__ldcg(w));
+            C[(long long)r * N + c] = out1(__ldcg(w));
             *w = 0.0f;
         }
     }

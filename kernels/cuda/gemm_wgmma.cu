@@ -1,5 +1,6 @@
-/* gemm_wgmma.cu — C = A·B on Hopper tensor cores (sm_90a): row-major A (M×K), B (K×N), C (M×N) in
- * fp16 or bf16, fp32 accumulation; K and N multiples of 8 (16-byte rows, which TMA needs), any M.
+/* gemm_wgmma.cu — C = A·B on Hopper tensor cores (sm_90a): row-major A (M×K), B (K×N) in fp16 or
+ * bf16, C (M×N) in the same type or in fp32 (problem OUT_FP32=1), fp32 accumulation; K and N
+ * multiples of 8 (16-byte rows, which TMA needs), any M.
  *
  * Persistent and warp-specialised: the grid has at most one block per SM, and each block walks
  * the BLOCK_M×BLOCK_N tiles blockIdx.x, blockIdx.x + gridDim.x, ... in grouped order (GROUP_M
@@ -279,8 +280,26 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi)
     return (unsigned)bt_from_f(lo) | ((unsigned)bt_from_f(hi) << 16);
 }
 
+/* The output type: the inputs' (ST), or fp32 when the problem asks for it (OUT_FP32=1 gives the
+ * define BT_TYPE_C_FP32). out2 stores a pair at an even column (aligned for both types). */
+#if defined(BT_TYPE_C_FP32)
+typedef float CT;
+__device__ __forceinline__ CT out1(float v) { return v; }
+__device__ __forceinline__ void out2(CT *p, float lo, float hi)
+{
+    *reinterpret_cast<float2 *>(p) = make_float2(lo, hi);
+}
+#else
+typedef ST CT;
+__device__ __forceinline__ CT out1(float v) { return bt_from_f(v); }
+__device__ __forceinline__ void out2(CT *p, float lo, float hi)
+{
+    *reinterpret_cast<unsigned *>(p) = pack2(lo, hi);
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(128 * (CONS + 1), 1) CLUSTER_ATTR
-gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ C, int M, int N,
+gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, CT *__restrict__ C, int M, int N,
            int K, int *__restrict__ S, const __grid_constant__ TmaDesc tmA,
            const __grid_constant__ TmaDesc tmB)
 {
@@ -457,11 +476,10 @@ gemm_wgmma(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ 
                     const int col = n0 + q * 8 + (lane % 4) * 2;
                     if (col < N) {
                         if (r < M)
-                            *reinterpret_cast<unsigned *>(C + (long long)r * N + col) =
-                                pack2(d[mb][q * 4 + 0], d[mb][q * 4 + 1]);
+                            out2(C + (long long)r * N + col, d[mb][q * 4 + 0], d[mb][q * 4 + 1]);
                         if (r + 8 < M)
-                            *reinterpret_cast<unsigned *>(C + (long long)(r + 8) * N + col) =
-                                pack2(d[mb][q * 4 + 2], d[mb][q * 4 + 3]);
+                            out2(C + (long long)(r + 8) * N + col, d[mb][q * 4 + 2],
+                                 d[mb][q * 4 + 3]);
                     }
                 }
             }

@@ -103,6 +103,12 @@ typedef struct bt__argspec {
     bt__arg_role role;
     bool dtype_is_problem; /* "dtype": "T" — follows the problem's dtype */
     bt__dtype dtype;
+    /* "dtype": {"if": EXPR, "then": DT, "else": DT}: EXPR over problem variables picks the
+     * element type per problem (e.g. an output in fp32 or in the inputs' type); dtype_if.e is
+     * NULL otherwise. "T" in either branch follows the problem's dtype. */
+    bt__kexpr dtype_if;
+    bt__dtype dtype_then, dtype_else;
+    bool then_is_problem, else_is_problem;
     bt__kexpr size;        /* buffer: elements; local: bytes; scalar: value */
     bt__init_kind init;
     double init_a, init_b;
@@ -204,6 +210,10 @@ typedef struct bt__dev_sym {
     int64_t (*get)(const bt_gpu *g);
 } bt__dev_sym;
 const bt__dev_sym *bt__dev_syms(int *count);
+
+/* The element type of argument a for problem p (the problem's dtype for "T", a fixed type, or
+ * the branch its "if" picks). */
+bt__dtype bt__arg_dtype(const bt_kdesc *k, const bt__argspec *a, const bt_problem *p);
 
 /* Number of configs in the kernel's space (the explicit list, or the cartesian product). */
 uint64_t bt__kdesc_count(const bt_kdesc *k);

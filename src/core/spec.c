@@ -784,6 +784,42 @@ static bt_status load_tmap(ld *L, const json_t *a, const char *p, bt__argspec *a
     return BT_OK;
 }
 
+/* "dtype": {"if": EXPR, "then": DT, "else": DT}; EXPR may use problem variables only (the
+ * buffers are made once per problem, before any config). */
+static bt_status load_dtype_if(ld *L, const json_t *jd, const char *fp, bt__argspec *as)
+{
+    static const char *const keys[] = {"if", "then", "else", NULL};
+    TRY(check_keys(L, jd, fp, keys));
+    char p[128];
+    json_t *ji = json_object_get(jd, "if");
+    if (!ji)
+        return fail(L, fp, "a dtype that depends on the problem needs \"if\", \"then\" and \"else\"");
+    snprintf(p, sizeof p, "%s.if", fp);
+    TRY(get_expr(L, ji, p, &as->dtype_if));
+    bt_kdesc *k = L->k;
+    for (int s = 0; s < bt__symtab_count(k->syms); s++)
+        if (bt__expr_uses(as->dtype_if.e, s) &&
+            (s < k->slot_problem0 || s >= k->slot_problem0 + k->nproblem))
+            return fail(L, p, "'%s' is not a problem variable: a buffer's dtype can depend on the "
+                        "problem only", bt__symtab_name(k->syms, s));
+    const char *names[2] = {"then", "else"};
+    bt__dtype *dst[2] = {&as->dtype_then, &as->dtype_else};
+    bool *prob[2] = {&as->then_is_problem, &as->else_is_problem};
+    for (int b = 0; b < 2; b++) {
+        json_t *v = json_object_get(jd, names[b]);
+        snprintf(p, sizeof p, "%s.%s", fp, names[b]);
+        const char *s;
+        if (!v)
+            return fail(L, fp, "a dtype that depends on the problem needs \"%s\"", names[b]);
+        TRY(get_str(L, v, p, &s));
+        if (!strcmp(s, "T"))
+            *prob[b] = true;
+        else if (!bt__dtype_parse(s, dst[b]))
+            return fail(L, p, "unknown dtype '%s'", s);
+    }
+    return BT_OK;
+}
+
 /* Points every tensormap at its buffer (named in size.field by load_tmap). */
 static bt_status resolve_tmaps(ld *L)
 {
@@ -862,7 +898,12 @@ static bt_status load_args(ld *L, const json_t *args)
         const char *dt = as->role == BT__KARG_SCALAR ? "int32" : "T";
         json_t *jd = json_object_get(a, "dtype");
         snprintf(fp, sizeof fp, "%s.dtype", p);
-        if (jd)
+        if (jd && json_is_object(jd)) {
+            if (as->role != BT__KARG_BUFFER)
+                return fail(L, fp, "only a buffer's dtype can depend on the problem");
+            TRY(load_dtype_if(L, jd, fp, as));
+            dt = as->then_is_problem ? "T" : bt__dtype_name(as->dtype_then); /* for the checks below */
+        } else if (jd)
             TRY(get_str(L, jd, fp, &dt));
         if (!strcmp(dt, "T"))
             as->dtype_is_problem = true;
@@ -1299,6 +1340,7 @@ void bt_kdesc_free(bt_kdesc *k)
     }
     for (int i = 0; i < k->nargs; i++) {
         kexpr_free(&k->args[i].size);
+        kexpr_free(&k->args[i].dtype_if);
         for (int d = 0; d < BT__TMAP_RANK_MAX; d++) {
             kexpr_free(&k->args[i].tm_dims[d]);
             kexpr_free(&k->args[i].tm_box[d]);
@@ -1513,6 +1555,19 @@ void bt__kdesc_config_at(const bt_kdesc *k, uint64_t i, bt_config *out)
         *out = k->configs[i];
     else
         bt__space_config_at(&k->space, i, out);
+}
+
+bt__dtype bt__arg_dtype(const bt_kdesc *k, const bt__argspec *a, const bt_problem *p)
+{
+    if (a->dtype_if.e) {
+        int64_t slots[256], v = 0;
+        bt__kdesc_fill_slots(k, NULL, p, NULL, slots);
+        bool yes = bt__expr_eval(a->dtype_if.e, slots, &v, NULL) == BT_OK && v != 0;
+        if (yes ? a->then_is_problem : a->else_is_problem)
+            return p->dtype;
+        return yes ? a->dtype_then : a->dtype_else;
+    }
+    return a->dtype_is_problem ? p->dtype : a->dtype;
 }
 
 void bt__kdesc_fill_slots(const bt_kdesc *k, const bt_config *c, const bt_problem *p,

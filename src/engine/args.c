@@ -23,7 +23,7 @@ bt_status bt__tmap_reqs(const bt_kdesc *k, const bt_config *c, const bt_problem 
         bt__tmap_req *q = &out[j++];
         memset(q, 0, sizeof *q);
         const bt__argspec *b = &k->args[a->tm_buffer];
-        q->dtype = (int)(b->dtype_is_problem ? p->dtype : b->dtype);
+        q->dtype = (int)bt__arg_dtype(k, b, p);
         q->elem_bytes = bt__dtype_size((bt__dtype)q->dtype);
         q->rank = a->tm_rank;
         q->swizzle = a->tm_swizzle;

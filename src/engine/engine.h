@@ -172,7 +172,9 @@ bt_status bt__dispatch_put(bt_kernel *kn, const bt_problem *p, const bt_config *
 bt_status bt__scalar_karg(const bt__argspec *a, int64_t v, bt__karg *out, bt_diag *diag);
 
 /* The -D defines of a config: every parameter, BT_THREADS, BT_WARP_SIZE, BT_DTYPE_<T>,
- * BT_ELEM_BYTES. defs must hold BT_MAX_PARAMS + 8 entries. Returns how many. */
+ * BT_ELEM_BYTES, and BT_TYPE_<arg>_<DTYPE> for each buffer whose dtype depends on the problem.
+ * defs must hold BT__MAX_DEFINES entries. Returns how many. */
+#define BT__MAX_DEFINES (BT_MAX_PARAMS + 8 + BT__MAX_ARGS)
 int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
                       char defs[][96]);
 /* The source a backend compiles for k: the built-in prelude (for built-in kernels) and the

@@ -30,8 +30,8 @@ static void exact_one(xjob *J, bt__cfg_eval *ev)
 {
     bt_plan *pl = J->pl;
     const bt_kdesc *k = pl->k;
-    char defs[BT_MAX_PARAMS + 8][96];
-    const char *dp[BT_MAX_PARAMS + 8];
+    char defs[BT__MAX_DEFINES][96];
+    const char *dp[BT__MAX_DEFINES];
     int nd = bt__build_defines(k, &ev->cfg, &pl->problem, &pl->gpu, defs);
     for (int i = 0; i < nd; i++)
         dp[i] = defs[i];

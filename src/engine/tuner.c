@@ -188,11 +188,6 @@ static void pdata_free(tctx *T, pdata *d)
     memset(d, 0, sizeof *d);
 }
 
-static bt__dtype arg_dtype(const bt__argspec *a, const bt_problem *p)
-{
-    return a->dtype_is_problem ? p->dtype : a->dtype;
-}
-
 /* Prepares inputs and the host reference for a problem. caller: the caller's buffers (may be NULL;
  * then inputs are generated from the seed). */
 static bt_status pdata_init(tctx *T, pdata *d, const bt_problem *p, uint64_t seed,
@@ -225,7 +220,7 @@ static bt_status pdata_init(tctx *T, pdata *d, const bt_problem *p, uint64_t see
             break;
         }
         size_t count = v > 0 ? (size_t)v : 1;
-        st = bt__hostbuf_alloc(&d->host[i], arg_dtype(a, p), count);
+        st = bt__hostbuf_alloc(&d->host[i], bt__arg_dtype(k, a, p), count);
         if (st)
             break;
         size_t bytes = bt__hostbuf_bytes(&d->host[i]);
@@ -468,13 +463,22 @@ int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p
             *u = (char)(*u - 'a' + 'A');
     snprintf(defs[m++], 96, "BT_DTYPE_%s=1", up);
     snprintf(defs[m++], 96, "BT_ELEM_BYTES=%d", bt__dtype_size(p->dtype));
+    /* a buffer whose dtype depends on the problem: BT_TYPE_<arg>_<DTYPE> says which it is */
+    for (int i = 0; i < k->nargs; i++)
+        if (k->args[i].dtype_if.e) {
+            snprintf(up, sizeof up, "%s", bt__dtype_name(bt__arg_dtype(k, &k->args[i], p)));
+            for (char *u = up; *u; u++)
+                if (*u >= 'a' && *u <= 'z')
+                    *u = (char)(*u - 'a' + 'A');
+            snprintf(defs[m++], 96, "BT_TYPE_%s_%s=1", k->args[i].name, up);
+        }
     return m;
 }
 
 static void compile_one(tctx *T, bt__entry *e, bool use_cache)
 {
-    char defs[BT_MAX_PARAMS + 8][96];
-    const char *dp[BT_MAX_PARAMS + 8];
+    char defs[BT__MAX_DEFINES][96];
+    const char *dp[BT__MAX_DEFINES];
     int nd = bt__build_defines(T->k, &e->ev.cfg, &T->r->problem, T->g, defs);
     for (int i = 0; i < nd; i++)
         dp[i] = defs[i];

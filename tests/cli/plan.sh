@@ -63,6 +63,12 @@ else
         check "$1 $2 compiles with NVRTC for $arch (${3:0:40}...)" grep -qE "exact: [01] compiled with NVRTC for $arch, [01] from the cache, 0 failed" <<<"$ex"
         check "$1 $2: no spills" grep -qE "exact \(H200-SXM\): [0-9]+ regs, 0 B spills" <<<"$ex"
     done
+    # C in fp32 (OUT_FP32=1): both families and the split-K path
+    ex=$("$bt" plan gemm_wgmma --gpu h200 --dtype bf16 --out_fp32 1 --exact --config BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,CONSUMERS=2,num_stages=4,GROUP_M=8,CLUSTER_M=1,PINGPONG=0,SCHED=1 2>&1)
+    check "gemm_wgmma with C in fp32 compiles" grep -qE "exact: [01] compiled with NVRTC for sm_90a, [01] from the cache, 0 failed" <<<"$ex"
+    check "gemm_wgmma with C in fp32 moves 4-byte outputs" grep -q "bytes 128.0 MiB" <<<"$ex"
+    ex=$("$bt" plan gemm_mma --gpu h200 --m 16 --n 8192 --k 8192 --dtype fp16 --out_fp32 1 --exact --config BLOCK_M=16,BLOCK_N=64,BLOCK_K=64,num_warps=4,WARPS_M=1,num_stages=4,GROUP_M=8,SPLIT_K=4,VEC=1 2>&1)
+    check "gemm_mma split-K with C in fp32 compiles" grep -qE "exact: [01] compiled with NVRTC for sm_90, [01] from the cache, 0 failed" <<<"$ex"
     ex=$("$bt" plan gemm_mma --gpu h200 --m 3001 --n 2999 --k 1031 --dtype fp16 --exact --config BLOCK_M=64,BLOCK_N=128,BLOCK_K=32,num_warps=8,WARPS_M=2,num_stages=2,GROUP_M=8,SPLIT_K=1,VEC=0 2>&1)
     check "gemm_mma VEC=0 (odd K and N) compiles" grep -qE "exact: [01] compiled with NVRTC for sm_90, [01] from the cache, 0 failed" <<<"$ex"
     ex=$("$bt" plan gemm_wgmma --gpu h200 --m 3001 --n 2999 --k 1031 --dtype fp16 2>&1)
