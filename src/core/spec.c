@@ -861,6 +861,7 @@ static bt_status load_args(ld *L, const json_t *args)
         TRY(check_keys(L, a, p, keys));
         bt__argspec *as = &k->args[k->nargs];
         memset(as, 0, sizeof *as);
+        k->nargs++; /* counted first: whatever a failure below leaves parsed is freed with k */
         char fp[96];
         const char *s;
         snprintf(fp, sizeof fp, "%s.name", p);
@@ -885,7 +886,6 @@ static bt_status load_args(ld *L, const json_t *args)
         else if (!strcmp(kind, "local"))
             as->role = BT__KARG_LOCAL;
         else if (!strcmp(kind, "tensormap")) {
-            k->nargs++; /* counted first: a failure below frees what was parsed */
             TRY(load_tmap(L, a, p, as));
             continue;
         } else
@@ -937,7 +937,6 @@ static bt_status load_args(ld *L, const json_t *args)
         }
         if (as->output && as->role != BT__KARG_BUFFER)
             return fail(L, p, "only buffers can be outputs");
-        k->nargs++;
     }
     return resolve_tmaps(L);
 }
