@@ -445,6 +445,16 @@ bt_status bt__scalar_karg(const bt__argspec *a, int64_t v, bt__karg *out, bt_dia
     }
 }
 
+/* A dtype's name in capitals, as the defines spell it (FP16). */
+static const char *dtype_upper(bt__dtype t, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", bt__dtype_name(t));
+    for (char *u = buf; *u; u++)
+        if (*u >= 'a' && *u <= 'z')
+            *u = (char)(*u - 'a' + 'A');
+    return buf;
+}
+
 int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
                       char defs[][96])
 {
@@ -457,21 +467,13 @@ int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p
         snprintf(defs[m++], 96, "BT_THREADS=%lld", (long long)(block[0] * block[1] * block[2]));
     snprintf(defs[m++], 96, "BT_WARP_SIZE=%d", g->warp_size > 0 ? g->warp_size : 32);
     char up[32];
-    snprintf(up, sizeof up, "%s", bt__dtype_name(p->dtype));
-    for (char *u = up; *u; u++)
-        if (*u >= 'a' && *u <= 'z')
-            *u = (char)(*u - 'a' + 'A');
-    snprintf(defs[m++], 96, "BT_DTYPE_%s=1", up);
+    snprintf(defs[m++], 96, "BT_DTYPE_%s=1", dtype_upper(p->dtype, up, sizeof up));
     snprintf(defs[m++], 96, "BT_ELEM_BYTES=%d", bt__dtype_size(p->dtype));
     /* a buffer whose dtype depends on the problem: BT_TYPE_<arg>_<DTYPE> says which it is */
     for (int i = 0; i < k->nargs; i++)
-        if (k->args[i].dtype_if.e) {
-            snprintf(up, sizeof up, "%s", bt__dtype_name(bt__arg_dtype(k, &k->args[i], p)));
-            for (char *u = up; *u; u++)
-                if (*u >= 'a' && *u <= 'z')
-                    *u = (char)(*u - 'a' + 'A');
-            snprintf(defs[m++], 96, "BT_TYPE_%s_%s=1", k->args[i].name, up);
-        }
+        if (k->args[i].dtype_if.e)
+            snprintf(defs[m++], 96, "BT_TYPE_%s_%s=1", k->args[i].name,
+                     dtype_upper(bt__arg_dtype(k, &k->args[i], p), up, sizeof up));
     return m;
 }
 
