@@ -273,6 +273,22 @@ static void test_spec_errors_name_file_line_column(void **state)
     assert_non_null(strstr(d.msg, "twice"));
 }
 
+/* A spec made of `format` with `piece` in it fails to load at `line`, naming `field` with a message
+ * that contains `msg`; nothing is loaded. */
+static void expect_spec_error(const char *format, const char *piece, const char *field,
+                              const char *msg, int line, size_t which)
+{
+    char text[1024];
+    snprintf(text, sizeof text, format, piece);
+    bt_kdesc *k = (bt_kdesc *)1;
+    bt_diag d;
+    assert_int_equal(bt_kdesc_load_string(text, "bad.json", &k, &d), BT_PARSE);
+    assert_null(k);
+    if (strcmp(d.field, field) || !strstr(d.msg, msg))
+        fail_msg("case %zu: field '%s' msg '%s'", which, d.field, d.msg);
+    assert_int_equal(d.line, line);
+}
+
 /* "tensormap" arguments: parsed with their buffer, dims and box; the request for a config has
  * dense row-major strides and a box that may use parameters; mistakes name the field. */
 static void test_tensormap_arguments(void **state)
@@ -329,19 +345,11 @@ static void test_tensormap_arguments(void **state)
          "needs \"buffer\""},
         {"{\"name\": \"x\", \"size\": 4, \"box\": [8]}", "args[1]", "belongs to a tensormap"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        char text[1024];
-        snprintf(text, sizeof text,
-                 "{\"name\": \"t\", \"problem\": {\"M\": 100, \"K\": 72},\n \"params\": {\"BM\": [64]},\n"
-                 " \"args\": [{\"name\": \"A\", \"size\": \"M * K\"},\n  %s]}",
-                 bad[i].arg);
-        k = (bt_kdesc *)1;
-        assert_int_equal(bt_kdesc_load_string(text, "bad.json", &k, &d), BT_PARSE);
-        assert_null(k);
-        if (strcmp(d.field, bad[i].field) || !strstr(d.msg, bad[i].msg))
-            fail_msg("case %zu: field '%s' msg '%s'", i, d.field, d.msg);
-        assert_int_equal(d.line, 4);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        expect_spec_error("{\"name\": \"t\", \"problem\": {\"M\": 100, \"K\": 72},\n"
+                          " \"params\": {\"BM\": [64]},\n"
+                          " \"args\": [{\"name\": \"A\", \"size\": \"M * K\"},\n  %s]}",
+                          bad[i].arg, bad[i].field, bad[i].msg, 4, i);
 }
 
 /* "dtype": {"if", "then", "else"}: the condition may use problem variables only; mistakes name
@@ -360,19 +368,10 @@ static void test_dtype_that_depends_on_the_problem(void **state)
     };
     bt_kdesc *k;
     bt_diag d;
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        char text[1024];
-        snprintf(text, sizeof text,
-                 "{\"name\": \"t\", \"problem\": {\"n\": 8, \"F\": 0}, \"params\": {\"BM\": [64]},\n"
-                 " \"args\": [{\"name\": \"z\", \"size\": \"n\", \"dtype\": %s}]}",
-                 bad[i].dtype);
-        k = (bt_kdesc *)1;
-        assert_int_equal(bt_kdesc_load_string(text, "bad.json", &k, &d), BT_PARSE);
-        assert_null(k);
-        if (strcmp(d.field, bad[i].field) || !strstr(d.msg, bad[i].msg))
-            fail_msg("case %zu: field '%s' msg '%s'", i, d.field, d.msg);
-        assert_int_equal(d.line, 2);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        expect_spec_error("{\"name\": \"t\", \"problem\": {\"n\": 8, \"F\": 0}, \"params\": {\"BM\": [64]},\n"
+                          " \"args\": [{\"name\": \"z\", \"size\": \"n\", \"dtype\": %s}]}",
+                          bad[i].dtype, bad[i].field, bad[i].msg, 2, i);
     const char *scalar = "{\"name\": \"t\", \"problem\": {\"n\": 8, \"F\": 0}, \"params\": {\"BM\": [64]},\n"
                          " \"args\": [{\"name\": \"s\", \"kind\": \"scalar\", \"value\": \"n\", "
                          "\"dtype\": {\"if\": \"F\", \"then\": \"int64\", \"else\": \"int32\"}}]}";
