@@ -233,3 +233,25 @@ int bt__ordinal_rank_of_value(const bt__ordinal *o, int p, int64_t v)
     int pos = bt__space_value_pos(o->space, p, v);
     return pos < 0 ? -1 : o->rank[p][pos];
 }
+
+bt_status bt__walk_init(bt__walk *w, const bt__search_ctx *ctx, uint64_t stream)
+{
+    w->ctx = *ctx;
+    bt__idxmap_init(&w->seen);
+    bt_status st = bt__valid_set_init(&w->valid, ctx);
+    if (st == BT_OK)
+        st = bt__ordinal_init(&w->ord, ctx->space);
+    if (st != BT_OK) {
+        bt__walk_free(w);
+        return st;
+    }
+    bt__rng_seed(&w->rng, ctx->seed, stream);
+    return BT_OK;
+}
+
+void bt__walk_free(bt__walk *w)
+{
+    bt__valid_set_free(&w->valid);
+    bt__ordinal_free(&w->ord);
+    bt__idxmap_free(&w->seen);
+}

@@ -64,4 +64,19 @@ uint64_t bt__ordinal_index(const bt__ordinal *o, const int *ranks);
 /* The rank of value v in parameter p, or -1. */
 int bt__ordinal_rank_of_value(const bt__ordinal *o, int p, int64_t v);
 
+/* What the walking strategies (coordinate, anneal) start from: the context, the valid set, the
+ * parameters' value ranks, their random stream and the configs measured so far (-> ms,
+ * INFINITY for a failure). */
+typedef struct bt__walk {
+    bt__search_ctx ctx;
+    bt__valid_set valid;
+    bt__ordinal ord;
+    bt__rng rng;
+    bt__idxmap seen;
+} bt__walk;
+
+/* Fills w for ctx with the random stream `stream` of ctx->seed; on failure w is freed. */
+bt_status bt__walk_init(bt__walk *w, const bt__search_ctx *ctx, uint64_t stream);
+void bt__walk_free(bt__walk *w);
+
 #endif

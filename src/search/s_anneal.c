@@ -25,11 +25,7 @@
 #define AN_WALK_MAX 256 /* moves over measured configs before a jump */
 
 typedef struct an_state {
-    bt__search_ctx ctx;
-    bt__valid_set valid;
-    bt__ordinal ord;
-    bt__rng rng;
-    bt__idxmap seen;
+    bt__walk w; /* context, valid set, ranks, random stream, measured configs */
     int movable[BT_MAX_PARAMS]; /* parameters with more than one value */
     int nmovable;
     bool have_cur;
@@ -49,9 +45,7 @@ static void an_destroy(void *state)
     an_state *s = state;
     if (!s)
         return;
-    bt__valid_set_free(&s->valid);
-    bt__ordinal_free(&s->ord);
-    bt__idxmap_free(&s->seen);
+    bt__walk_free(&s->w);
     free(s);
 }
 
@@ -60,23 +54,18 @@ static bt_status an_create(const bt__search_ctx *ctx, void **state, bt_diag *dia
     an_state *s = calloc(1, sizeof *s);
     if (!s)
         return BT_NOMEM;
-    s->ctx = *ctx;
-    bt__idxmap_init(&s->seen);
-    bt_status st = bt__valid_set_init(&s->valid, ctx);
-    if (st == BT_OK)
-        st = bt__ordinal_init(&s->ord, ctx->space);
+    bt_status st = bt__walk_init(&s->w, ctx, 0x616e6e65616cULL);
     if (st != BT_OK) {
-        an_destroy(s);
+        free(s);
         return st;
     }
-    for (int p = 0; p < s->ord.nparams; p++)
-        if (s->ord.nvalues[p] > 1)
+    for (int p = 0; p < s->w.ord.nparams; p++)
+        if (s->w.ord.nvalues[p] > 1)
             s->movable[s->nmovable++] = p;
-    double nvalid = s->valid.enumerated ? (double)s->valid.n : 1e6;
+    double nvalid = s->w.valid.enumerated ? (double)s->w.valid.n : 1e6;
     double L = 4.0 * sqrt(nvalid);
     s->cycle_len = (uint64_t)(L < 50 ? 50 : L > 1000 ? 1000 : L);
     s->alpha = pow(AN_TMIN / AN_T0, 1.0 / (double)s->cycle_len);
-    bt__rng_seed(&s->rng, ctx->seed, 0x616e6e65616cULL);
     *state = s;
     return BT_OK;
 }
@@ -92,7 +81,7 @@ static void an_judge(an_state *s, uint64_t c, double ms)
     if (!isfinite(ms))
         return;
     double delta = log(ms / s->cur_ms);
-    if (delta <= 0 || bt__rng_uniform(&s->rng) < exp(-delta / an_temperature(s))) {
+    if (delta <= 0 || bt__rng_uniform(&s->w.rng) < exp(-delta / an_temperature(s))) {
         s->cur = c;
         s->cur_ms = ms;
     }
@@ -115,26 +104,26 @@ static bt_status an_propose(void *state, uint64_t *idx)
     if (s->have_cur && s->nmovable > 0) {
         int ranks[BT_MAX_PARAMS];
         for (int walk = 0; walk < AN_WALK_MAX; walk++) {
-            bt__ordinal_ranks(&s->ord, s->cur, ranks);
-            int p = s->movable[bt__rng_below(&s->rng, (uint64_t)s->nmovable)];
-            int r = ranks[p] + (bt__rng_below(&s->rng, 2) ? 1 : -1);
-            if (r < 0 || r >= s->ord.nvalues[p])
+            bt__ordinal_ranks(&s->w.ord, s->cur, ranks);
+            int p = s->movable[bt__rng_below(&s->w.rng, (uint64_t)s->nmovable)];
+            int r = ranks[p] + (bt__rng_below(&s->w.rng, 2) ? 1 : -1);
+            if (r < 0 || r >= s->w.ord.nvalues[p])
                 continue;
             ranks[p] = r;
-            uint64_t c = bt__ordinal_index(&s->ord, ranks);
+            uint64_t c = bt__ordinal_index(&s->w.ord, ranks);
             double ms;
-            if (bt__idxmap_get(&s->seen, c, &ms)) {
+            if (bt__idxmap_get(&s->w.seen, c, &ms)) {
                 an_judge(s, c, ms);
                 continue;
             }
-            if (!bt__valid(&s->ctx, c))
+            if (!bt__valid(&s->w.ctx, c))
                 continue;
             *idx = c;
             return BT_OK;
         }
     }
     /* Start, or jump: a random unmeasured valid config. */
-    if (!bt__valid_random_unseen(&s->valid, &s->rng, &s->seen, idx))
+    if (!bt__valid_random_unseen(&s->w.valid, &s->w.rng, &s->w.seen, idx))
         return BT_NOT_FOUND;
     s->pending_jump = true;
     s->jump_idx = *idx;
@@ -148,7 +137,7 @@ static bt_status an_next(void *state, uint64_t *idx)
     an_state *s = state;
     bt_status st = an_propose(s, idx);
     if (st == BT_OK)
-        st = bt__idxmap_put(&s->seen, *idx, NAN);
+        st = bt__idxmap_put(&s->w.seen, *idx, NAN);
     return st;
 }
 
@@ -177,7 +166,7 @@ static void an_observe(void *state, uint64_t idx, double ms, bt_status fail)
     an_state *s = state;
     if (fail != BT_OK)
         ms = INFINITY;
-    bt__idxmap_put(&s->seen, idx, ms);
+    bt__idxmap_put(&s->w.seen, idx, ms);
     s->step++;
     if (isfinite(ms) && (!s->have_best || ms < s->best_ms)) {
         s->have_best = true;

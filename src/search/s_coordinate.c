@@ -21,11 +21,7 @@
 #define CD_MAX_CAND 4
 
 typedef struct cd_state {
-    bt__search_ctx ctx;
-    bt__valid_set valid;
-    bt__ordinal ord;
-    bt__rng rng;
-    bt__idxmap seen; /* measured -> ms (INFINITY failed) */
+    bt__walk w; /* context, valid set, ranks, random stream, measured configs */
     bool have_cur;   /* a current config with a known time */
     uint64_t cur;
     double cur_ms;
@@ -44,9 +40,7 @@ static void cd_destroy(void *state)
     cd_state *s = state;
     if (!s)
         return;
-    bt__valid_set_free(&s->valid);
-    bt__ordinal_free(&s->ord);
-    bt__idxmap_free(&s->seen);
+    bt__walk_free(&s->w);
     free(s);
 }
 
@@ -55,16 +49,11 @@ static bt_status cd_create(const bt__search_ctx *ctx, void **state, bt_diag *dia
     cd_state *s = calloc(1, sizeof *s);
     if (!s)
         return BT_NOMEM;
-    s->ctx = *ctx;
-    bt__idxmap_init(&s->seen);
-    bt_status st = bt__valid_set_init(&s->valid, ctx);
-    if (st == BT_OK)
-        st = bt__ordinal_init(&s->ord, ctx->space);
+    bt_status st = bt__walk_init(&s->w, ctx, 0x636f6f7264ULL);
     if (st != BT_OK) {
-        cd_destroy(s);
+        free(s);
         return st;
     }
-    bt__rng_seed(&s->rng, ctx->seed, 0x636f6f7264ULL);
     *state = s;
     return BT_OK;
 }
@@ -75,18 +64,18 @@ static void cd_build_candidates(cd_state *s)
     int p = s->param;
     s->ncand = s->icand = 0;
     s->best_cand_ms = INFINITY;
-    int n = s->ord.nvalues[p];
+    int n = s->w.ord.nvalues[p];
     if (n < 2)
         return;
     int ranks[BT_MAX_PARAMS];
-    bt__ordinal_ranks(&s->ord, s->cur, ranks);
+    bt__ordinal_ranks(&s->w.ord, s->cur, ranks);
     int r0 = ranks[p];
-    int64_t v = s->ctx.space->params[p].values[s->ord.pos[p][r0]];
+    int64_t v = s->w.ctx.space->params[p].values[s->w.ord.pos[p][r0]];
     int cands[4] = {r0 - 1, r0 + 1, -1, -1};
     if (v % 2 == 0)
-        cands[2] = bt__ordinal_rank_of_value(&s->ord, p, v / 2);
+        cands[2] = bt__ordinal_rank_of_value(&s->w.ord, p, v / 2);
     if (v <= INT64_MAX / 2)
-        cands[3] = bt__ordinal_rank_of_value(&s->ord, p, v * 2);
+        cands[3] = bt__ordinal_rank_of_value(&s->w.ord, p, v * 2);
     for (int i = 0; i < 4; i++) {
         int r = cands[i];
         if (r < 0 || r >= n || r == r0)
@@ -97,7 +86,7 @@ static void cd_build_candidates(cd_state *s)
         if (dup)
             continue;
         ranks[p] = r;
-        s->cand[s->ncand++] = bt__ordinal_index(&s->ord, ranks);
+        s->cand[s->ncand++] = bt__ordinal_index(&s->w.ord, ranks);
     }
 }
 
@@ -109,15 +98,15 @@ static bool cd_restart(cd_state *s, uint64_t *idx)
     s->param = 0;
     s->improved = false;
     s->ncand = s->icand = 0;
-    if (!s->started && s->ctx.prior && s->valid.enumerated) {
+    if (!s->started && s->w.ctx.prior && s->w.valid.enumerated) {
         s->started = true;
         double best = INFINITY;
         bool any = false;
-        for (uint64_t i = 0; i < s->valid.n; i++) {
-            double pr = s->ctx.prior(s->ctx.user, s->valid.idx[i]);
+        for (uint64_t i = 0; i < s->w.valid.n; i++) {
+            double pr = s->w.ctx.prior(s->w.ctx.user, s->w.valid.idx[i]);
             if (!isnan(pr) && (!any || pr < best)) {
                 best = pr;
-                *idx = s->valid.idx[i];
+                *idx = s->w.valid.idx[i];
                 any = true;
             }
         }
@@ -125,7 +114,7 @@ static bool cd_restart(cd_state *s, uint64_t *idx)
             return true;
     }
     s->started = true;
-    return bt__valid_random_unseen(&s->valid, &s->rng, &s->seen, idx);
+    return bt__valid_random_unseen(&s->w.valid, &s->w.rng, &s->w.seen, idx);
 }
 
 static bt_status cd_propose(void *state, uint64_t *idx)
@@ -141,14 +130,14 @@ static bt_status cd_propose(void *state, uint64_t *idx)
         while (s->icand < s->ncand) {
             uint64_t c = s->cand[s->icand++];
             double ms;
-            if (bt__idxmap_get(&s->seen, c, &ms)) {
+            if (bt__idxmap_get(&s->w.seen, c, &ms)) {
                 if (ms < s->best_cand_ms) {
                     s->best_cand_ms = ms;
                     s->best_cand = c;
                 }
                 continue;
             }
-            if (!bt__valid(&s->ctx, c))
+            if (!bt__valid(&s->w.ctx, c))
                 continue;
             *idx = c;
             return BT_OK;
@@ -159,7 +148,7 @@ static bt_status cd_propose(void *state, uint64_t *idx)
             s->cur_ms = s->best_cand_ms;
             s->improved = true;
         }
-        if (++s->param >= s->ord.nparams) {
+        if (++s->param >= s->w.ord.nparams) {
             if (!s->improved) {
                 s->have_cur = false; /* local optimum: restart */
                 continue;
@@ -178,7 +167,7 @@ static bt_status cd_next(void *state, uint64_t *idx)
     cd_state *s = state;
     bt_status st = cd_propose(s, idx);
     if (st == BT_OK)
-        st = bt__idxmap_put(&s->seen, *idx, NAN);
+        st = bt__idxmap_put(&s->w.seen, *idx, NAN);
     return st;
 }
 
@@ -186,7 +175,7 @@ static bt_status cd_next(void *state, uint64_t *idx)
 static bool cd_fresh_candidate_left(const cd_state *s)
 {
     for (int i = s->icand; i < s->ncand; i++)
-        if (!bt__idxmap_get(&s->seen, s->cand[i], NULL) && bt__valid(&s->ctx, s->cand[i]))
+        if (!bt__idxmap_get(&s->w.seen, s->cand[i], NULL) && bt__valid(&s->w.ctx, s->cand[i]))
             return true;
     return false;
 }
@@ -216,7 +205,7 @@ static void cd_observe(void *state, uint64_t idx, double ms, bt_status fail)
     cd_state *s = state;
     if (fail != BT_OK)
         ms = INFINITY;
-    bt__idxmap_put(&s->seen, idx, ms);
+    bt__idxmap_put(&s->w.seen, idx, ms);
     if (s->pending_start) {
         s->pending_start = false;
         if (isfinite(ms)) {
