@@ -13,6 +13,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* The tune both the killed child and the resuming run do: 13 quick measurements into `store`. */
+static bt_tune_options resume_options(const char *store)
+{
+    bt_tune_options o;
+    bt_tune_options_default(&o);
+    o.warmup_ms = 1;
+    o.rep_ms = 4;
+    o.rounds = 2;
+    o.budget = 13;
+    o.verify_boundary = 0;
+    o.store = store;
+    return o;
+}
+
 static char db[256], caldb[256];
 
 static void child_tune(int n, const char *path)
@@ -28,15 +42,8 @@ static void child_tune(int n, const char *path)
     bt_kernel *kn;
     if (bt_kernel_create(dev, k, &kn, &d))
         _exit(3);
-    bt_tune_options o;
-    bt_tune_options_default(&o);
-    o.warmup_ms = 1;
-    o.rep_ms = 4;
-    o.rounds = 2;
-    o.budget = 13;
+    bt_tune_options o = resume_options(path);
     o.threads = 1;
-    o.verify_boundary = 0;
-    o.store = path;
     bt_result *r;
     bt_kernel_tune(kn, p, &o, &r, &d);
     _exit(0);
@@ -113,14 +120,7 @@ static void test_killed_tunes_resume_without_remeasuring(void **state)
     bt_problem_set(p, "n", 20000, &d);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o;
-    bt_tune_options_default(&o);
-    o.warmup_ms = 1;
-    o.rep_ms = 4;
-    o.rounds = 2;
-    o.budget = 13;
-    o.verify_boundary = 0;
-    o.store = db;
+    bt_tune_options o = resume_options(db);
     bt_result *r;
     assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
     printf("# final run: %d of %zu configs from the store\n", r->from_store, r->n);
