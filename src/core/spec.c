@@ -726,7 +726,7 @@ static int arg_index(const bt_kdesc *k, const char *name)
 }
 
 /* A "tensormap" argument: {"buffer": NAME, "dims": [...], "box": [...], "swizzle": 128}. The
- * buffer is resolved once every argument is known (resolve_tmaps). */
+ * buffer is looked up once every argument is known (resolve_tmaps). */
 static bt_status load_tmap(ld *L, const json_t *a, const char *p, bt__argspec *as)
 {
     char fp[96];
@@ -743,11 +743,6 @@ static bt_status load_tmap(ld *L, const json_t *a, const char *p, bt__argspec *a
     if (!jb)
         return fail(L, p, "a tensormap needs \"buffer\": the buffer argument it maps");
     TRY(get_str(L, jb, fp, &s));
-    if (strlen(s) >= sizeof as->size.field)
-        return fail(L, fp, "no argument is called '%s'", s);
-    /* the name waits in tm_buffer's place: stored in size.field until resolve_tmaps */
-    snprintf(as->size.field, sizeof as->size.field, "%s", s);
-    bt__jpos_find(L->pos, fp, &as->size.line, &as->size.col);
     const char *names[2] = {"dims", "box"};
     bt__kexpr *dst[2] = {as->tm_dims, as->tm_box};
     int n[2] = {0, 0};
@@ -820,8 +815,8 @@ static bt_status load_dtype_if(ld *L, const json_t *jd, const char *fp, bt__args
     return BT_OK;
 }
 
-/* Points every tensormap at its buffer (named in size.field by load_tmap). */
-static bt_status resolve_tmaps(ld *L)
+/* Points every tensormap at the buffer its "buffer" names (load_tmap checked it is a string). */
+static bt_status resolve_tmaps(ld *L, const json_t *args)
 {
     bt_kdesc *k = L->k;
     int ntm = 0;
@@ -831,13 +826,14 @@ static bt_status resolve_tmaps(ld *L)
             continue;
         if (++ntm > BT__MAX_TMAPS)
             return fail(L, "args", "at most %d tensormap arguments", BT__MAX_TMAPS);
-        int b = arg_index(k, as->size.field);
+        const json_t *a = json_array_get(args, (size_t)i);
+        const char *name = json_string_value(json_object_get(a, "buffer"));
+        int b = arg_index(k, name);
         char fp[96];
         snprintf(fp, sizeof fp, "args[%d].buffer", i);
         if (b < 0 || k->args[b].role != BT__KARG_BUFFER)
-            return fail(L, fp, "'%s' is not a buffer argument", as->size.field);
+            return fail(L, fp, "'%s' is not a buffer argument", name);
         as->tm_buffer = b;
-        as->size.field[0] = 0;
     }
     return BT_OK;
 }
@@ -898,17 +894,18 @@ static bt_status load_args(ld *L, const json_t *args)
         const char *dt = as->role == BT__KARG_SCALAR ? "int32" : "T";
         json_t *jd = json_object_get(a, "dtype");
         snprintf(fp, sizeof fp, "%s.dtype", p);
-        if (jd && json_is_object(jd)) {
+        if (jd && json_is_object(jd)) { /* bt__arg_dtype picks the branch per problem */
             if (as->role != BT__KARG_BUFFER)
                 return fail(L, fp, "only a buffer's dtype can depend on the problem");
             TRY(load_dtype_if(L, jd, fp, as));
-            dt = as->then_is_problem ? "T" : bt__dtype_name(as->dtype_then); /* for the checks below */
-        } else if (jd)
-            TRY(get_str(L, jd, fp, &dt));
-        if (!strcmp(dt, "T"))
-            as->dtype_is_problem = true;
-        else if (!bt__dtype_parse(dt, &as->dtype))
-            return fail(L, fp, "unknown dtype '%s'", dt);
+        } else {
+            if (jd)
+                TRY(get_str(L, jd, fp, &dt));
+            if (!strcmp(dt, "T"))
+                as->dtype_is_problem = true;
+            else if (!bt__dtype_parse(dt, &as->dtype))
+                return fail(L, fp, "unknown dtype '%s'", dt);
+        }
         const char *szkey = as->role == BT__KARG_SCALAR ? "value" : "size";
         json_t *jsz = json_object_get(a, szkey);
         snprintf(fp, sizeof fp, "%s.%s", p, szkey);
@@ -938,7 +935,7 @@ static bt_status load_args(ld *L, const json_t *args)
         if (as->output && as->role != BT__KARG_BUFFER)
             return fail(L, p, "only buffers can be outputs");
     }
-    return resolve_tmaps(L);
+    return resolve_tmaps(L, args);
 }
 
 /* "outputs", "reset_to_zero", "restore_value": lists of buffer argument names. */

@@ -2,8 +2,9 @@
  * args.c — tensor-map launch arguments (TMA): evaluating a spec's "tensormap" arguments for a
  * config and problem into requests, and encoding them over the launch's buffers. A tensor map
  * holds the buffer's address, so it is encoded per launch (by the tuner for its own buffers, by
- * bt_kernel_launch for the caller's); the request (dims, strides, box, swizzle) is evaluated once
- * per config and problem.
+ * bt_kernel_launch for the caller's); the request (dims, strides, box, swizzle) comes from the
+ * config and the problem: bt_kernel_launch keeps it with the dispatch entry, the tuner evaluates
+ * it for each launch (a few expressions, outside the timed region).
  */
 #include "engine/engine.h"
 #include "core/util.h"
