@@ -391,6 +391,44 @@ static void test_dtype_that_depends_on_the_problem(void **state)
     bt_kdesc_free(k);
 }
 
+/* "sources": a list of sources is their concatenation, in order, each on lines of its own;
+ * mistakes name the element. */
+static void test_sources_in_a_list(void **state)
+{
+    (void)state;
+    const char *fmt = "{\"name\": \"t\", \"problem\": {\"n\": 8}, \"params\": {\"B\": [64]},\n"
+                      " \"sources\": {\"cuda\": %s},\n"
+                      " \"entry\": \"k\", \"launch\": {\"grid\": [\"n\"], \"block\": [\"B\"]},\n"
+                      " \"args\": [{\"name\": \"z\", \"size\": \"n\", \"output\": true}]}";
+    char text[1024];
+    snprintf(text, sizeof text, fmt,
+             "[{\"inline\": \"#define TWO 2\"}, {\"inline\": \"int a = TWO;\\n\"}, "
+             "{\"inline\": \"int b;\"}]");
+    bt_kdesc *k;
+    bt_diag d;
+    assert_int_equal(bt_kdesc_load_string(text, "l.json", &k, &d), BT_OK);
+    assert_string_equal(k->src_cuda, "#define TWO 2\nint a = TWO;\nint b;\n");
+    bt_kdesc_free(k);
+    static const struct {
+        const char *src, *field, *msg;
+    } bad[] = {
+        {"[]", "sources.cuda", "an empty list"},
+        {"[{\"inline\": \"int a;\"}, 5]", "sources.cuda[1]", "expected a file name"},
+        {"[[\"a.cu\"]]", "sources.cuda[0]", "found a list"},
+        {"[{\"inline\": \"int a;\"}, \"no_such_file.cu\"]", "sources.cuda[1]", "cannot read source"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        bt_status want = strstr(bad[i].msg, "cannot read") ? BT_IO : BT_PARSE;
+        snprintf(text, sizeof text, fmt, bad[i].src);
+        k = (bt_kdesc *)1;
+        assert_int_equal(bt_kdesc_load_string(text, "bad.json", &k, &d), want);
+        assert_null(k);
+        if (strcmp(d.field, bad[i].field) || !strstr(d.msg, bad[i].msg))
+            fail_msg("case %zu: field '%s' msg '%s'", i, d.field, d.msg);
+        assert_int_equal(d.line, 2);
+    }
+}
+
 static void test_division_by_zero_eliminates_the_config_only(void **state)
 {
     fx *f = *state;
@@ -491,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_128x128_fp32_accumulator_is_64KiB),
         cmocka_unit_test(test_block_m_96_depends_on_rule_set),
         cmocka_unit_test(test_every_broken_rule_is_kept),
+        cmocka_unit_test(test_sources_in_a_list),
         cmocka_unit_test(test_softmax_is_memory_bound),
         cmocka_unit_test(test_builtin_spaces_are_wide_enough),
         cmocka_unit_test(test_gemm_waves_and_last_tile),

@@ -241,7 +241,7 @@ static char *path_join_norm(const char *dir, const char *rel)
 }
 
 /* A source: "file.cl", {"file": "..."} or {"inline": "..."}. */
-static bt_status load_source(ld *L, const json_t *v, const char *path, char **out)
+static bt_status load_one_source(ld *L, const json_t *v, const char *path, char **out)
 {
     const char *file = NULL, *inl = NULL;
     char p2[256];
@@ -292,6 +292,47 @@ static bt_status load_source(ld *L, const json_t *v, const char *path, char **ou
         return st == BT_PARSE ? BT_IO : st;
     }
     free(full);
+    return BT_OK;
+}
+
+/* SRC, or a list of them, concatenated in order (shared helpers first: "cuda": ["common.cuh",
+ * "kernel.cu"]). An element names its place as path[i]. */
+static bt_status load_source(ld *L, const json_t *v, const char *path, char **out)
+{
+    if (!json_is_array(v))
+        return load_one_source(L, v, path, out);
+    size_t n = json_array_size(v);
+    if (n == 0)
+        return fail(L, path, "an empty list of sources");
+    char *all = NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        char p2[256], *part = NULL;
+        snprintf(p2, sizeof p2, "%s[%zu]", path, i);
+        const json_t *e = json_array_get(v, i);
+        bt_status st = json_is_array(e) ? fail(L, p2, "expected a file name or {\"file\"|\"inline\": ...}"
+                                                       " but found a list")
+                                        : load_one_source(L, e, p2, &part);
+        if (st) {
+            free(all);
+            return st;
+        }
+        size_t pl = strlen(part);
+        char *grown = realloc(all, len + pl + 2);
+        if (!grown) {
+            free(part);
+            free(all);
+            return BT_NOMEM;
+        }
+        all = grown;
+        memcpy(all + len, part, pl);
+        len += pl;
+        if (pl && part[pl - 1] != '\n') /* the next file starts on a line of its own */
+            all[len++] = '\n';
+        all[len] = '\0';
+        free(part);
+    }
+    *out = all;
     return BT_OK;
 }
 
