@@ -6,7 +6,8 @@ FINAL=${OUT:-/tmp/bt-out}
 BT_RUN_NAME=${BT_RUN:?set BT_RUN to the run name}
 OUT=/tmp/bt-$BT_RUN_NAME
 rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
-trap 'tar czf "$FINAL/$BT_RUN_NAME.tgz" -C "$OUT" . ; cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null' EXIT
+# the wisdom a run exports ($OUT/wisdom/*.json) comes back beside the archive
+trap 'tar czf "$FINAL/$BT_RUN_NAME.tgz" -C "$OUT" . ; cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null; cp "$OUT"/wisdom/*.json "$FINAL/" 2>/dev/null' EXIT
 export LD_LIBRARY_PATH="$PWD/.carry/lib:${LD_LIBRARY_PATH:-}"
 export BLOCKTUNE_CACHE_DIR=/tmp/bt-cache PYTHONUNBUFFERED=1
 # built binaries look for their kernels under the path they were built at
@@ -15,3 +16,11 @@ bt=build/blocktune
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
   --format=csv > "$OUT/provenance.txt" 2>&1
+# cuda_tests: test_cuda, then test_engine on the GPU; logs in $OUT, their verdicts in summary.txt
+cuda_tests() {
+  local t
+  for t in test_cuda test_engine; do
+    log "$t"; timeout 300 "build/$t" > "$OUT/$t.log" 2>&1; echo "rc=$?" | tee -a "$OUT/summary.txt"
+    grep -E "FAILED|PASSED|ERROR|LINE|SKIP" "$OUT/$t.log" | head -20 | tee -a "$OUT/summary.txt"
+  done
+}

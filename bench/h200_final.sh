@@ -4,11 +4,7 @@
 # kernel tuned at its common shapes into one store, exported as wisdom/<device>.json.
 set -u
 BT_RUN=final . bench/device_env.sh
-trap 'tar czf "$FINAL/final.tgz" -C "$OUT" . ; cp "$OUT/summary.txt" "$OUT"/wisdom/*.json "$FINAL/" 2>/dev/null' EXIT
-log "test_cuda"; timeout 120 build/test_cuda > "$OUT/test_cuda.log" 2>&1; echo "rc=$?" | tee -a "$OUT/summary.txt"
-grep -E "FAILED|PASSED|ERROR|LINE" "$OUT/test_cuda.log" | head -12 | tee -a "$OUT/summary.txt"
-log "test_engine (GPU)"; timeout 200 build/test_engine > "$OUT/test_engine.log" 2>&1; echo "rc=$?" | tee -a "$OUT/summary.txt"
-grep -E "FAILED|PASSED|ERROR|LINE" "$OUT/test_engine.log" | head -12 | tee -a "$OUT/summary.txt"
+cuda_tests
 tune() { local name=$1; shift
   log "tune $name: $*"
   timeout 150 $bt tune "$@" --device cuda:0 --json "$OUT/$name.json" > "$OUT/$name.txt" 2>&1; echo "rc=$?" | tee -a "$OUT/summary.txt"

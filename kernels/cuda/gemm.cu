@@ -28,13 +28,8 @@ gemm(const ST *__restrict__ A, const ST *__restrict__ B, ST *__restrict__ C, int
     extern __shared__ __align__(16) unsigned char smem_raw[];
     ST *As = reinterpret_cast<ST *>(smem_raw);
     ST *Bs = As + STAGES * BM * BK;
-    const int pid = blockIdx.x;
-    const int num_m = (M + BM - 1) / BM, num_n = (N + BN - 1) / BN;
-    const int in_group = GROUP_M * num_n;
-    const int first_m = (pid / in_group) * GROUP_M;
-    const int gsize = min(num_m - first_m, GROUP_M);
-    const int pm = first_m + (pid % in_group) % gsize;
-    const int pn = (pid % in_group) / gsize;
+    int pm, pn;
+    grouped_tile(blockIdx.x, (M + BM - 1) / BM, (N + BN - 1) / BN, &pm, &pn);
     const int m0 = pm * BM, n0 = pn * BN;
     float acc[PER_ITEM];
 #pragma unroll

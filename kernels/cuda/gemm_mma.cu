@@ -198,29 +198,6 @@ __device__ __forceinline__ void store_chunks(ST *As, ST *Bs, const uint4 ra[PA],
     }
 }
 
-__device__ __forceinline__ unsigned pack2(float lo, float hi)
-{
-    return (unsigned)bt_from_f(lo) | ((unsigned)bt_from_f(hi) << 16);
-}
-
-/* The output type: the inputs' (ST), or fp32 when the problem asks for it (OUT_FP32=1 gives the
- * define BT_TYPE_C_FP32). out2 stores a pair at an even column (aligned for both types). */
-#if defined(BT_TYPE_C_FP32)
-typedef float CT;
-__device__ __forceinline__ CT out1(float v) { return v; }
-__device__ __forceinline__ void out2(CT *p, float lo, float hi)
-{
-    *reinterpret_cast<float2 *>(p) = make_float2(lo, hi);
-}
-#else
-typedef ST CT;
-__device__ __forceinline__ CT out1(float v) { return bt_from_f(v); }
-__device__ __forceinline__ void out2(CT *p, float lo, float hi)
-{
-    *reinterpret_cast<unsigned *>(p) = pack2(lo, hi);
-}
-#endif
-
 extern "C" __global__ void __launch_bounds__(BT_THREADS)
 gemm_mma(const ST *__restrict__ A, const ST *__restrict__ B, CT *__restrict__ C,
          float *__restrict__ W, int *__restrict__ T, int M, int N, int K)
@@ -231,14 +208,9 @@ gemm_mma(const ST *__restrict__ A, const ST *__restrict__ B, CT *__restrict__ C,
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int wm = warp / WARPS_N, wn = warp % WARPS_N;
 
-    /* grouped tile order */
-    const int pid = blockIdx.x;
-    const int num_m = (M + BM - 1) / BM, num_n = (N + BN - 1) / BN;
-    const int in_group = GROUP_M * num_n;
-    const int first_m = (pid / in_group) * GROUP_M;
-    const int gsize = min(num_m - first_m, GROUP_M);
-    const int pm = first_m + (pid % in_group) % gsize;
-    const int pn = (pid % in_group) / gsize;
+    const int pid = blockIdx.x; /* the tile (its ticket in T with SPLIT_K) */
+    int pm, pn;
+    grouped_tile(pid, (M + BM - 1) / BM, (N + BN - 1) / BN, &pm, &pn);
     const int m0 = pm * BM, n0 = pn * BN;
 
     /* this split's K tiles */

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# h200_wisdom.sh KERNEL... — the shipped wisdom (wisdom/NVIDIA_H200.json) after a change to the
+# sources of the named built-in kernels: every other entry is imported as it is, the named
+# kernels' entries are dropped and each of their keys is tuned again (time limit 20 s), and the
+# store is exported again into $OUT/wisdom/. The CUDA tests run first. Run from the repository root
+# with build/ and .carry/ carried along:
+#   device run: bash bench/h200_wisdom.sh gemm
+set -u
+BT_RUN=wisdom . bench/device_env.sh
+cuda_tests
+db="$OUT/wisdom.db"
+$bt cache --db "$db" import wisdom/NVIDIA_H200.json 2>&1 | tee -a "$OUT/summary.txt"
+for k in "$@"; do
+  $bt cache --db "$db" forget "$k" --yes 2>&1 | tee -a "$OUT/summary.txt"
+  python3 - "$k" <<'PY' > "$OUT/keys_$k.txt"
+import json, sys
+for e in json.load(open("wisdom/NVIDIA_H200.json"))["entries"]:
+    if e["kernel"] == sys.argv[1]:
+        key = dict(e["key"]); dt = key.pop("dtype")
+        print(" ".join(f"--{n.lower()} {v}" for n, v in key.items()), "--dtype", dt)
+PY
+  while read -r sizes; do
+    log "tune $k $sizes"
+    timeout 120 $bt tune "$k" $sizes --device cuda:0 --store "$db" --time-limit 20 \
+      > "$OUT/tune_${k}_$(echo $sizes | tr -c 'a-z0-9' _).txt" 2>&1 < /dev/null
+    echo "rc=$?" | tee -a "$OUT/summary.txt"
+  done < "$OUT/keys_$k.txt"
+done
+mkdir -p "$OUT/wisdom"
+$bt cache --db "$db" export --device "NVIDIA H200" "$OUT/wisdom/" 2>&1 | tee -a "$OUT/summary.txt"
+$bt cache --db "$db" list 2>&1 | tee -a "$OUT/summary.txt"
