@@ -287,8 +287,11 @@ typedef struct bt_tune_options {
     int budget;         /* measure at most this many configs, failures included (0: exhaustive
                            measures every valid config; any other strategy stops after 64
                            unless time_limit_s is set) */
-    double time_limit_s;/* no new round of the search starts once it (compile + verify + measure)
-                           has taken this long; the round in flight completes (0: no limit) */
+    double time_limit_s;/* the whole tune aims to end within this (0: no limit): the search
+                           gets what is left after the data and reference and after the time
+                           kept for the final re-measurement, and starts no round that the
+                           costliest round so far says would end past it; the first round
+                           always runs */
     int exhaustive_max; /* the default strategy is exhaustive up to this many valid configs
                            (0: 128) */
     double target_ms;   /* stop the search once a config's median is within within_pct % of

@@ -557,6 +557,44 @@ static void test_rounds_of_proposals(void **state)
     }
 }
 
+/* A predicting time limit (what tune uses): no round starts that would end past the limit if it
+ * cost what the costliest round so far did; the first round runs whatever the limit. */
+static void test_time_limit_predicts_rounds(void **state)
+{
+    synth *sy = *state;
+    sy->cost_each = 1.5;
+    size_t n;
+    const bt__strategy *const *all = bt__strategies(&n);
+    for (size_t i = 0; i < n; i++) {
+        bt__search_result r;
+        size_t largest;
+        /* rounds of 2 cost 3 s: after 3 rounds (9 s) a 4th would end at 12 s > 10 s */
+        bt__search_budget b = {.time_limit_s = 10, .predict = true};
+        run_batch(sy, all[i], 5, 2, &b, &r, &largest);
+        bool full = !strcmp(all[i]->name, "exhaustive") || !strcmp(all[i]->name, "random") ||
+                    !strcmp(all[i]->name, "forest"); /* order-independent starts: full rounds */
+        if (full) {
+            assert_int_equal(r.stop, BT__STOP_TIME_LIMIT);
+            assert_int_equal(r.evals, 6);
+        }
+        assert_true(r.cost_s <= b.time_limit_s);
+        bt__search_result_clear(&r);
+        /* without prediction the 4th round starts (9 s < 10 s) and ends at 12 s */
+        b.predict = false;
+        run_batch(sy, all[i], 5, 2, &b, &r, &largest);
+        if (full)
+            assert_true(r.cost_s > b.time_limit_s);
+        bt__search_result_clear(&r);
+        /* a limit below one round's cost still measures one round */
+        bt__search_budget tiny = {.time_limit_s = 1e-6, .predict = true};
+        run_batch(sy, all[i], 5, 2, &tiny, &r, &largest);
+        assert_int_equal(r.stop, BT__STOP_TIME_LIMIT);
+        assert_int_equal(r.rounds, 1);
+        bt__search_result_clear(&r);
+    }
+    sy->cost_each = 1.0;
+}
+
 /* bt__strategy_next_batch: up to max, BT_NOT_FOUND with none when the space is spent. */
 static void test_next_batch_until_exhausted(void **state)
 {
@@ -708,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_failures_avoided),
         cmocka_unit_test(test_driver_catches_bad_proposals),
         cmocka_unit_test(test_batches_of_proposals),
+        cmocka_unit_test(test_time_limit_predicts_rounds),
         cmocka_unit_test(test_rounds_of_proposals),
         cmocka_unit_test(test_next_batch_until_exhausted),
         cmocka_unit_test(test_huge_space),

@@ -21,7 +21,7 @@ static void tune_help(FILE *f)
         "usage: blocktune tune KERNEL|SPEC.json [--device ID] [sizes] [--dtype T]\n"
         "                      [--strategy NAME] [--budget N] [--time-limit S]\n"
         "                      [--exhaustive-max N] [--target-ms T|roofline] [--within P]\n"
-        "                      [--seed K] [--threads N]\n"
+        "                      [--seed K] [--threads N] [--finalists N]\n"
         "                      [--warmup-ms MS] [--rep-ms MS] [--rules SET] [--no-boundary]\n"
         "                      [--json FILE] [--store PATH|none] [--mode tune|retune] [--graph]\n"
         "\n"
@@ -48,8 +48,9 @@ static void tune_help(FILE *f)
         "  --budget N        measure at most N configs, failures included (default: exhaustive\n"
         "                    measures every valid config, other strategies 64 unless\n"
         "                    --time-limit is given); --max-configs N is the same\n"
-        "  --time-limit S    start no new round once the search (compile + verify + measure)\n"
-        "                    has taken S seconds; the round in flight completes\n"
+        "  --time-limit S    aim to end the whole tune within S seconds: no round of the search\n"
+        "                    starts that would end too late to leave the final re-measurement\n"
+        "                    its time (the first round always runs)\n"
         "  --target-ms T     stop the search once a config's median is within --within P %%\n"
         "                    of T ms; T = roofline: the model's time floor for the problem\n"
         "  --within P        the target's tolerance in percent (default 0)\n"
@@ -58,6 +59,8 @@ static void tune_help(FILE *f)
         "  --seed K          seeds the random inputs and the strategy (default 1): the same seed\n"
         "                    and --threads propose the same configs\n"
         "  --threads N       compile threads, and configs per round (default: all cores)\n"
+        "  --finalists N     re-measure the best N (1-16, default 3) interleaved, round by\n"
+        "                    round, before declaring the winner\n"
         "  --warmup-ms MS    warm-up budget per config (default 25)\n"
         "  --rep-ms MS       measurement budget per config (default 100)\n"
         "  --rules SET       rule set override (triton, cuda, limits, all)\n"
@@ -189,7 +192,7 @@ int bt_cmd_tune(int argc, char **argv)
                  !strcmp(opt, "budget") || !strcmp(opt, "time-limit") ||
                  !strcmp(opt, "within") || !strcmp(opt, "target-ms") ||
                  !strcmp(opt, "exhaustive-max") || !strcmp(opt, "threads") ||
-                 !strcmp(opt, "seed") || !strcmp(opt, "timeout")) {
+                 !strcmp(opt, "seed") || !strcmp(opt, "timeout") || !strcmp(opt, "finalists")) {
             if (!numeric || num < 0)
                 return bt_cli_usage_error("tune", "--%s needs a non-negative number, got '%s'", opt, val);
             if (!strcmp(opt, "warmup-ms"))
@@ -215,6 +218,11 @@ int bt_cmd_tune(int argc, char **argv)
             }
             else if (!strcmp(opt, "threads"))
                 o.threads = (int)num;
+            else if (!strcmp(opt, "finalists")) {
+                if (num < 1 || num > 16 || num != (double)(int)num)
+                    return bt_cli_usage_error("tune", "--finalists needs a whole number from 1 to 16, got '%s'", val);
+                o.top_k = (int)num;
+            }
             else if (!strcmp(opt, "timeout"))
                 o.timeout_s = num;
             else

@@ -1082,6 +1082,19 @@ static void load_finalists(tctx *T, bt__entry **ok, size_t *nok, size_t *loaded,
 
 /* Re-measures f[0..n) interleaved, A B C A B C ... over R rounds of 1/R of the budgets each, and
  * replaces each one's statistics with the pooled samples. */
+/* The search's share of the whole tune's time limit (0: none): what is left of it after what
+ * came before the search (data, reference, baseline: `spent` seconds) and the time kept for the
+ * final selection, which re-measures the finalists and up to two challengers for warm-up + rep
+ * each (and reloads them). At least a sliver, so that the first round always runs. */
+static double search_time_limit(const bt_tune_options *o, double spent)
+{
+    if (o->time_limit_s <= 0)
+        return 0;
+    int K = o->top_k > 0 ? (o->top_k > 16 ? 16 : o->top_k) : 3;
+    double finals = (K + 2) * (o->warmup_ms + o->rep_ms) * 1e-3 * 1.5 + 0.1;
+    return fmax(o->time_limit_s - spent - finals, 1e-6);
+}
+
 static void interleave(tctx *T, bt__bench_ops *ops, bt__entry **f, int n, int R)
 {
     double *pool_t[16] = {0};
@@ -1253,7 +1266,9 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
     bt__search_ctx ctx = {.space = &k->space, .is_valid = search_valid, .prior = search_prior,
                           .user = &S, .seed = T.o.seed, .max_evals = r->budget};
     r->target_ms = T.o.target_ms < 0 ? r->plan->model.roof.floor_us * 1e-3 : T.o.target_ms;
-    bt__search_budget sb = {.max_evals = r->budget, .time_limit_s = T.o.time_limit_s,
+    bt__search_budget sb = {.max_evals = r->budget,
+                            .time_limit_s = search_time_limit(&T.o, S.t0 - t0),
+                            .predict = true,
                             .target_ms = r->target_ms > 0 ? r->target_ms : 0,
                             .within_pct = T.o.within_pct > 0 ? T.o.within_pct : 0};
     bt__search_result sr;
@@ -1308,8 +1323,13 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
             /* A first measurement can be lucky (a kernel whose times come in two modes): while
              * the best config not re-measured has a first median below the winner's interleaved
              * one, it meets the winner in an interleaved rematch (at most 8 such challengers),
-             * so that the winner is not slower than a config the table shows. */
+             * so that the winner is not slower than a config the table shows; with a time
+             * limit, only while the tune has time left for it. */
             for (int extra = 0; extra < 8; extra++) {
+                /* a rematch costs two configs' warm-up + rep: not past the time limit */
+                if (T.o.time_limit_s > 0 &&
+                    bt__now() - t0 + 2 * (T.o.warmup_ms + T.o.rep_ms) * 1.5e-3 > T.o.time_limit_s)
+                    break;
                 load_finalists(&T, ok, &nok, &loaded, (size_t)K + 1, p);
                 if ((size_t)K >= nok || ok[K]->st.median >= ok[0]->st.median)
                     break;

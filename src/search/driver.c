@@ -155,12 +155,15 @@ bt_status bt__search_run_batch(const bt__strategy *s, const bt__search_ctx *ctx,
     bt__idxmap_init(&done);
     size_t trace_cap = 0;
     uint64_t bad_in_row = 0;
+    double round_max = 0; /* the costliest round so far */
     for (;;) {
         if (b->max_evals && out->evals >= b->max_evals) {
             out->stop = BT__STOP_MAX_EVALS;
             break;
         }
-        if (b->time_limit_s > 0 && out->cost_s >= b->time_limit_s) {
+        if (b->time_limit_s > 0 &&
+            (out->cost_s >= b->time_limit_s ||
+             (b->predict && out->rounds > 0 && out->cost_s + round_max > b->time_limit_s))) {
             out->stop = BT__STOP_TIME_LIMIT;
             break;
         }
@@ -223,7 +226,7 @@ bt_status bt__search_run_batch(const bt__strategy *s, const bt__search_ctx *ctx,
         bad_in_row = 0;
         for (size_t i = 0; i < nk; i++)
             meas[i] = (bt__search_meas){.ms = INFINITY, .cost_s = -1, .fail = BT_OK};
-        double t0 = bt__now();
+        double t0 = bt__now(), cost0 = out->cost_s;
         st = measure(measure_user, keep, nk, meas);
         double wall = bt__now() - t0;
         out->rounds++;
@@ -253,6 +256,7 @@ bt_status bt__search_run_batch(const bt__strategy *s, const bt__search_ctx *ctx,
             out->stop = BT__STOP_ERROR;
             break;
         }
+        round_max = fmax(round_max, out->cost_s - cost0);
     }
     bt__idxmap_free(&done);
     s->destroy(state);

@@ -96,6 +96,9 @@ typedef struct bt__search_budget {
     uint64_t max_evals;  /* stop after this many measurements; 0: no limit */
     double time_limit_s; /* no measurement starts once the measurements' summed cost reaches
                             this (the one in flight completes); 0: no limit */
+    bool predict;        /* with time_limit_s, in rounds: no round starts either that would end
+                            past the limit if it cost what the costliest round so far did (the
+                            first round always runs) */
     double target_ms;    /* with within_pct: stop once best <= target_ms * (1 + within_pct/100);
                             0: no target */
     double within_pct;

@@ -12,7 +12,7 @@ quick=(--m 67 --n 45 --k 33 --warmup-ms 2 --rep-ms 8 --threads 2)
 
 "$bt" tune --help >"$tmp/help" || fail "--help exits non-zero"
 for w in "--strategy NAME" "--budget N" "--time-limit S" "--exhaustive-max N" "--max-configs N" \
-         "--target-ms T" "--within P"; do
+         "--target-ms T" "--within P" "--finalists N"; do
     grep -q -- "$w" "$tmp/help" || fail "--help lacks $w"
 done
 for s in exhaustive random model coordinate anneal forest; do
@@ -33,6 +33,11 @@ done
 [ $? -eq 2 ] || fail "--budget 2.5 is not a usage error"
 "$bt" tune gemm --time-limit -1 2>/dev/null
 [ $? -eq 2 ] || fail "--time-limit -1 is not a usage error"
+for f in 0 17 2.5; do
+    "$bt" tune gemm --finalists $f 2>"$tmp/err"
+    [ $? -eq 2 ] || fail "--finalists $f is not a usage error"
+    grep -q "1 to 16" "$tmp/err" || fail "--finalists $f: $(cat "$tmp/err")"
+done
 
 # A budget: random proposes 6 distinct valid configs, and the report says so.
 "$bt" tune gemm "${quick[@]}" --strategy random --budget 6 --store "$tmp/s.db" \
@@ -61,6 +66,14 @@ grep -q "search: strategy forest" "$tmp/out" || fail "200 valid configs: the def
 "$bt" tune gemm "${quick[@]}" --budget 2 --exhaustive-max 500 --store none >"$tmp/out" 2>&1 ||
     fail "--exhaustive-max"
 grep -q "search: strategy exhaustive" "$tmp/out" || fail "--exhaustive-max 500 did not pick exhaustive"
+
+# --finalists: that many of the best are re-measured interleaved (challengers may join them).
+"$bt" tune gemm "${quick[@]}" --strategy random --budget 6 --finalists 5 --store none \
+    --json "$tmp/f.json" >"$tmp/out" 2>&1 || fail "--finalists"
+if command -v python3 >/dev/null; then
+    python3 -c 'import json,sys; w=json.load(open(sys.argv[1]))["winner"]; assert 5 <= w["finalists"] <= 6 and w["rounds"] == 5, w' \
+        "$tmp/f.json" || fail "--finalists 5: $(grep -i finalist "$tmp/out")"
+fi
 
 # A time limit: the search stops after the round in flight.
 "$bt" tune gemm "${quick[@]}" --strategy anneal --time-limit 0.001 --store none >"$tmp/out" 2>&1 ||
