@@ -28,6 +28,16 @@
 #define BN BLOCK_N
 #define BK BLOCK_K
 #define STAGES num_stages
+/* EPI=1 (16-bit output, SPLIT_K=1, N a multiple of 8): 16-byte stores gathered across each quad
+ * of lanes (quad_chunk, gemm_tc.cuh) instead of pairs. Not in the default space: on the H200 it
+ * helped some warp layouts and hurt others, and doubled the space (bench/NOTES.md 21); kept to
+ * re-run that comparison (bench/h200_gemm_epi.sh). */
+#ifndef EPI
+#define EPI 0
+#endif
+#if EPI && defined(BT_TYPE_C_FP32)
+#error "EPI=1 is for 16-bit output"
+#endif
 #define WARPS_N (num_warps / WARPS_M)
 #define WTM (BM / WARPS_M) /* warp tile rows */
 #define WTN (BN / WARPS_N) /* warp tile columns */
@@ -263,6 +273,26 @@ gemm_mma(const ST *__restrict__ A, const ST *__restrict__ B, CT *__restrict__ C,
     }
 
     const int rbase = m0 + wm * WTM + (lane >> 2), cbase = n0 + wn * WTN + (lane & 3) * 2;
+#if EPI
+    /* 16-byte stores of 16-bit output (gemm_tc.cuh): rows of 8 columns that lie wholly inside the
+     * matrix or wholly outside when N is a multiple of 8 and C 16-byte aligned (the same for
+     * every thread, so the whole warp takes part in the exchanges) */
+    if (SPLIT_K == 1 && NI % 4 == 0 && (N & 7) == 0 && ((unsigned long long)C & 15) == 0) {
+#pragma unroll
+        for (int i = 0; i < MI; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+#pragma unroll
+                for (int p = 0; p < NI / 4; p++) {
+                    const uint4 w = quad_chunk(reinterpret_cast<const float(&)[NI * 4]>(acc[i]),
+                                               p, h, lane & 3);
+                    const int r = rbase + i * 16 + h * 8, c = n0 + wn * WTN + p * 32 + (lane & 3) * 8;
+                    if (r < M && c < N)
+                        *reinterpret_cast<uint4 *>(C + (long long)r * N + c) = w;
+                }
+        return;
+    }
+#endif
     if (SPLIT_K == 1) {
         const bool pairs = (N & 1) == 0 && ((unsigned long long)C & 3) == 0;
 #pragma unroll
