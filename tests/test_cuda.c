@@ -373,7 +373,8 @@ static void test_nvrtc_compile_with_defines(void **state)
     assert_true(cubin.size > 64);
     assert_memory_equal(cubin.data, "\x7f" "ELF", 4);
     assert_non_null(log);
-    assert_non_null(strstr(log, "for 'sm_90'"));
+    if (!strstr(log, "for 'sm_90'"))
+        fail_msg("no ptxas line for sm_90 in the NVRTC log (%zu bytes):\n%s", strlen(log), log);
     int regs = -1;
     int64_t spill = -1, smem = -1, stack = -1;
     assert_int_equal(bt__nvrtc_resources(log, "scale", &regs, &spill, &smem, &stack), BT_OK);
@@ -1388,6 +1389,11 @@ static int device_teardown(void **state)
 
 int main(void)
 {
+    /* Where a driver is installed and ~/.nv/ComputeCache exists (any earlier CUDA run makes it),
+     * NVRTC 13 compiles through the driver's cache and its log has no ptxas lines, which the
+     * live resource tests read (seen on the H200: bench/NOTES.md 22). The tests want the compiler
+     * itself; blocktune reads registers from the module or the cubin when the log has none. */
+    setenv("CUDA_CACHE_DISABLE", "1", 1);
     g_nvrtc = bt__nvrtc_available(&g_nvrtc_why);
     if (!g_nvrtc)
         printf("SKIPPED (NVRTC tests): no NVRTC: %s\n", g_nvrtc_why.msg);
