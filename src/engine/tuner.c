@@ -1080,8 +1080,6 @@ static void load_finalists(tctx *T, bt__entry **ok, size_t *nok, size_t *loaded,
     }
 }
 
-/* Re-measures f[0..n) interleaved, A B C A B C ... over R rounds of 1/R of the budgets each, and
- * replaces each one's statistics with the pooled samples. */
 /* The search's share of the whole tune's time limit (0: none): what is left of it after what
  * came before the search (data, reference, baseline: `spent` seconds) and the time kept for the
  * final selection, which re-measures the finalists and up to two challengers for warm-up + rep
@@ -1095,6 +1093,8 @@ static double search_time_limit(const bt_tune_options *o, double spent)
     return fmax(o->time_limit_s - spent - finals, 1e-6);
 }
 
+/* Re-measures f[0..n) interleaved, A B C A B C ... over R rounds of 1/R of the budgets each, and
+ * replaces each one's statistics with the pooled samples. */
 static void interleave(tctx *T, bt__bench_ops *ops, bt__entry **f, int n, int R)
 {
     double *pool_t[16] = {0};
