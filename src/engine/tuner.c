@@ -1080,16 +1080,30 @@ static void load_finalists(tctx *T, bt__entry **ok, size_t *nok, size_t *loaded,
     }
 }
 
+/* How many of the best first medians are re-measured interleaved (top_k, 3 by default, at most
+ * 16). */
+static int finalists_wanted(const bt_tune_options *o)
+{
+    int K = o->top_k > 0 ? o->top_k : 3;
+    return K > 16 ? 16 : K;
+}
+
+/* What re-measuring one config in the finals costs, in seconds: its warm-up + rep, with room for
+ * the flushes and launches around them. */
+static double remeasure_cost_s(const bt_tune_options *o)
+{
+    return (o->warmup_ms + o->rep_ms) * 1.5e-3;
+}
+
 /* The search's share of the whole tune's time limit (0: none): what is left of it after what
  * came before the search (data, reference, baseline: `spent` seconds) and the time kept for the
- * final selection, which re-measures the finalists and up to two challengers for warm-up + rep
- * each (and reloads them). At least a sliver, so that the first round always runs. */
+ * final selection, which re-measures the finalists and up to two challengers (and reloads them).
+ * At least a sliver, so that the first round always runs. */
 static double search_time_limit(const bt_tune_options *o, double spent)
 {
     if (o->time_limit_s <= 0)
         return 0;
-    int K = o->top_k > 0 ? (o->top_k > 16 ? 16 : o->top_k) : 3;
-    double finals = (K + 2) * (o->warmup_ms + o->rep_ms) * 1e-3 * 1.5 + 0.1;
+    double finals = (finalists_wanted(o) + 2) * remeasure_cost_s(o) + 0.1;
     return fmax(o->time_limit_s - spent - finals, 1e-6);
 }
 
@@ -1305,9 +1319,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
             ok[nok++] = &r->e[i];
     if (ok && nok)
         qsort(ok, nok, sizeof *ok, cmp_entry_median);
-    int K = T.o.top_k > 0 ? T.o.top_k : 3;
-    if (K > 16)
-        K = 16;
+    int K = finalists_wanted(&T.o);
     /* the finalists are loaded again (a binary that no longer loads drops out) */
     size_t loaded = 0;
     load_finalists(&T, ok, &nok, &loaded, (size_t)K, p);
@@ -1326,9 +1338,9 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
              * so that the winner is not slower than a config the table shows; with a time
              * limit, only while the tune has time left for it. */
             for (int extra = 0; extra < 8; extra++) {
-                /* a rematch costs two configs' warm-up + rep: not past the time limit */
+                /* a rematch re-measures two configs: not past the time limit */
                 if (T.o.time_limit_s > 0 &&
-                    bt__now() - t0 + 2 * (T.o.warmup_ms + T.o.rep_ms) * 1.5e-3 > T.o.time_limit_s)
+                    bt__now() - t0 + 2 * remeasure_cost_s(&T.o) > T.o.time_limit_s)
                     break;
                 load_finalists(&T, ok, &nok, &loaded, (size_t)K + 1, p);
                 if ((size_t)K >= nok || ok[K]->st.median >= ok[0]->st.median)
