@@ -24,3 +24,17 @@ cuda_tests() {
     grep -E "FAILED|PASSED|ERROR|LINE|SKIP" "$OUT/$t.log" | head -20 | tee -a "$OUT/summary.txt"
   done
 }
+# tune NAME ARGS...: `blocktune tune ARGS` on the GPU ($BT_DEVICE, default cuda:0) with the
+# report in $OUT/NAME.txt and the JSON in $OUT/NAME.json; its exit status, wall time and the
+# report's key lines go to summary.txt ($TUNE_TIMEOUT seconds at most, default 300)
+tune() {
+  local name=$1; shift
+  log "tune $name: $*"
+  local t0=$(date +%s%N)
+  timeout "${TUNE_TIMEOUT:-300}" $bt tune "$@" --device "${BT_DEVICE:-cuda:0}" \
+    --json "$OUT/$name.json" > "$OUT/$name.txt" 2>&1 < /dev/null
+  local rc=$?
+  echo "rc=$rc wall=$(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$OUT/summary.txt"
+  grep -E "^space|^search|^time|WINNER|TFLOP/s =|GB/s =|margin|TIE|rror|none:" "$OUT/$name.txt" |
+    head -10 | tee -a "$OUT/summary.txt"
+}

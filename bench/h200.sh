@@ -12,19 +12,7 @@ BT_RUN=results . bench/device_env.sh
 } > "$OUT/provenance.txt" 2>&1
 cat "$OUT/provenance.txt"
 log "devices"; $bt devices 2>&1 | tee -a "$OUT/summary.txt"
-log "test_cuda"; (timeout 120 build/test_cuda > "$OUT/test_cuda.log" 2>&1; echo "test_cuda rc=$?") | tee -a "$OUT/summary.txt"
-grep -E "FAILED|PASSED|ERROR|SKIP|LINE" "$OUT/test_cuda.log" | head -20 | tee -a "$OUT/summary.txt"
-log "test_engine on the default device (the GPU)"; (timeout 300 build/test_engine > "$OUT/test_engine.log" 2>&1; echo "test_engine rc=$?") | tee -a "$OUT/summary.txt"
-grep -E "FAILED|PASSED|ERROR|device:" "$OUT/test_engine.log" | head -12 | tee -a "$OUT/summary.txt"
-tune() { # tune NAME ARGS...
-  local name=$1; shift
-  log "tune $name: $*"
-  local t0=$(date +%s.%N)
-  timeout 240 $bt tune "$@" --device cuda:0 --json "$OUT/$name.json" > "$OUT/$name.txt" 2>&1
-  echo "rc=$? wall $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}') s" | tee -a "$OUT/summary.txt"
-  grep -E "^time|WINNER|margin|TIE|Winner|GB/s =|TFLOP/s =|none:" "$OUT/$name.txt" | head -8 | tee -a "$OUT/summary.txt"
-  tail -1 "$OUT/$name.txt" | tee -a "$OUT/summary.txt"
-}
+cuda_tests
 tune vadd vector_add --n 268435456
 tune softmax_32768x1024 softmax --rows 32768 --cols 1024
 tune softmax_8192x8192 softmax --rows 8192 --cols 8192

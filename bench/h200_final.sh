@@ -5,10 +5,6 @@
 set -u
 BT_RUN=final . bench/device_env.sh
 cuda_tests
-tune() { local name=$1; shift
-  log "tune $name: $*"
-  timeout 150 $bt tune "$@" --device cuda:0 --json "$OUT/$name.json" > "$OUT/$name.txt" 2>&1; echo "rc=$?" | tee -a "$OUT/summary.txt"
-  grep -E "^space|^time|WINNER|margin|TIE" "$OUT/$name.txt" | head -5 | tee -a "$OUT/summary.txt"; }
 tune softmax_32768x1024 softmax --rows 32768 --cols 1024
 tune softmax_8192x8192 softmax --rows 8192 --cols 8192
 tune softmax_4096x30000 softmax --rows 4096 --cols 30000

@@ -12,24 +12,18 @@ set -u
 BT_RUN=gemm . bench/device_env.sh
 rm -rf "$BLOCKTUNE_CACHE_DIR"
 TUNE_OPTS=${TUNE_OPTS:---warmup-ms 10 --rep-ms 40 --time-limit 9}
-tune() { local name=$1; shift
-  log "tune $name: $*"
-  local t0=$(date +%s%N)
-  timeout 300 $bt tune "$@" --device cuda:0 --store none $TUNE_OPTS --json "$OUT/tune_$name.json" \
-    > "$OUT/tune_$name.txt" 2>&1; local rc=$?
-  echo "rc=$rc wall=$(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$OUT/summary.txt"
-  grep -E "^space|^search|^time|WINNER|TFLOP/s =|margin|TIE" "$OUT/tune_$name.txt" | head -8 | tee -a "$OUT/summary.txt"; }
+gemm_tune() { local name=$1; shift; tune "tune_$name" "$@" --store none $TUNE_OPTS; }
 nvcc --version | tail -2 >> "$OUT/provenance.txt" 2>&1
 for dt in fp16 bf16; do
   for s in 4096 8192; do
-    tune wgmma_${s}_$dt gemm_wgmma --m $s --n $s --k $s --dtype $dt
-    tune mma_${s}_$dt gemm_mma --m $s --n $s --k $s --dtype $dt
+    gemm_tune wgmma_${s}_$dt gemm_wgmma --m $s --n $s --k $s --dtype $dt
+    gemm_tune mma_${s}_$dt gemm_mma --m $s --n $s --k $s --dtype $dt
   done
 done
-tune wgmma_16x8192x8192_fp16 gemm_wgmma --m 16 --n 8192 --k 8192 --dtype fp16
-tune mma_16x8192x8192_fp16 gemm_mma --m 16 --n 8192 --k 8192 --dtype fp16
-tune wgmma_3001x2999x1031_fp16 gemm_wgmma --m 3001 --n 2999 --k 1031 --dtype fp16
-tune mma_3001x2999x1031_fp16 gemm_mma --m 3001 --n 2999 --k 1031 --dtype fp16
+gemm_tune wgmma_16x8192x8192_fp16 gemm_wgmma --m 16 --n 8192 --k 8192 --dtype fp16
+gemm_tune mma_16x8192x8192_fp16 gemm_mma --m 16 --n 8192 --k 8192 --dtype fp16
+gemm_tune wgmma_3001x2999x1031_fp16 gemm_wgmma --m 3001 --n 2999 --k 1031 --dtype fp16
+gemm_tune mma_3001x2999x1031_fp16 gemm_mma --m 3001 --n 2999 --k 1031 --dtype fp16
 log "peers in the same run (cuBLAS, Triton)"
 timeout 400 python3 bench/peers/gemm_h200.py 2>&1 | tee -a "$OUT/summary.txt"
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "$OUT/provenance.txt" 2>&1

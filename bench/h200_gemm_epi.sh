@@ -13,12 +13,8 @@ epi_tune() { # FAMILY SHAPES...: each shape "M N K dtype"
   for shape in "$@"; do
     set -- $shape
     local name=epi_${fam}_$1x$2x$3_$4
-    log "tune $name"
-    timeout 200 $bt tune "$OUT/x_epi_$fam.json" --m $1 --n $2 --k $3 --dtype $4 --device cuda:0 \
-      --store none --warmup-ms 10 --rep-ms 40 --strategy exhaustive --finalists 16 \
-      --json "$OUT/$name.json" > "$OUT/$name.txt" 2>&1
-    echo "rc=$?" | tee -a "$OUT/summary.txt"
-    grep -E "^space|WINNER|margin|TIE|rror" "$OUT/$name.txt" | head -6 | tee -a "$OUT/summary.txt"
+    tune "$name" "$OUT/x_epi_$fam.json" --m $1 --n $2 --k $3 --dtype $4 --store none \
+      --warmup-ms 10 --rep-ms 40 --strategy exhaustive --finalists 16
     grep -E "^ +[0-9]+ BLOCK" "$OUT/$name.txt" | cut -c1-200 | tee -a "$OUT/summary.txt"
   done
 }

@@ -11,16 +11,10 @@ set -u
 BT_RUN=gemmexp . bench/device_env.sh
 nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
   --format=csv,nounits -lms 200 > "$OUT/smi.csv" 2>&1 & SMI=$!
-tune() { local name=$1; shift
-  log "tune $name: $*"
-  local t0=$(date +%s%N)
-  timeout 200 $bt tune "$@" --device cuda:0 --store none --json "$OUT/$name.json" > "$OUT/$name.txt" 2>&1
-  echo "rc=$? wall=$(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$OUT/summary.txt"
-  grep -E "^space|^search|^time|WINNER|TFLOP/s =|margin|TIE|rror" "$OUT/$name.txt" | head -10 | tee -a "$OUT/summary.txt"; }
 cuda_tests
 grep -E "output_dtype" "$OUT/test_engine.log" | tee -a "$OUT/summary.txt"
 # 16: fp32 output
-Q="--warmup-ms 10 --rep-ms 40"
+Q="--warmup-ms 10 --rep-ms 40 --store none"
 tune out32_wgmma_4096_fp16 gemm_wgmma --m 4096 --n 4096 --k 4096 --dtype fp16 --out_fp32 1 $Q --time-limit 5
 tune out32_wgmma_16x8192x8192_bf16 gemm_wgmma --m 16 --n 8192 --k 8192 --dtype bf16 --out_fp32 1 $Q --time-limit 4
 tune out32_mma_3001x2999x1031_bf16 gemm_mma --m 3001 --n 2999 --k 1031 --dtype bf16 --out_fp32 1 $Q --time-limit 5

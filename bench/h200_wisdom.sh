@@ -22,10 +22,7 @@ for f in sorted(glob.glob("wisdom/NVIDIA_H200*.json")):
         print(" ".join(f"--{n.lower()} {v}" for n, v in key.items()), "--dtype", dt)
 PY
   while read -r sizes; do
-    log "tune $k $sizes"
-    timeout 120 $bt tune "$k" $sizes --device cuda:0 --store "$db" --time-limit 20 \
-      > "$OUT/tune_${k}_$(echo $sizes | tr -c 'a-z0-9' _).txt" 2>&1 < /dev/null
-    echo "rc=$?" | tee -a "$OUT/summary.txt"
+    tune "tune_${k}_$(echo $sizes | tr -c 'a-z0-9' _)" "$k" $sizes --store "$db" --time-limit 20
   done < "$OUT/keys_$k.txt"
 done
 mkdir -p "$OUT/wisdom"
