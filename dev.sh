@@ -35,7 +35,7 @@ setup() {
 
 build() { # build DIR [cmake args...]
     local dir="$1"; shift
-    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBT_WERROR=ON "$@" >/dev/null
     cmake --build "$dir" -j "$(nproc)"
 }
 
