@@ -37,21 +37,25 @@ static void help(FILE *f)
             "                            write the key's measured configs as a Kernel Tuner cache\n"
             "  forget SELECTOR [--yes]   delete rows: a kernel name, a key substring, or 'all'\n"
             "                            ('all' only lists what it would delete without --yes)\n"
-            "  verify                    PRAGMA integrity_check, and every winner has its\n"
-            "                            measurement row\n\n"
+            "  verify                    PRAGMA integrity_check, every winner has its measurement\n"
+            "                            row, and every row holds what blocktune trusts (rows that\n"
+            "                            fail are listed; reads skip them with a warning)\n\n"
             "options (every subcommand):\n"
-            "  --db PATH                 use this store instead of the default\n\n"
+            "  --db PATH                 use this store instead of the default; only import and\n"
+            "                            forget create a missing one\n\n"
             "examples:\n"
             "  blocktune cache export --top 3 h200.json\n"
             "  blocktune cache forget gemm && blocktune cache import h200.json\n"
             "  BLOCKTUNE_LOG=1 shows each dispatch decision and where its config came from.\n");
 }
 
-static int open_store(const char *db, bt__store **s)
+/* import and forget write (creating the store when missing); every other subcommand only reads
+ * and never creates a file. */
+static int open_store(const char *db, bool write, bt__store **s)
 {
     bt_diag d;
     bt__diag_clear(&d);
-    bt_status st = bt__store_open(db, s, &d);
+    bt_status st = write ? bt__store_open(db, s, &d) : bt__store_open_read(db, s, &d);
     return st == BT_OK ? 0 : bt_cli_fail(st, &d);
 }
 
@@ -315,8 +319,8 @@ static int cmd_verify(bt__store *s)
         return bt_cli_fail(st, &d);
     int64_t nm = 0, nw = 0;
     bt__store_counts(s, &nm, &nw, NULL);
-    printf("ok: %s passes integrity_check; all %lld winners have their measurements "
-           "(%lld measurements)\n",
+    printf("ok: %s passes integrity_check; all %lld winners have their measurements, and all "
+           "%lld measurements hold what blocktune trusts\n",
            bt__store_path(s), (long long)nw, (long long)nm);
     return 0;
 }
@@ -368,7 +372,7 @@ int bt_cmd_cache(int argc, char **argv)
         rc = bt_cli_usage_error("cache", "'%s' takes no argument", sub);
     } else {
         bt__store *s = NULL;
-        rc = open_store(db, &s);
+        rc = open_store(db, !strcmp(sub, "import") || !strcmp(sub, "forget"), &s);
         if (rc == 0) {
             if (!strcmp(sub, "list"))
                 rc = cmd_list(s);

@@ -420,7 +420,7 @@ static bt_status load_space(const char *space, const char *kernel, const char *d
         return BT_IO;
     }
     bt__store *s = NULL;
-    bt_status st = bt__store_open(space[6] ? space + 6 : NULL, &s, d);
+    bt_status st = bt__store_open_read(space[6] ? space + 6 : NULL, &s, d);
     if (st != BT_OK)
         return st;
     int nrows = 0;

@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 
+#include "engine/record.h"
 #include "search/strategy.h"
 
 #include <errno.h>
@@ -316,6 +317,11 @@ int bt_cmd_tune(int argc, char **argv)
     }
     if (!bt_result_winner(r, NULL, NULL))
         rc = 1;
+    char store_note[2200];
+    if (bt__result_store_note(r, store_note, sizeof store_note)) {
+        fprintf(stderr, "blocktune tune: %s\n", store_note);
+        rc = 1;
+    }
 out:
     bt_result_free(r);
     bt_kernel_destroy(kn);
