@@ -57,7 +57,8 @@ grep -Eq "trunc.json:[0-9]+:[0-9]+:" "$T/err" || { cat "$T/err"; fail "no positi
 "$BT" cache --db "$DB" bogus 2>/dev/null; [ $? -eq 2 ] || fail "unknown subcommand is not a usage error"
 # Reading never creates a store: a typo gives "no store at PATH" and leaves nothing behind.
 for sub in "list" "show M=256" "export $T/x.json" "verify" \
-           "export-kt --kernel gemm --device H200 --key M=1 $T/x.json"; do
+           "export-kt --kernel gemm --device H200 --key M=1 $T/x.json" \
+           "export-t4 --kernel gemm --device H200 --key M=1 $T/x.json"; do
     # shellcheck disable=SC2086
     "$BT" cache --db "$T/typo/store.db" $sub 2>"$T/err" && fail "cache $sub on a missing store succeeded"
     grep -q "no store at $T/typo/store.db" "$T/err" || { cat "$T/err"; fail "cache $sub: no 'no store at'"; }
