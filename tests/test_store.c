@@ -777,6 +777,12 @@ static void test_wisdom_hostile_changes_nothing(void **state)
                       " \"source_hash\": \"\", \"key\": {\"M\": 1}, \"config\": {\"A\": 1},"
                       " \"median_ms\": 1}]}";
     expect_import_fails(s, neg, "sql.json", 2, "kernel");
+    /* Numbers that a read would not trust are refused at import, with their place. */
+    const char *spread = "{\"format\": \"blocktune-wisdom\", \"format_version\": 1, "
+                         "\"device\": \"X\",\n\"entries\": [{\"kernel\": \"gemm\", "
+                         "\"source_hash\": \"\", \"key\": {\"M\": 1}, \"config\": {\"A\": 1}, "
+                         "\"median_ms\": 1, \"p20_ms\": 2}]}";
+    expect_import_fails(s, spread, "spread.json", 2, "p20_ms 2 is above the median 1");
     /* And the good text still imports. */
     int n = 0;
     assert_int_equal(bt__wisdom_import_string(s, good, "good.json", &n, &d), BT_OK);
