@@ -7,13 +7,21 @@
 #
 # Packages come from Debian (apt-get, only when run as root and only what is missing): a C
 # compiler, CMake, pkg-config, jansson, SQLite, zlib, cmocka, and OpenCL (ICD loader, headers, PoCL so
-# that the OpenCL backend runs on the CPU). CUDA is optional and found at run time.
+# that the OpenCL backend runs on the CPU), python3-venv. CUDA is optional and found at run time.
+#
+# `test` also installs Kernel Tuner from PyPI (pip, a pinned version, into a virtual environment
+# cached in $BT_KT_VENV, default ~/.cache/blocktune-dev/kernel_tuner-<version>; once) for the
+# interoperability test cli_kt_python: Kernel Tuner's own simulation mode on our export-kt files,
+# and our T4 output validated by its jsonschema. Without network that test is SKIPPED, visibly;
+# when $CI is set an install that fails fails the run instead.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 
 packages=(build-essential cmake pkg-config libjansson-dev libsqlite3-dev libcmocka-dev zlib1g-dev
-          ocl-icd-libopencl1 opencl-c-headers pocl-opencl-icd)
+          ocl-icd-libopencl1 opencl-c-headers pocl-opencl-icd python3-venv)
+kt_version=1.5.0
+kt_venv="${BT_KT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/blocktune-dev/kernel_tuner-$kt_version}"
 
 setup() {
     local missing=()
@@ -31,6 +39,26 @@ setup() {
             exit 1
         fi
     fi
+}
+
+# Kernel Tuner for tests/cli/kt_python.sh, which finds it through BT_KT_PYTHON.
+kernel_tuner() {
+    if ! "$kt_venv/bin/python" -c "import kernel_tuner, jsonschema" 2>/dev/null; then
+        echo "dev.sh: installing kernel_tuner==$kt_version from PyPI into $kt_venv (once)" >&2
+        rm -rf "$kt_venv"
+        if ! { python3 -m venv "$kt_venv" &&
+               "$kt_venv/bin/pip" install -q --disable-pip-version-check \
+                   "kernel_tuner==$kt_version" >&2; }; then
+            rm -rf "$kt_venv"
+            if [ -n "${CI:-}" ]; then
+                echo "dev.sh: CI needs kernel_tuner for cli_kt_python, and pip could not install it" >&2
+                exit 1
+            fi
+            echo "dev.sh: WARNING: kernel_tuner not installed: cli_kt_python will be SKIPPED" >&2
+            return 0
+        fi
+    fi
+    export BT_KT_PYTHON="$kt_venv/bin/python"
 }
 
 build() { # build DIR [cmake args...]
@@ -51,6 +79,7 @@ case "$cmd" in
         build build ;;
     test)
         setup
+        kernel_tuner
         build build
         build build-asan -DBT_SANITIZE=ON
         echo "== tests (plain build) =="

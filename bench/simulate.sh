@@ -1,20 +1,19 @@
 #!/usr/bin/env bash
 # simulate.sh — judges every search strategy on the five recorded Kernel Tuner spaces
-# (shared/data/kernel_tuner_caches/) with `blocktune simulate`, 100 seeded runs each, and writes
+# (tests/data/kt/) with `blocktune simulate`, 100 seeded runs each, and writes
 # bench/results/simulation.md (tables + provenance) and bench/results/simulation.json.
 #
 #   bench/simulate.sh [extra blocktune simulate options, e.g. --runs 20]
 #
-# Environment: BLOCKTUNE (the binary; default build/blocktune, built if missing), BT_SHARED_DIR
-# (default ../shared beside the source tree), JOBS (threads; default 2).
+# Environment: BLOCKTUNE (the binary; default build/blocktune, built if missing), BT_KT_CACHES
+# (the directory of the caches; default tests/data/kt), JOBS (threads; default 2).
 # No GPU is needed: a "measurement" replays the recorded time and costs the recorded compile and
 # benchmark time. Takes a few minutes on 2 cores.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 bt="${BLOCKTUNE:-$here/build/blocktune}"
-shared="${BT_SHARED_DIR:-$here/../shared}"
-caches="$shared/data/kernel_tuner_caches"
+caches="${BT_KT_CACHES:-$here/tests/data/kt}"
 jobs="${JOBS:-2}"
 out="$here/bench/results"
 
@@ -26,12 +25,12 @@ files=()
 for f in convolution_milo_A100 convolution_milo_A4000 convolution_milo_W6600 \
          dedispersion_milo_A100 dedispersion_milo_W6600; do
     p="$caches/$f.json.gz"
-    [ -f "$p" ] || { echo "simulate.sh: missing $p (set BT_SHARED_DIR)" >&2; exit 1; }
+    [ -f "$p" ] || { echo "simulate.sh: missing $p (set BT_KT_CACHES)" >&2; exit 1; }
     files+=("$p")
 done
 mkdir -p "$out"
 args=(simulate "${files[@]}" --strategy all --runs 100 --seed 1 --jobs "$jobs" "$@")
-cmdline="blocktune ${args[*]//$shared/\$SHARED}"
+cmdline="blocktune ${args[*]//$caches/\$CACHES}"
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 git diff --quiet HEAD -- src tools 2>/dev/null || commit="$commit (+ uncommitted changes)"
 cpu="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //' || true)"
@@ -46,9 +45,9 @@ secs=$(( $(date +%s) - start ))
     echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "- git commit: $commit"
     echo "- blocktune: $("$bt" --version)"
-    echo "- command: \`$cmdline\` (\$SHARED = the shared data directory)"
+    echo "- command: \`$cmdline\` (\$CACHES = tests/data/kt)"
     echo "- machine: $(uname -srm), ${cpu:-unknown CPU}, $(nproc) cores, $jobs threads; ${secs} s"
-    echo "- spaces: shared/data/kernel_tuner_caches/ (Kernel Tuner caches from"
+    echo "- spaces: tests/data/kt/ (Kernel Tuner caches from"
     echo "  AutoTuningAssociation/benchmark_hub, see the README there)"
     echo
     echo "How to read: each cell of \"to X%\" is the number of measurements (compile + benchmark of one"

@@ -1,7 +1,10 @@
 /*
  * test_store.c — the results store and wisdom: round trips, upsert, resume, a SIGKILL loop, two
  * concurrent writers, wisdom export/forget/import, hostile wisdom files, the lookup order and the
- * nearest-size fallback, the vLLM export.
+ * nearest-size fallback, the vLLM export; rows that cannot be trusted are never read back as
+ * measurements (and `verify` lists them); writes that fail (a full disk, a lock held past the
+ * busy timeout) say so; opening for reading never creates a file; a store of schema version 1 is
+ * migrated. (What a tune does with all of these: test_store_tune.c.)
  */
 #include "test_util.h"
 
@@ -79,6 +82,15 @@ static void fill(bt__measurement *m, const char *device, const char *key, const 
     m->timestamp = 1700000000.5 + i;
 }
 
+/* Sets the median and the spread around it (p20 <= median <= p80, as a real measurement). */
+static void set_median(bt__measurement *m, double med)
+{
+    m->median_ms = med;
+    m->p20_ms = 0.9 * med;
+    m->p80_ms = 1.1 * med;
+    m->min_ms = 0.8 * med;
+}
+
 #define KEY1 "M=4096,N=4096,K=4096,dtype=fp16"
 #define KEY1J "{\"M\":4096,\"N\":4096,\"K\":4096,\"dtype\":\"fp16\"}"
 
@@ -134,7 +146,7 @@ static void test_upsert_replaces(void **state)
     fill(&m, "NVIDIA H200", KEY1, KEY1J, 1, cfg, sizeof cfg);
     bt_diag d;
     assert_int_equal(bt__store_put(s, &m, &d), BT_OK);
-    m.median_ms = 0.25;
+    set_median(&m, 0.25);
     m.status = "ok";
     assert_int_equal(bt__store_put(s, &m, &d), BT_OK);
     int64_t nm, nw;
@@ -222,6 +234,235 @@ static void test_schema_version_and_newer_refused(void **state)
     fclose(f);
     assert_int_not_equal(bt__store_open(p, &s, &d), BT_OK);
     assert_non_null(strstr(d.msg, "junk.db"));
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Rows that cannot be trusted, writes that fail, reading without creating
+ * ------------------------------------------------------------------------------------------- */
+static int count_cb(const bt__measurement *m, void *user)
+{
+    (void)m;
+    (*(int *)user)++;
+    return 0;
+}
+
+static int count_winners(const bt__winner *w, void *user)
+{
+    (void)w;
+    (*(int *)user)++;
+    return 0;
+}
+
+/* Rows written around blocktune (by hand, another program, a damaged file): each is skipped with
+ * a warning wherever it is read, a winner among them is no winner, and verify names each. */
+static void test_untrusted_rows_are_not_read_back(void **state)
+{
+    (void)state;
+    bt__store *s = open_fresh("untrusted.db");
+    bt_diag d;
+    static const struct {
+        const char *set, *why;
+    } bad[] = {
+        {"median_ms = -5", "median_ms -5 is negative"},
+        {"median_ms = 0", "median_ms 0 is not a positive time"},
+        {"median_ms = 'fast'", "median_ms holds text 'fast'"},
+        {"median_ms = 1e999", "median_ms inf is not finite"},
+        {"p20_ms = 50", "p20_ms 50 is above the median"},
+        {"p80_ms = 0.001", "p80_ms 0.001 is below the median"},
+        {"status = 'great'", "status 'great' is not one blocktune writes"},
+        {"config_json = 'BLOCK_M=64'", "is not a JSON object of integers"},
+        {"config_json = '{\"BLOCK_M\":\"64\"}'", "is not a JSON object of integers"},
+        {"reps = 0", "reps 0 is not a count of runs"},
+        {"timestamp = 'yesterday'", "timestamp holds text"},
+    };
+    int n = (int)BT__ARRAY_LEN(bad);
+    for (int i = 0; i <= n; i++) { /* row n stays good */
+        bt__measurement m;
+        char cfg[128];
+        fill(&m, "NVIDIA H200", KEY1, KEY1J, i, cfg, sizeof cfg);
+        set_median(&m, 1.0 + i);
+        assert_int_equal(i == 0 ? bt__store_put_winner(s, &m, 0.1, 0, NULL, &d)
+                                : bt__store_put(s, &m, &d),
+                         BT_OK);
+    }
+    for (int i = 0; i < n; i++) {
+        char q[256];
+        snprintf(q, sizeof q, "UPDATE measurements SET %s WHERE config_json LIKE '%%:%d,%%'",
+                 bad[i].set, 16 + i);
+        assert_int_equal(sqlite3_exec(bt__store_db(s), q, NULL, NULL, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_changes(bt__store_db(s)), 1);
+    }
+    /* one by one: none reads back */
+    bt__store_ident id = {"gemm", NULL, "-O3", "NVIDIA H200", KEY1};
+    for (int i = 0; i <= n; i++) {
+        bt__measurement m, g;
+        char cfg[128];
+        fill(&m, "NVIDIA H200", KEY1, KEY1J, i, cfg, sizeof cfg);
+        if (i == 7 || i == 8)
+            continue; /* their config text changed: no longer found by it */
+        bt_status st = bt__store_get(s, &id, cfg, &g, &d);
+        assert_int_equal(st, i == n ? BT_OK : BT_NOT_FOUND);
+        bt__measurement_clear(&g);
+    }
+    /* the winner (its measurement at -5 ms) is not a winner */
+    bt__winner w;
+    assert_int_equal(bt__store_get_winner(s, &id, &w, &d), BT_NOT_FOUND);
+    int nw = 0, nrows = 0, ntop = 0;
+    assert_int_equal(bt__store_winners(s, NULL, NULL, count_winners, &nw, &d), BT_OK);
+    assert_int_equal(nw, 0);
+    assert_int_equal(bt__store_rows(s, "gemm", NULL, KEY1, count_cb, &nrows, &d), BT_OK);
+    assert_int_equal(nrows, 1);
+    assert_int_equal(bt__store_top(s, &id, 0, count_cb, &ntop, &d), BT_OK);
+    assert_int_equal(ntop, 1);
+    assert_true(bt__store_bad_rows(s) >= n);
+    /* verify lists every one with its reason */
+    char *rep = NULL;
+    assert_int_equal(bt__store_verify(s, &rep, &d), BT_CORRUPT);
+    assert_non_null(rep);
+    for (int i = 0; i < n; i++)
+        if (!strstr(rep, bad[i].why))
+            fail_msg("verify does not say '%s':\n%s", bad[i].why, rep);
+    assert_non_null(strstr(rep, "winner gemm"));
+    free(rep);
+    /* a good measurement over a bad row makes it whole again */
+    bt__measurement m;
+    char cfg[128];
+    fill(&m, "NVIDIA H200", KEY1, KEY1J, 0, cfg, sizeof cfg);
+    set_median(&m, 0.5);
+    assert_int_equal(bt__store_put_winner(s, &m, 0.1, 0, NULL, &d), BT_OK);
+    assert_int_equal(bt__store_get_winner(s, &id, &w, &d), BT_OK);
+    assert_true(w.m.median_ms == 0.5);
+    bt__winner_clear(&w);
+    bt__store_close(s);
+}
+
+/* A full disk, imitated by SQLite's max_page_count: the write fails, says why and where, and
+ * leaves the store as it was. */
+static void test_full_disk_write_fails_loudly(void **state)
+{
+    (void)state;
+    bt__store *s = open_fresh("full.db");
+    bt_diag d;
+    bt__measurement m;
+    char cfg[128];
+    fill(&m, "NVIDIA H200", KEY1, KEY1J, 0, cfg, sizeof cfg);
+    assert_int_equal(bt__store_put(s, &m, &d), BT_OK);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(bt__store_db(s), "PRAGMA page_count", -1, &st, NULL);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int pages = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    char q[64];
+    snprintf(q, sizeof q, "PRAGMA max_page_count = %d", pages);
+    assert_int_equal(sqlite3_exec(bt__store_db(s), q, NULL, NULL, NULL), SQLITE_OK);
+    static char log[64 * 1024]; /* a compile log: needs pages the "disk" does not have */
+    memset(log, 'x', sizeof log - 1);
+    fill(&m, "NVIDIA H200", KEY1, KEY1J, 1, cfg, sizeof cfg);
+    m.status = "compile_failed";
+    m.error = log;
+    bt__diag_clear(&d);
+    assert_int_equal(bt__store_put(s, &m, &d), BT_STORE);
+    assert_non_null(strstr(d.msg, "full"));
+    assert_non_null(strstr(d.msg, "full.db"));
+    bt__diag_clear(&d);
+    assert_int_equal(bt__store_put_winner(s, &m, 0, 0, NULL, &d), BT_STORE);
+    int64_t nm, nw;
+    assert_int_equal(bt__store_counts(s, &nm, &nw, &d), BT_OK);
+    assert_int_equal(nm, 1);
+    assert_int_equal(nw, 0);
+    bt__store_close(s);
+}
+
+/* Another connection holds the write lock past the busy timeout (shortened here through
+ * BLOCKTUNE_STORE_TIMEOUT_MS): the write fails with "database is locked" after that time, not
+ * before, and succeeds once the lock is gone. */
+static void test_lock_held_past_the_timeout(void **state)
+{
+    (void)state;
+    char p[600];
+    path_in(p, sizeof p, "locked.db");
+    bt__store_close(open_fresh("locked.db"));
+    setenv("BLOCKTUNE_STORE_TIMEOUT_MS", "200", 1);
+    bt__store *s;
+    bt_diag d;
+    assert_int_equal(bt__store_open(p, &s, &d), BT_OK);
+    unsetenv("BLOCKTUNE_STORE_TIMEOUT_MS");
+    sqlite3 *other;
+    assert_int_equal(sqlite3_open(p, &other), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(other, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+    bt__measurement m;
+    char cfg[128];
+    fill(&m, "NVIDIA H200", KEY1, KEY1J, 0, cfg, sizeof cfg);
+    double t0 = bt_test_now();
+    assert_int_equal(bt__store_put(s, &m, &d), BT_STORE);
+    double waited = bt_test_now() - t0;
+    printf("# the write gave up after %.3f s: %s\n", waited, d.msg);
+    assert_true(waited >= 0.15);
+    assert_non_null(strstr(d.msg, "locked"));
+    assert_int_equal(bt__store_put_winner(s, &m, 0, 0, NULL, &d), BT_STORE);
+    sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(other);
+    assert_int_equal(bt__store_put(s, &m, &d), BT_OK);
+    bt__store_close(s);
+}
+
+/* Opening for reading: no file, no directory is created; a file that is no store is named;
+ * a store of schema version 1 (before mean_ms, extra_json, spaces) is migrated and reads. */
+static void test_open_for_reading(void **state)
+{
+    (void)state;
+    char p[600];
+    path_in(p, sizeof p, "no/such/dir/typo.db");
+    bt__store *s = NULL;
+    bt_diag d;
+    assert_int_equal(bt__store_open_read(p, &s, &d), BT_NOT_FOUND);
+    assert_null(s);
+    assert_non_null(strstr(d.msg, "no store at"));
+    assert_non_null(strstr(d.msg, "typo.db"));
+    path_in(p, sizeof p, "no");
+    struct stat sb;
+    assert_int_not_equal(stat(p, &sb), 0);
+    path_in(p, sizeof p, "typo.db");
+    assert_int_equal(bt__store_open_read(p, &s, &d), BT_NOT_FOUND);
+    assert_int_not_equal(stat(p, &sb), 0);
+    /* the default path too: an empty cache dir stays empty */
+    char dir[600], env[700];
+    path_in(dir, sizeof dir, "emptycache");
+    snprintf(env, sizeof env, "%s/sub", dir);
+    setenv("BLOCKTUNE_CACHE_DIR", env, 1);
+    assert_int_equal(bt__store_open_read(NULL, &s, &d), BT_NOT_FOUND);
+    assert_int_not_equal(stat(env, &sb), 0);
+    unsetenv("BLOCKTUNE_CACHE_DIR");
+    /* an SQLite file that is not a store */
+    path_in(p, sizeof p, "other.db");
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(p, &h), SQLITE_OK);
+    sqlite3_exec(h, "CREATE TABLE t(x)", NULL, NULL, NULL);
+    sqlite3_close(h);
+    assert_int_equal(bt__store_open_read(p, &s, &d), BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "not a blocktune store"));
+    /* schema version 1, as an older blocktune left it, with a row */
+    path_in(p, sizeof p, "v1.db");
+    s = open_fresh("v1.db");
+    bt__measurement m;
+    char cfg[128];
+    fill(&m, "NVIDIA H200", KEY1, KEY1J, 0, cfg, sizeof cfg);
+    assert_int_equal(bt__store_put_winner(s, &m, 0.1, 0, NULL, &d), BT_OK);
+    assert_int_equal(sqlite3_exec(bt__store_db(s),
+                                  "DROP TABLE spaces; ALTER TABLE measurements DROP COLUMN "
+                                  "mean_ms; ALTER TABLE measurements DROP COLUMN extra_json; "
+                                  "DELETE FROM schema_migrations WHERE version = 2; "
+                                  "PRAGMA user_version = 1",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    bt__store_close(s);
+    assert_int_equal(bt__store_open_read(p, &s, &d), BT_OK);
+    bt__store_ident id = {"gemm", NULL, "-O3", "NVIDIA H200", KEY1};
+    bt__winner w;
+    assert_int_equal(bt__store_get_winner(s, &id, &w, &d), BT_OK);
+    assert_true(w.m.mean_ms == -1 && w.m.median_ms == m.median_ms);
+    bt__winner_clear(&w);
+    bt__store_close(s);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -375,7 +616,7 @@ static void populate(bt__store *s, const char *device)
             bt__measurement m;
             char cfg[128];
             fill(&m, device, keys[k][0], keys[k][1], i, cfg, sizeof cfg);
-            m.median_ms = i == k + 1 ? 0.5 : 2.0 + i;
+            set_median(&m, i == k + 1 ? 0.5 : 2.0 + i);
             if (i == k + 1)
                 assert_int_equal(bt__store_put_winner(s, &m, 0.3, 0, NULL, &d), BT_OK);
             else
@@ -536,6 +777,12 @@ static void test_wisdom_hostile_changes_nothing(void **state)
                       " \"source_hash\": \"\", \"key\": {\"M\": 1}, \"config\": {\"A\": 1},"
                       " \"median_ms\": 1}]}";
     expect_import_fails(s, neg, "sql.json", 2, "kernel");
+    /* Numbers that a read would not trust are refused at import, with their place. */
+    const char *spread = "{\"format\": \"blocktune-wisdom\", \"format_version\": 1, "
+                         "\"device\": \"X\",\n\"entries\": [{\"kernel\": \"gemm\", "
+                         "\"source_hash\": \"\", \"key\": {\"M\": 1}, \"config\": {\"A\": 1}, "
+                         "\"median_ms\": 1, \"p20_ms\": 2}]}";
+    expect_import_fails(s, spread, "spread.json", 2, "p20_ms 2 is above the median 1");
     /* And the good text still imports. */
     int n = 0;
     assert_int_equal(bt__wisdom_import_string(s, good, "good.json", &n, &d), BT_OK);
@@ -771,6 +1018,10 @@ int main(void)
         cmocka_unit_test(test_keys_and_distance),
         cmocka_unit_test(test_vllm_export),
         cmocka_unit_test(test_default_path_uses_cache_dir),
+        cmocka_unit_test(test_untrusted_rows_are_not_read_back),
+        cmocka_unit_test(test_full_disk_write_fails_loudly),
+        cmocka_unit_test(test_lock_held_past_the_timeout),
+        cmocka_unit_test(test_open_for_reading),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (rc == 0) {

@@ -7,6 +7,7 @@
 #include "core/util.h"
 #include "store/ktinterop.h"
 #include "store/store.h"
+#include "store/t4.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -31,27 +32,38 @@ static void help(FILE *f)
             "                            gets one file per device. --vllm writes vLLM's layout,\n"
             "                            one file per (N, K, dtype) of the gemm winners, into DIR\n"
             "  import FILE|DIR           read wisdom, or a Kernel Tuner cache (.json or .json.gz:\n"
-            "                            every recorded config, its fastest the winner); all or\n"
-            "                            nothing (errors say file:line:col)\n"
+            "                            every recorded config with every field, failures too,\n"
+            "                            its fastest the winner); all or nothing (errors say\n"
+            "                            file:line:col)\n"
             "  export-kt --kernel K --device D --key KEY FILE\n"
-            "                            write the key's measured configs as a Kernel Tuner cache\n"
+            "                            write the key's configs as a Kernel Tuner cache (every\n"
+            "                            field of imported entries as it was; blocktune's rows with\n"
+            "                            time = the mean of the runs, failures as Kernel Tuner\n"
+            "                            spells them); Kernel Tuner's simulation mode reads it\n"
+            "  export-t4 --kernel K --device D --key KEY FILE|-\n"
+            "                            write the key's measurements as T4 results (the auto-\n"
+            "                            tuning results schema Kernel Tuner ships, version 1.0.0)\n"
             "  forget SELECTOR [--yes]   delete rows: a kernel name, a key substring, or 'all'\n"
             "                            ('all' only lists what it would delete without --yes)\n"
-            "  verify                    PRAGMA integrity_check, and every winner has its\n"
-            "                            measurement row\n\n"
+            "  verify                    PRAGMA integrity_check, every winner has its measurement\n"
+            "                            row, and every row holds what blocktune trusts (rows that\n"
+            "                            fail are listed; reads skip them with a warning)\n\n"
             "options (every subcommand):\n"
-            "  --db PATH                 use this store instead of the default\n\n"
+            "  --db PATH                 use this store instead of the default; only import and\n"
+            "                            forget create a missing one\n\n"
             "examples:\n"
             "  blocktune cache export --top 3 h200.json\n"
             "  blocktune cache forget gemm && blocktune cache import h200.json\n"
             "  BLOCKTUNE_LOG=1 shows each dispatch decision and where its config came from.\n");
 }
 
-static int open_store(const char *db, bt__store **s)
+/* import and forget write (creating the store when missing); every other subcommand only reads
+ * and never creates a file. */
+static int open_store(const char *db, bool write, bt__store **s)
 {
     bt_diag d;
     bt__diag_clear(&d);
-    bt_status st = bt__store_open(db, s, &d);
+    bt_status st = write ? bt__store_open(db, s, &d) : bt__store_open_read(db, s, &d);
     return st == BT_OK ? 0 : bt_cli_fail(st, &d);
 }
 
@@ -229,7 +241,8 @@ static int cmd_import_kt(bt__store *s, const char *target)
     return 0;
 }
 
-static int cmd_export_kt(bt__store *s, int argc, char **argv)
+/* export-kt and export-t4: one key's measurements as a Kernel Tuner cache or as T4 results. */
+static int cmd_export_key(bt__store *s, const char *sub, int argc, char **argv)
 {
     const char *kernel = NULL, *device = NULL, *key = NULL, *file = NULL;
     for (int i = 0; i < argc; i++) {
@@ -239,21 +252,26 @@ static int cmd_export_kt(bt__store *s, int argc, char **argv)
             device = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "--key"))
             key = argv[++i];
-        else if (!file && argv[i][0] != '-')
+        else if (!file && (argv[i][0] != '-' || !strcmp(argv[i], "-")))
             file = argv[i];
         else
-            return bt_cli_usage_error("cache", "export-kt: unexpected '%s'", argv[i]);
+            return bt_cli_usage_error("cache", "%s: unexpected '%s'", sub, argv[i]);
     }
     if (!kernel || !device || !key || !file)
-        return bt_cli_usage_error("cache", "export-kt needs --kernel K --device D --key KEY FILE");
+        return bt_cli_usage_error("cache", "%s needs --kernel K --device D --key KEY FILE", sub);
     bt_diag d;
     bt__diag_clear(&d);
     int n = 0;
-    bt_status st = bt__kt_export(s, kernel, device, key, file, &n, &d);
+    bool kt = !strcmp(sub, "export-kt");
+    if (kt && !strcmp(file, "-"))
+        return bt_cli_usage_error("cache", "export-kt writes a FILE (.json, or .json.gz)");
+    bt_status st = kt ? bt__kt_export(s, kernel, device, key, file, &n, &d)
+                      : bt__t4_export(s, kernel, device, key, file, &n, &d);
     if (st != BT_OK)
         return bt_cli_fail(st, &d);
-    printf("wrote %d configs of %s [%s] on %s to %s (Kernel Tuner cache)\n", n, kernel, key, device,
-           file);
+    fprintf(strcmp(file, "-") ? stdout : stderr, "wrote %d %s of %s [%s] on %s to %s (%s)\n", n,
+            kt ? "configs" : "results", kernel, key, device, file,
+            kt ? "Kernel Tuner cache" : "T4 results, schema " BT__T4_VERSION);
     return 0;
 }
 
@@ -315,8 +333,8 @@ static int cmd_verify(bt__store *s)
         return bt_cli_fail(st, &d);
     int64_t nm = 0, nw = 0;
     bt__store_counts(s, &nm, &nw, NULL);
-    printf("ok: %s passes integrity_check; all %lld winners have their measurements "
-           "(%lld measurements)\n",
+    printf("ok: %s passes integrity_check; all %lld winners have their measurements, and all "
+           "%lld measurements hold what blocktune trusts\n",
            bt__store_path(s), (long long)nw, (long long)nm);
     return 0;
 }
@@ -357,7 +375,7 @@ int bt_cmd_cache(int argc, char **argv)
     int need = !strcmp(sub, "show") || !strcmp(sub, "import") || !strcmp(sub, "forget");
     if (strcmp(sub, "list") && strcmp(sub, "show") && strcmp(sub, "export") &&
         strcmp(sub, "import") && strcmp(sub, "forget") && strcmp(sub, "verify") &&
-        strcmp(sub, "export-kt")) {
+        strcmp(sub, "export-kt") && strcmp(sub, "export-t4")) {
         rc = bt_cli_usage_error("cache", "unknown subcommand '%s'", sub);
     } else if (need && nrest != 2) {
         rc = bt_cli_usage_error("cache", "'%s' takes one argument (%s)", sub,
@@ -368,7 +386,7 @@ int bt_cmd_cache(int argc, char **argv)
         rc = bt_cli_usage_error("cache", "'%s' takes no argument", sub);
     } else {
         bt__store *s = NULL;
-        rc = open_store(db, &s);
+        rc = open_store(db, !strcmp(sub, "import") || !strcmp(sub, "forget"), &s);
         if (rc == 0) {
             if (!strcmp(sub, "list"))
                 rc = cmd_list(s);
@@ -376,8 +394,8 @@ int bt_cmd_cache(int argc, char **argv)
                 rc = cmd_show(s, rest[1]);
             else if (!strcmp(sub, "export"))
                 rc = cmd_export(s, nrest - 1, rest + 1);
-            else if (!strcmp(sub, "export-kt"))
-                rc = cmd_export_kt(s, nrest - 1, rest + 1);
+            else if (!strcmp(sub, "export-kt") || !strcmp(sub, "export-t4"))
+                rc = cmd_export_key(s, sub, nrest - 1, rest + 1);
             else if (!strcmp(sub, "import"))
                 rc = cmd_import(s, rest[1]);
             else if (!strcmp(sub, "forget"))

@@ -31,7 +31,7 @@ static void help(FILE *f)
             "\n"
             "Replays recorded config spaces as if they were a device, to judge search strategies\n"
             "without a GPU. SPACE is a Kernel Tuner cache file (JSON, or gzip-compressed JSON),\n"
-            "e.g. the five in shared/data/kernel_tuner_caches/, or store:PATH, a blocktune results\n"
+            "e.g. the five in tests/data/kt/, or store:PATH, a blocktune results\n"
             "store (store: alone is the default store), whose measurements of kernel --kernel K\n"
             "for problem key --key KEY (as 'blocktune cache list' shows it, e.g.\n"
             "'M=512,N=512,K=512,dtype=fp32'), on device --device D (a name or UUID; default:\n"
@@ -70,7 +70,7 @@ static void help(FILE *f)
            "  --device D           only its measurements on device D (name or UUID)\n"
            "\n"
            "example:\n"
-           "  blocktune simulate shared/data/kernel_tuner_caches/convolution_milo_A100.json.gz \\\n"
+           "  blocktune simulate tests/data/kt/convolution_milo_A100.json.gz \\\n"
            "      --strategy all --runs 100\n"
            "  blocktune simulate store:tuned.db --kernel gemm --key 'M=67,N=45,K=33,dtype=fp32'\n");
 }
@@ -420,7 +420,7 @@ static bt_status load_space(const char *space, const char *kernel, const char *d
         return BT_IO;
     }
     bt__store *s = NULL;
-    bt_status st = bt__store_open(space[6] ? space + 6 : NULL, &s, d);
+    bt_status st = bt__store_open_read(space[6] ? space + 6 : NULL, &s, d);
     if (st != BT_OK)
         return st;
     int nrows = 0;

@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 
+#include "engine/record.h"
 #include "search/strategy.h"
 
 #include <errno.h>
@@ -73,7 +74,9 @@ static void tune_help(FILE *f)
         "  --json FILE       also write the full result as JSON (docs/tune-json.md)\n"
         "  --store PATH      the results store (default: $BLOCKTUNE_CACHE_DIR/blocktune.db, else\n"
         "                    ~/.cache/blocktune/blocktune.db); every measurement is committed as\n"
-        "                    it finishes, so a killed tune resumes; 'none' keeps nothing\n"
+        "                    it finishes, so a killed tune resumes; 'none' keeps nothing. A write\n"
+        "                    that fails, or a damaged store (refused), ends the tune with exit\n"
+        "                    status 1 after its report, saying what was not stored\n"
         "  --mode MODE       tune (default): reuse stored measurements; retune: measure again\n"
         "\n"
         "examples:\n"
@@ -316,6 +319,11 @@ int bt_cmd_tune(int argc, char **argv)
     }
     if (!bt_result_winner(r, NULL, NULL))
         rc = 1;
+    char store_note[2200];
+    if (bt__result_store_note(r, store_note, sizeof store_note)) {
+        fprintf(stderr, "blocktune tune: %s\n", store_note);
+        rc = 1;
+    }
 out:
     bt_result_free(r);
     bt_kernel_destroy(kn);

@@ -38,6 +38,10 @@ void bt__stats_compute(double *t, int n, bt__stats *s)
     s->median = quantile(t, n, 0.5);
     s->p20 = quantile(t, n, 0.2);
     s->p80 = quantile(t, n, 0.8);
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += t[i];
+    s->mean = sum / n;
     double *dev = malloc(sizeof *dev * (size_t)n);
     if (dev) {
         for (int i = 0; i < n; i++)

@@ -28,6 +28,7 @@ const char *bt__cfg_status_name(bt__cfg_status s);
 
 typedef struct bt__stats {
     double median, p20, p80, min, max, mad;
+    double mean; /* Kernel Tuner's "time" (the store keeps it for export-kt) */
     int n;
 } bt__stats;
 /* Statistics of n samples (sorted in place). */
@@ -105,6 +106,12 @@ struct bt_result {
     char timestamp[40];
     bt_tune_options opts;
     char reference[64];
+    /* the results store (record.c): its path ("" when the tune keeps nothing), whether it was
+     * refused at open, the rows this tune wrote, the writes that failed, and the first failure */
+    char store_path[256];
+    bool store_refused;
+    int stored, store_failed;
+    char store_error[1024];
 };
 
 /* A dispatch cache entry: the key values and the compiled winner, with the launch geometry and
@@ -141,6 +148,7 @@ struct bt_kernel {
     int tunes;
     struct bt__store *store; /* results store (lazily opened, see record.c) */
     bool store_tried, wisdom_loaded;
+    char store_error[1024]; /* why the store could not be opened ("" when it was, or is "none") */
     bool lost; /* a fault poisoned the device for the rest of this process */
     bt_hang_handler hang_handler;
     void *hang_user;

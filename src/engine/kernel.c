@@ -52,6 +52,9 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
         bt__diag_set(diag, "kernel '%s' needs an entry point and launch geometry", k->name);
         return BT_INVALID_ARG;
     }
+    bt_status mode_st = bt__tune_mode_env_check(diag);
+    if (mode_st != BT_OK)
+        return mode_st;
     bt_kernel *kn = calloc(1, sizeof *kn);
     if (!kn)
         return BT_NOMEM;
@@ -281,7 +284,7 @@ static bt_status from_wisdom(bt_kernel *kn, const bt_problem *p, bt_diag *diag)
                                    lr.source == BT__SRC_SHIPPED || wisdom_only);
     bt_status st = BT_OK;
     bt_config c;
-    if (take && bt__config_from_json(k, lr.config_json, &c)) {
+    if (take && bt__config_from_stored(k, lr.config_json, bt__wisdom_source_name(lr.source), &c)) {
         st = bt__dispatch_config(kn, p, &c, diag);
         bt__decision_log("%s: dispatching %s from %s (tuned for %s on %s, %.4f ms)", k->name,
                          lr.config_json, bt__wisdom_source_name(lr.source), lr.matched_key,

@@ -1,7 +1,8 @@
 /*
  * record.c — the engine's side of the results store: canonical keys and config JSON, entries to
- * and from store rows, the kernel's store and wisdom (opened lazily, once), and dispatching a
- * looked-up config without measuring it.
+ * and from store rows (a stored row is used only when it passed the store's checks and its config
+ * belongs to the kernel's space), the kernel's store and wisdom (opened lazily, once), and what a
+ * tune's result says about storing: every write that failed, or a store that was refused.
  */
 #include "engine/record.h"
 
@@ -38,7 +39,7 @@ char *bt__config_json(const bt_kdesc *k, const bt_config *c)
 
 bool bt__config_from_json(const bt_kdesc *k, const char *text, bt_config *c)
 {
-    json_t *o = json_loads(text, 0, NULL);
+    json_t *o = json_loads(text ? text : "", 0, NULL);
     if (!json_is_object(o)) {
         json_decref(o);
         return false;
@@ -48,12 +49,22 @@ bool bt__config_from_json(const bt_kdesc *k, const char *text, bt_config *c)
     bool ok = json_object_size(o) == (size_t)k->space.nparams;
     for (int i = 0; ok && i < k->space.nparams; i++) {
         json_t *v = json_object_get(o, k->space.params[i].name);
-        ok = json_is_integer(v);
+        ok = json_is_integer(v) && bt__space_value_pos(&k->space, i, json_integer_value(v)) >= 0;
         if (ok)
             c->v[i] = json_integer_value(v);
     }
     json_decref(o);
     return ok;
+}
+
+bool bt__config_from_stored(const bt_kdesc *k, const char *text, const char *source, bt_config *c)
+{
+    if (bt__config_from_json(k, text, c))
+        return true;
+    fprintf(stderr, "blocktune: ignoring the config %.300s found in %s for %s: it is not a config "
+                    "of the kernel's space (every parameter, each with one of its values); the "
+                    "key is tuned instead\n", text ? text : "(none)", source, k->name);
+    return false;
 }
 
 static const char *status_text(bt__cfg_status s)
@@ -107,7 +118,7 @@ void bt__record_ident(const bt_result *r, const char *key, bt__store_ident *id)
     id->key = key;
 }
 
-bt_status bt__record_put(bt__store *s, const bt_result *r, const bt__entry *e, bool winner,
+bt_status bt__record_put(bt__store *s, bt_result *r, const bt__entry *e, bool winner,
                          bt_diag *diag)
 {
     bt__keyvals kv;
@@ -145,11 +156,18 @@ bt_status bt__record_put(bt__store *s, const bt_result *r, const bt__entry *e, b
     m.local_bytes = e->res.local_bytes;
     m.smem_bytes = e->ev.smem ? e->ev.smem : e->ev.dyn_smem;
     m.compile_ms = e->compile_s * 1e3;
+    m.mean_ms = e->st.n > 0 ? e->st.mean : -1;
     bt_status st = (kj && cj) ? (winner ? bt__store_put_winner(s, &m, r->margin, r->tie, NULL, diag)
                                         : bt__store_put(s, &m, diag))
                               : BT_NOMEM;
     free(kj);
     free(cj);
+    if (st == BT_OK) {
+        r->stored++;
+    } else if (r->store_failed++ == 0) {
+        snprintf(r->store_error, sizeof r->store_error, "%s%.1000s",
+                 winner ? "the winner: " : "", diag && diag->msg[0] ? diag->msg : bt_strerror(st));
+    }
     return st;
 }
 
@@ -201,11 +219,58 @@ bt__store *bt__kernel_store(bt_kernel *kn, const bt_tune_options *o)
         return NULL;
     bt_diag d = {0};
     if (bt__store_open(path, &kn->store, &d) != BT_OK) {
-        /* tuning goes on without a store; say so once */
-        fprintf(stderr, "blocktune: results store unavailable, nothing will be kept: %s\n", d.msg);
+        /* tuning goes on without a store; say so once here, and in every tune's result */
+        fprintf(stderr, "blocktune: results store not used, nothing will be kept: %s\n", d.msg);
+        snprintf(kn->store_error, sizeof kn->store_error, "%s", d.msg);
         kn->store = NULL;
     }
     return kn->store;
+}
+
+bt__store *bt__record_store(bt_kernel *kn, const bt_tune_options *o, bt_result *r)
+{
+    bt__store *s = bt__kernel_store(kn, o);
+    if (s) {
+        snprintf(r->store_path, sizeof r->store_path, "%s", bt__store_path(s));
+    } else if (kn->store_error[0]) {
+        r->store_refused = true;
+        char *def = o && o->store ? NULL : bt__store_default_path();
+        snprintf(r->store_path, sizeof r->store_path, "%s",
+                 o && o->store ? o->store : def ? def : "");
+        free(def);
+        snprintf(r->store_error, sizeof r->store_error, "%s", kn->store_error);
+    }
+    return s;
+}
+
+bool bt__result_store_note(const bt_result *r, char *buf, size_t size)
+{
+    if (r->store_refused)
+        snprintf(buf, size, "NOT STORED: the results store %s was not used, so nothing of this "
+                            "tune is kept (a re-run measures everything again): %s",
+                 r->store_path, r->store_error);
+    else if (r->store_failed)
+        snprintf(buf, size, "NOT STORED: %d of %d writes to the results store %s failed (those "
+                            "measurements are lost; a re-run measures them again); the first: %s",
+                 r->store_failed, r->store_failed + r->stored, r->store_path, r->store_error);
+    else
+        return false;
+    return true;
+}
+
+json_t *bt__result_store_json(const bt_result *r)
+{
+    if (!r->store_path[0])
+        return json_null(); /* --store none: nothing was meant to be kept */
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "path", json_string(r->store_path));
+    json_object_set_new(o, "used", json_boolean(!r->store_refused));
+    json_object_set_new(o, "stored", json_integer(r->stored));
+    json_object_set_new(o, "failed", json_integer(r->store_failed));
+    json_object_set_new(o, "error", r->store_error[0] ? json_string(r->store_error) : json_null());
+    return o;
 }
 
 void bt__kernel_wisdom(bt_kernel *kn, const bt__wisdom **user, const bt__wisdom **shipped)

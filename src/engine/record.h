@@ -7,23 +7,36 @@
 #include "engine/engine.h"
 #include "store/store.h"
 
+#include <jansson.h>
+
 void bt__problem_keyvals(const bt_kdesc *k, const bt_problem *p, bt__keyvals *kv);
 /* Compact JSON of a config in the spec's parameter order (malloc'd). */
 char *bt__config_json(const bt_kdesc *k, const bt_config *c);
+/* A config from its JSON: every parameter of the space, each an integer among its values. */
 bool bt__config_from_json(const bt_kdesc *k, const char *text, bt_config *c);
+/* The same for a config read from the store or wisdom (`source` names it): one that does not
+ * belong to the space is said on stderr and refused. */
+bool bt__config_from_stored(const bt_kdesc *k, const char *text, const char *source, bt_config *c);
 bt__cfg_status bt__status_from_text(const char *s);
 /* The store's device identity: the UUID when the device has one, else its name. */
 const char *bt__device_key(const bt_device_info *d);
 /* The store's architecture of a device: "sm_XY" for CUDA, else its API version. */
 void bt__device_arch(const bt_device_info *d, char *buf, size_t size);
 void bt__record_ident(const bt_result *r, const char *key, bt__store_ident *id);
-/* Commits one entry (and, with winner, the winner row) now: a killed tune loses nothing done. */
-bt_status bt__record_put(bt__store *s, const bt_result *r, const bt__entry *e, bool winner,
+/* Commits one entry (and, with winner, the winner row) now: a killed tune loses nothing done.
+ * Counts the write in r (stored, or store_failed with the first failure in store_error). */
+bt_status bt__record_put(bt__store *s, bt_result *r, const bt__entry *e, bool winner,
                          bt_diag *diag);
 /* Fills e from the store when it holds a finished measurement of this config; true if so. */
 bool bt__record_get(bt__store *s, const bt_result *r, bt__entry *e);
 /* The kernel's store (opened on first use; NULL when disabled or unavailable). */
 bt__store *bt__kernel_store(bt_kernel *kn, const bt_tune_options *o);
+/* The kernel's store for a tune: notes in r its path, or that it was refused and why. */
+bt__store *bt__record_store(bt_kernel *kn, const bt_tune_options *o, bt_result *r);
+/* The sentence a report prints when something of the tune was not stored (false: all was). */
+bool bt__result_store_note(const bt_result *r, char *buf, size_t size);
+/* The tune's "store" JSON: {"path", "used", "stored", "failed", "error"}, or null for "none". */
+json_t *bt__result_store_json(const bt_result *r);
 void bt__kernel_wisdom(bt_kernel *kn, const bt__wisdom **user, const bt__wisdom **shipped);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "backends/cuda/occupancy.h"
 #include "core/util.h"
+#include "engine/record.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -79,6 +80,9 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
     if (r->from_store)
         fprintf(f, "%d configs were measured before (results store): their numbers are reused, "
                    "each re-verified here\n", r->from_store);
+    char store_note[2200];
+    if (bt__result_store_note(r, store_note, sizeof store_note))
+        fprintf(f, "%s\n", store_note);
     if (r->recoveries)
         fprintf(f, "the device faulted %d time(s); the context was rebuilt and the tune went on\n",
                 r->recoveries);
@@ -303,6 +307,7 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
     json_object_set_new(sj, "within_pct", json_real(r->opts.within_pct));
     json_object_set_new(sj, "seconds", json_real(r->t_search));
     json_object_set_new(o, "search", sj);
+    json_object_set_new(o, "store", bt__result_store_json(r));
     if (r->winner >= 0) {
         json_t *w = json_object();
         json_object_set_new(w, "config", cfg_json(r, &r->e[r->winner].ev.cfg));

@@ -1218,7 +1218,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
 
     /* measurements the store already holds for this source, device and key are not repeated (a
      * killed tune resumes; an added config costs only itself) */
-    bt__store *store = bt__kernel_store(kn, &T.o);
+    bt__store *store = bt__record_store(kn, &T.o, r);
     T.store = store;
 
     /* 2. data and reference; from here on a watchdog guards every run on the device */

@@ -149,10 +149,18 @@ bt__tune_mode bt__tune_mode_from_env(void)
 {
     const char *v = getenv("BLOCKTUNE_MODE");
     bt__tune_mode m = BT__MODE_TUNE;
-    if (v && v[0] && bt__tune_mode_parse(v, &m, NULL) != BT_OK) {
-        bt__decision_log("BLOCKTUNE_MODE=%s is not a mode (tune, wisdom-only, retune); using tune",
-                         v);
-        m = BT__MODE_TUNE;
-    }
+    if (v && v[0] && bt__tune_mode_parse(v, &m, NULL) != BT_OK)
+        m = BT__MODE_TUNE; /* refused by bt__tune_mode_env_check where a kernel is created */
     return m;
+}
+
+bt_status bt__tune_mode_env_check(bt_diag *diag)
+{
+    const char *v = getenv("BLOCKTUNE_MODE");
+    bt__tune_mode m;
+    if (!v || !v[0] || bt__tune_mode_parse(v, &m, NULL) == BT_OK)
+        return BT_OK;
+    bt__diag_set(diag, "BLOCKTUNE_MODE=%.100s is not a mode; the modes are tune, wisdom-only and "
+                       "retune (or leave BLOCKTUNE_MODE unset for tune)", v);
+    return BT_INVALID_ARG;
 }

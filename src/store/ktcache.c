@@ -1,13 +1,16 @@
 /*
  * ktcache.c — reading and writing Kernel Tuner cache files (plain JSON or gzip), see ktcache.h.
  *
- * Reading: the bytes are inflated when they start with the gzip magic, parsed with jansson
- * (syntax errors carry line:column), then checked field by field (semantic errors name the field).
+ * Reading: the file is streamed into jansson (jsonin.c: inflated on the fly when it starts with
+ * the gzip magic, refused past the input limit; syntax errors carry line:column), then checked
+ * field by field (semantic errors name the field); the header and every entry are also kept as
+ * JSON text, so that writing gives back every field.
  * Writing: the header, then one cache entry per line, as Kernel Tuner writes it.
  */
 #include "store/ktcache.h"
 
 #include "core/util.h"
+#include "store/jsonin.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -57,79 +60,8 @@ static bt__kt_fail fail_from_text(const char *s)
 }
 
 /* ---------------------------------------------------------------------------------------------
- * gzip
+ * gzip (writing; reading is jsonin.c)
  * ------------------------------------------------------------------------------------------- */
-
-/* Inflates gzip bytes (all members) into a malloc'd NUL-terminated buffer; NULL and a diag on
- * corrupt input or allocation failure. */
-static char *gunzip(const unsigned char *in, size_t n, size_t *out_len, const char *name,
-                    bt_diag *diag, bt_status *st)
-{
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    if (inflateInit2(&zs, 15 + 32) != Z_OK) {
-        *st = BT_NOMEM;
-        return NULL;
-    }
-    size_t cap = n * 8 + 4096, len = 0;
-    char *buf = malloc(cap + 1);
-    if (!buf) {
-        inflateEnd(&zs);
-        *st = BT_NOMEM;
-        return NULL;
-    }
-    zs.next_in = (unsigned char *)in;
-    size_t left = n;
-    int rc = Z_OK;
-    for (;;) {
-        if (cap - len < 65536) {
-            size_t ncap = cap * 2;
-            char *nb = realloc(buf, ncap + 1);
-            if (!nb) {
-                free(buf);
-                inflateEnd(&zs);
-                *st = BT_NOMEM;
-                return NULL;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        uInt chunk_in = left > (1u << 30) ? (1u << 30) : (uInt)left;
-        zs.avail_in = chunk_in;
-        size_t room = cap - len;
-        zs.avail_out = room > (1u << 30) ? (1u << 30) : (uInt)room;
-        uInt avail_out0 = zs.avail_out;
-        zs.next_out = (unsigned char *)buf + len;
-        rc = inflate(&zs, Z_NO_FLUSH);
-        len += avail_out0 - zs.avail_out;
-        left -= chunk_in - zs.avail_in;
-        if (rc == Z_STREAM_END) {
-            if (left == 0)
-                break;
-            inflateReset(&zs); /* another gzip member follows */
-            continue;
-        }
-        if (rc != Z_OK && rc != Z_BUF_ERROR) {
-            bt__diag_set(diag, "%s: corrupt gzip data (%s)", name, zs.msg ? zs.msg : "zlib error");
-            free(buf);
-            inflateEnd(&zs);
-            *st = BT_CORRUPT;
-            return NULL;
-        }
-        if (rc == Z_BUF_ERROR && left == 0 && zs.avail_out > 0) {
-            bt__diag_set(diag, "%s: truncated gzip data", name);
-            free(buf);
-            inflateEnd(&zs);
-            *st = BT_CORRUPT;
-            return NULL;
-        }
-    }
-    inflateEnd(&zs);
-    buf[len] = '\0';
-    *out_len = len;
-    return buf;
-}
-
 /* Compresses `n` bytes into a malloc'd gzip buffer. NULL on allocation failure. */
 static unsigned char *gzip_bytes(const char *in, size_t n, size_t *out_len)
 {
@@ -160,6 +92,8 @@ static unsigned char *gzip_bytes(const char *in, size_t n, size_t *out_len)
 /* ---------------------------------------------------------------------------------------------
  * Records
  * ------------------------------------------------------------------------------------------- */
+static void record_free(bt__kt_record *r);
+
 static void record_init(bt__kt_record *r)
 {
     memset(r, 0, sizeof *r);
@@ -172,9 +106,10 @@ void bt__ktcache_free(bt__ktcache *c)
     if (!c)
         return;
     for (size_t i = 0; i < c->nrecs; i++)
-        free(c->recs[i].times);
+        record_free(&c->recs[i]);
     free(c->recs);
     free(c->problem_size_json);
+    free(c->header_json);
     bt__space_clear(&c->space);
     free(c);
 }
@@ -438,7 +373,9 @@ static bt_status parse_entry(bt__ktcache *c, const char *key, json_t *e, bt__kt_
             r->metric[r->nmetrics++] = json_number_value(v);
         }
     }
-    return BT_OK;
+    r->entry_json = json_dumps(e, JSON_PRESERVE_ORDER);
+    r->key_text = bt__strdup(key);
+    return r->entry_json && r->key_text ? BT_OK : BT_NOMEM;
 }
 
 static bt_status parse_root(bt__ktcache *c, json_t *root, const char *name, bt_diag *diag)
@@ -449,6 +386,15 @@ static bt_status parse_root(bt__ktcache *c, json_t *root, const char *name, bt_d
     bt_status st = parse_header(c, root, name, diag);
     if (st != BT_OK)
         return st;
+    json_t *head = json_copy(root); /* shallow: the header's values are shared, not copied */
+    if (!head || json_object_del(head, "cache") < -1) {
+        json_decref(head);
+        return BT_NOMEM;
+    }
+    c->header_json = json_dumps(head, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(head);
+    if (!c->header_json)
+        return BT_NOMEM;
     json_t *cache = json_object_get(root, "cache");
     if (!json_is_object(cache))
         return field_error(diag, name, BT_PARSE, "cache", "expected an object of entries");
@@ -481,44 +427,16 @@ static bt_status parse_root(bt__ktcache *c, json_t *root, const char *name, bt_d
     return BT_OK;
 }
 
-bt_status bt__ktcache_load_mem(const void *data, size_t size, const char *name, bt__ktcache **out,
-                               bt_diag *diag)
+/* The cache of a parsed document (root is released here). */
+static bt_status from_root(json_t *root, const char *name, bt__ktcache **out, bt_diag *diag)
 {
-    *out = NULL;
-    bt__diag_clear(diag);
-    if (!name)
-        name = "<memory>";
-    const unsigned char *bytes = data;
-    char *text = NULL;
-    size_t len = size;
-    bt_status st = BT_OK;
-    if (size >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) {
-        text = gunzip(bytes, size, &len, name, diag, &st);
-        if (!text) {
-            if (diag)
-                snprintf(diag->file, sizeof diag->file, "%s", name);
-            return st;
-        }
-    }
-    json_error_t jerr;
-    json_t *root = json_loadb(text ? text : (const char *)data, len, JSON_REJECT_DUPLICATES, &jerr);
-    free(text);
-    if (!root) {
-        if (diag) {
-            snprintf(diag->file, sizeof diag->file, "%s", name);
-            diag->line = jerr.line > 0 ? jerr.line : 0;
-            diag->column = jerr.column > 0 ? jerr.column : 0;
-            bt__diag_set(diag, "%s", jerr.text);
-        }
-        return BT_PARSE;
-    }
     bt__ktcache *c = calloc(1, sizeof *c);
     if (!c) {
         json_decref(root);
         return BT_NOMEM;
     }
     bt__space_init(&c->space);
-    st = parse_root(c, root, name, diag);
+    bt_status st = parse_root(c, root, name, diag);
     json_decref(root);
     if (st != BT_OK) {
         bt__ktcache_free(c);
@@ -528,22 +446,25 @@ bt_status bt__ktcache_load_mem(const void *data, size_t size, const char *name, 
     return BT_OK;
 }
 
+bt_status bt__ktcache_load_mem(const void *data, size_t size, const char *name, bt__ktcache **out,
+                               bt_diag *diag)
+{
+    *out = NULL;
+    bt__diag_clear(diag);
+    if (!name)
+        name = "<memory>";
+    bt_status st;
+    json_t *root = bt__jsonin_mem(data, size, name, JSON_REJECT_DUPLICATES, &st, diag);
+    return root ? from_root(root, name, out, diag) : st;
+}
+
 bt_status bt__ktcache_load(const char *path, bt__ktcache **out, bt_diag *diag)
 {
     *out = NULL;
     bt__diag_clear(diag);
-    size_t size;
-    char *data = bt__read_file(path, &size);
-    if (!data) {
-        if (diag) {
-            snprintf(diag->file, sizeof diag->file, "%s", path);
-            bt__diag_set(diag, "cannot read: %s", strerror(errno));
-        }
-        return errno == ENOENT ? BT_NOT_FOUND : BT_IO;
-    }
-    bt_status st = bt__ktcache_load_mem(data, size, path, out, diag);
-    free(data);
-    return st;
+    bt_status st;
+    json_t *root = bt__jsonin_file(path, JSON_REJECT_DUPLICATES, &st, diag);
+    return root ? from_root(root, path, out, diag) : st;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -584,20 +505,34 @@ bt_status bt__ktcache_add(bt__ktcache *c, const bt__kt_record *r)
         return BT_INVALID_ARG;
     bt__kt_record copy = *r;
     copy.times = NULL;
+    copy.entry_json = r->entry_json ? bt__strdup(r->entry_json) : NULL;
+    copy.key_text = r->key_text ? bt__strdup(r->key_text) : NULL;
+    if ((r->entry_json && !copy.entry_json) || (r->key_text && !copy.key_text)) {
+        free(copy.entry_json);
+        free(copy.key_text);
+        return BT_NOMEM;
+    }
     if (r->ntimes > 0) {
         copy.times = malloc(sizeof *copy.times * (size_t)r->ntimes);
-        if (!copy.times)
+        if (!copy.times) {
+            free(copy.entry_json);
+            free(copy.key_text);
             return BT_NOMEM;
+        }
         memcpy(copy.times, r->times, sizeof *copy.times * (size_t)r->ntimes);
     }
     bt__kt_record *old = (bt__kt_record *)bt__ktcache_find(c, r->index);
     if (old) {
         free(old->times);
+        free(old->entry_json);
+        free(old->key_text);
         *old = copy;
     } else {
         bt__kt_record *nr = realloc(c->recs, sizeof *nr * (c->nrecs + 1));
         if (!nr) {
             free(copy.times);
+            free(copy.entry_json);
+            free(copy.key_text);
             return BT_NOMEM;
         }
         c->recs = nr;
@@ -613,6 +548,61 @@ bt_status bt__ktcache_add(bt__ktcache *c, const bt__kt_record *r)
     return BT_OK;
 }
 
+static void record_free(bt__kt_record *r)
+{
+    free(r->times);
+    free(r->entry_json);
+    free(r->key_text);
+}
+
+/* Orders by index, then by position (so that the last of equal indexes sorts last). */
+typedef struct pos_rec {
+    size_t pos;
+    uint64_t index;
+} pos_rec;
+
+static int cmp_pos(const void *a, const void *b)
+{
+    const pos_rec *x = a, *y = b;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+bt_status bt__ktcache_adopt(bt__ktcache *c, bt__kt_record *recs, size_t n)
+{
+    bool bad = c->nrecs > 0;
+    for (size_t i = 0; i < n && !bad; i++)
+        bad = recs[i].index >= c->space.total;
+    pos_rec *order = bad || n == 0 ? NULL : malloc(sizeof *order * n);
+    bt__kt_record *sorted = order ? malloc(sizeof *sorted * n) : NULL;
+    if (bad || (n > 0 && !sorted)) {
+        for (size_t i = 0; i < n; i++)
+            record_free(&recs[i]);
+        free(recs);
+        free(order);
+        return bad ? BT_INVALID_ARG : BT_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = (pos_rec){i, recs[i].index};
+    qsort(order, n, sizeof *order, cmp_pos);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n && order[i + 1].index == order[i].index) {
+            record_free(&recs[order[i].pos]); /* replaced by a later row */
+            continue;
+        }
+        sorted[m++] = recs[order[i].pos];
+    }
+    free(order);
+    free(recs);
+    free(c->recs);
+    c->recs = sorted;
+    c->nrecs = m;
+    recompute_summary(c);
+    return BT_OK;
+}
+
 /* Sets key k to a real, skipping NAN (JSON has none). Returns false on allocation failure. */
 static bool set_real(json_t *o, const char *k, double v)
 {
@@ -621,6 +611,7 @@ static bool set_real(json_t *o, const char *k, double v)
     return json_object_set_new(o, k, json_real(v)) == 0;
 }
 
+/* A record without its entry text, as Kernel Tuner writes an entry. */
 static json_t *entry_json(const bt__ktcache *c, const bt__kt_record *r)
 {
     json_t *o = json_object();
@@ -678,43 +669,84 @@ static void sbuf_json(bt__sbuf *b, json_t *v, size_t flags)
     free(s);
 }
 
+/* The header as recorded: each field but `cache` on its own line, in the file's order. */
+static void dump_recorded_header(bt__sbuf *b, const char *header_json)
+{
+    json_t *h = json_loads(header_json, 0, NULL);
+    if (!json_is_object(h)) {
+        json_decref(h);
+        b->oom = true; /* bt__ktcache never holds one that does not parse */
+        return;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(h, k, v)
+    {
+        sbuf_json(b, json_string(k), 0);
+        bt__sbuf_printf(b, ": ");
+        sbuf_json(b, json_incref(v), 0);
+        bt__sbuf_printf(b, ",\n");
+    }
+    json_decref(h);
+}
+
+static void dump_header(bt__sbuf *b, const bt__ktcache *c)
+{
+    const bt__space *sp = &c->space;
+    bt__sbuf_printf(b, "\"device_name\": ");
+    sbuf_json(b, json_string(c->device_name), 0);
+    bt__sbuf_printf(b, ",\n\"kernel_name\": ");
+    sbuf_json(b, json_string(c->kernel_name), 0);
+    bt__sbuf_printf(b, ",\n\"problem_size\": %s,\n\"tune_params_keys\": [",
+                    c->problem_size_json ? c->problem_size_json : "null");
+    for (int p = 0; p < sp->nparams; p++) {
+        bt__sbuf_printf(b, "%s", p ? ", " : "");
+        sbuf_json(b, json_string(sp->params[p].name), 0);
+    }
+    bt__sbuf_printf(b, "],\n\"tune_params\": {");
+    for (int p = 0; p < sp->nparams; p++) {
+        bt__sbuf_printf(b, "%s\n", p ? "," : "");
+        sbuf_json(b, json_string(sp->params[p].name), 0);
+        bt__sbuf_printf(b, ": [");
+        for (int i = 0; i < sp->params[p].nvalues; i++)
+            bt__sbuf_printf(b, "%s%lld", i ? ", " : "", (long long)sp->params[p].values[i]);
+        bt__sbuf_printf(b, "]");
+    }
+    bt__sbuf_printf(b, "\n},\n\"objective\": ");
+    sbuf_json(b, json_string(c->objective[0] ? c->objective : "time"), 0);
+    bt__sbuf_printf(b, ",\n");
+}
+
 char *bt__ktcache_dump(const bt__ktcache *c)
 {
     bt__sbuf b = {0};
     const bt__space *sp = &c->space;
-    bt__sbuf_printf(&b, "{\n\"device_name\": ");
-    sbuf_json(&b, json_string(c->device_name), 0);
-    bt__sbuf_printf(&b, ",\n\"kernel_name\": ");
-    sbuf_json(&b, json_string(c->kernel_name), 0);
-    bt__sbuf_printf(&b, ",\n\"problem_size\": %s,\n\"tune_params_keys\": [",
-                    c->problem_size_json ? c->problem_size_json : "null");
-    for (int p = 0; p < sp->nparams; p++) {
-        bt__sbuf_printf(&b, "%s", p ? ", " : "");
-        sbuf_json(&b, json_string(sp->params[p].name), 0);
-    }
-    bt__sbuf_printf(&b, "],\n\"tune_params\": {");
-    for (int p = 0; p < sp->nparams; p++) {
-        bt__sbuf_printf(&b, "%s\n", p ? "," : "");
-        sbuf_json(&b, json_string(sp->params[p].name), 0);
-        bt__sbuf_printf(&b, ": [");
-        for (int i = 0; i < sp->params[p].nvalues; i++)
-            bt__sbuf_printf(&b, "%s%lld", i ? ", " : "", (long long)sp->params[p].values[i]);
-        bt__sbuf_printf(&b, "]");
-    }
-    bt__sbuf_printf(&b, "\n},\n\"objective\": ");
-    sbuf_json(&b, json_string(c->objective[0] ? c->objective : "time"), 0);
-    bt__sbuf_printf(&b, ",\n\"cache\": {");
+    bt__sbuf_printf(&b, "{\n");
+    if (c->header_json)
+        dump_recorded_header(&b, c->header_json);
+    else
+        dump_header(&b, c);
+    bt__sbuf_printf(&b, "\"cache\": {");
     for (size_t i = 0; i < c->nrecs; i++) {
         const bt__kt_record *r = &c->recs[i];
-        bt_config cfg;
-        bt__space_config_at(sp, r->index, &cfg);
-        bt__sbuf_printf(&b, "%s\n\"", i ? "," : "");
-        for (int p = 0; p < sp->nparams; p++)
-            bt__sbuf_printf(&b, "%s%lld", p ? "," : "", (long long)cfg.v[p]);
-        bt__sbuf_printf(&b, "\": ");
-        sbuf_json(&b, entry_json(c, r), 0);
+        bt__sbuf_printf(&b, "%s\n", i ? "," : "");
+        if (r->key_text) {
+            sbuf_json(&b, json_string(r->key_text), 0);
+        } else {
+            bt_config cfg;
+            bt__space_config_at(sp, r->index, &cfg);
+            bt__sbuf_printf(&b, "\"");
+            for (int p = 0; p < sp->nparams; p++)
+                bt__sbuf_printf(&b, "%s%lld", p ? "," : "", (long long)cfg.v[p]);
+            bt__sbuf_printf(&b, "\"");
+        }
+        bt__sbuf_printf(&b, ": ");
+        if (r->entry_json) /* as it was read (Kernel Tuner's spacing), not parsed again */
+            bt__sbuf_printf(&b, "%s", r->entry_json);
+        else
+            sbuf_json(&b, entry_json(c, r), 0);
     }
-    bt__sbuf_printf(&b, "\n}\n}\n");
+    bt__sbuf_printf(&b, "}\n}\n");
     if (b.oom) {
         bt__sbuf_free(&b);
         return NULL;

@@ -15,6 +15,15 @@
  * with a failure string are valid configs whose measurement failed.
  *
  * Parameter values must be integers (or booleans, read as 0/1): blocktune spaces are integer.
+ *
+ * Nothing of a file is lost: the header (every field but `cache`, in its order) and each entry
+ * (every field, in its order) are kept as JSON text beside the numbers read from them, and
+ * written back as they were. Kernel Tuner writes `time` as the mean of `times` (ms), failures as
+ * the strings above in place of the time, and per entry `compile_time`, `verification_time`,
+ * `benchmark_time`, `strategy_time`, `framework_time` (ms), its metrics, and `timestamp`.
+ *
+ * Reading streams the file (jsonin.h): a file over the input limit is refused with a message, and
+ * memory stays bounded whatever the file.
  */
 #ifndef BT_STORE_KTCACHE_H
 #define BT_STORE_KTCACHE_H
@@ -56,6 +65,9 @@ typedef struct bt__kt_record {
     char metric_name[BT__KT_MAX_METRICS][24];
     double metric[BT__KT_MAX_METRICS];
     char timestamp[48]; /* "" if absent */
+    char *entry_json;   /* malloc'd: the whole entry as read (every field, in order); NULL for a
+                           record built by the caller (then written from the fields above) */
+    char *key_text;     /* malloc'd: the entry's key as read ("16,1,True"); NULL: from the config */
 } bt__kt_record;
 
 typedef struct bt__ktcache {
@@ -63,6 +75,8 @@ typedef struct bt__ktcache {
     char kernel_name[128];
     char objective[32];      /* "time" unless the file says otherwise */
     char *problem_size_json; /* malloc'd compact JSON of problem_size ("null" when absent) */
+    char *header_json;       /* malloc'd: every field but `cache`, in order, as read; NULL for a
+                                cache built by bt__ktcache_create (then written from the above) */
     bt__space space;         /* tune_params in tune_params_keys order */
     bt__kt_record *recs;     /* malloc'd, sorted by index */
     size_t nrecs;
@@ -86,14 +100,22 @@ void bt__ktcache_free(bt__ktcache *c);
 bt_status bt__ktcache_create(const bt__space *space, const char *device_name,
                              const char *kernel_name, bt__ktcache **out);
 /* Adds (a copy of) a record; keeps recs sorted, replaces a record of the same index, updates best
- * and nfailed. `r->times` is copied. */
+ * and nfailed. `r->times` and `r->entry_json` are copied. */
 bt_status bt__ktcache_add(bt__ktcache *c, const bt__kt_record *r);
+
+/* Replaces the records of an empty cache with recs[0..n) (malloc'd; the cache owns them and what
+ * they point to from now on, even on failure): sorted by index, and of records with the same index
+ * the last one kept; updates best and nfailed. O(n log n). BT_INVALID_ARG when an index is not in
+ * the space or the cache has records. */
+bt_status bt__ktcache_adopt(bt__ktcache *c, bt__kt_record *recs, size_t n);
 
 /* The record of config `index`, or NULL when the config has no entry (invalid). O(log n). */
 const bt__kt_record *bt__ktcache_find(const bt__ktcache *c, uint64_t index);
 
-/* Writes the cache in Kernel Tuner's format (header, then one entry per line); gzip when `path`
- * ends in ".gz". Written atomically (temp file + rename). */
+/* Writes the cache in Kernel Tuner's format (header, then one entry per line, the file ending in
+ * "}\n}" as Kernel Tuner closes it); gzip when `path` ends in ".gz". Written atomically (temp
+ * file + rename). A record's entry_json, key_text and the header_json are written as they are;
+ * a record without them is written from its fields, keyed by its config. */
 bt_status bt__ktcache_write(const bt__ktcache *c, const char *path, bt_diag *diag);
 /* The plain JSON text of the cache; the caller frees it. NULL on allocation failure. */
 char *bt__ktcache_dump(const bt__ktcache *c);

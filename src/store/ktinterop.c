@@ -1,7 +1,11 @@
 /*
- * ktinterop.c — Kernel Tuner caches in and out of the results store: every recorded config of a
- * cache becomes a measurement row (failures with their status), its fastest config the winner of
- * its key; and the measurements of one kernel/device/key go back out as a Kernel Tuner cache.
+ * ktinterop.c — Kernel Tuner caches in and out of the results store, without loss: every recorded
+ * config of a cache becomes a measurement row (failures with Kernel Tuner's own strings), its
+ * fastest config the winner of its key, and the cache's header and each entry are kept verbatim
+ * (the header in `spaces`, each entry in its row's extra_json as {"kt_key", "kt_entry"}); the
+ * measurements of one kernel/device/key go back out as a Kernel Tuner cache that gives back those
+ * entries as they were, and writes blocktune's own rows as Kernel Tuner would (`time` the mean of
+ * the runs, failures as InvalidConfig / CompilationFailedConfig / RuntimeFailedConfig).
  * Keys of imported caches are the cache's problem_size (dim0=..,dim1=..), the source hash
  * "kernel-tuner" (no source is known), the compiler "Kernel Tuner".
  */
@@ -15,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#define KT_SOURCE "kernel-tuner"
 
 static const char *status_of(bt__kt_fail f)
 {
@@ -24,6 +31,18 @@ static const char *status_of(bt__kt_fail f)
     case BT__KT_COMPILE_FAILED: return "compile_failed";
     default: return "launch_failed";
     }
+}
+
+/* Kernel Tuner's failure for a blocktune status: what it writes in place of the time. */
+static bt__kt_fail fail_of(const char *status)
+{
+    if (!strcmp(status, "ok"))
+        return BT__KT_OK;
+    if (!strcmp(status, "compile_failed"))
+        return BT__KT_COMPILE_FAILED;
+    if (!strcmp(status, "invalid"))
+        return BT__KT_INVALID;
+    return BT__KT_RUNTIME_FAILED; /* resources, launch_failed, wrong_result, timed_out */
 }
 
 /* problem_size JSON ([4096, 4096], 4096 or null) as keyvals dim0, dim1, ... */
@@ -66,6 +85,125 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Linear-interpolated quantile q of n sorted values. */
+static double quantile(const double *t, int n, double q)
+{
+    double pos = q * (n - 1);
+    int lo = (int)pos;
+    return lo + 1 < n ? t[lo] + (pos - lo) * (t[lo + 1] - t[lo]) : t[lo];
+}
+
+/* Kernel Tuner's timestamp, str(datetime.now(timezone.utc)) ("2023-12-22 10:35:38.815893+00:00"),
+ * as unix seconds; 0 (now) when it does not read as one. */
+static double kt_time_parse(const char *s)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    double sec = 0;
+    int tzh = 0, tzm = 0, n = 0;
+    char sign = '+';
+    if (sscanf(s, "%d-%d-%d %d:%d:%lf%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &sec, &n) != 6)
+        return 0;
+    sscanf(s + n, "%c%d:%d", &sign, &tzh, &tzm);
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    tm.tm_sec = (int)sec;
+    double t = (double)timegm(&tm) + (sec - (int)sec);
+    double off = (tzh * 3600.0 + tzm * 60.0) * (sign == '-' ? -1 : 1);
+    return t > 0 ? t - off : 0;
+}
+
+/* The same format back from unix seconds (UTC). */
+static void kt_time_format(double t, char *buf, size_t size)
+{
+    time_t sec = (time_t)t;
+    struct tm tm;
+    gmtime_r(&sec, &tm);
+    char head[32];
+    strftime(head, sizeof head, "%Y-%m-%d %H:%M:%S", &tm);
+    snprintf(buf, size, "%s.%06d+00:00", head, (int)((t - (double)sec) * 1e6));
+}
+
+/* The numbers of an ok record: the median, p20, p80 and min of its runs when it has them, else
+ * its time (the mean) stands for the median. */
+static void fill_times(const bt__kt_record *r, bt__measurement *m)
+{
+    m->mean_ms = r->time_ms;
+    m->median_ms = m->min_ms = r->time_ms;
+    double *t = r->ntimes > 0 ? malloc(sizeof *t * (size_t)r->ntimes) : NULL;
+    int n = 0;
+    for (int i = 0; t && i < r->ntimes; i++)
+        if (isfinite(r->times[i]) && r->times[i] > 0)
+            t[n++] = r->times[i];
+    if (n > 0) {
+        qsort(t, (size_t)n, sizeof *t, cmp_double);
+        m->median_ms = quantile(t, n, 0.5);
+        m->p20_ms = quantile(t, n, 0.2);
+        m->p80_ms = quantile(t, n, 0.8);
+        m->min_ms = t[0];
+        m->reps = n;
+    }
+    free(t);
+}
+
+/* {"kt_key": key, "kt_entry": entry} (malloc'd), from the record's kept text (JSON already: it
+ * is joined, not parsed again). */
+static char *extra_of(const bt__kt_record *r)
+{
+    json_t *k = r->key_text ? json_string(r->key_text) : NULL;
+    char *key = k ? json_dumps(k, JSON_ENCODE_ANY) : NULL;
+    json_decref(k);
+    bt__sbuf b = {0};
+    if (key && r->entry_json)
+        bt__sbuf_printf(&b, "{\"kt_key\":%s,\"kt_entry\":%s}", key, r->entry_json);
+    free(key);
+    if (b.oom || !b.s) {
+        bt__sbuf_free(&b);
+        return NULL;
+    }
+    return b.s;
+}
+
+/* One record as a measurement row of the import (strings borrowed from c and the arguments). */
+static bt_status import_record(bt__store *s, const bt__ktcache *c, const bt__kt_record *r,
+                               char *key, char *kj, const char *origin, bt_diag *diag)
+{
+    char *cj = config_json(c, r->index);
+    char *extra = extra_of(r);
+    if (!cj || !extra) {
+        free(cj);
+        free(extra);
+        return BT_NOMEM;
+    }
+    bt__measurement m;
+    bt__measurement_init(&m);
+    m.kernel = (char *)c->kernel_name;
+    m.source_hash = (char *)KT_SOURCE;
+    m.options = (char *)"";
+    m.device_name = (char *)c->device_name;
+    m.device_uuid = (char *)"";
+    m.device_arch = (char *)"";
+    m.driver = (char *)"";
+    m.compiler = (char *)"Kernel Tuner";
+    m.blocktune_version = (char *)bt_version();
+    m.key = key;
+    m.key_json = kj;
+    m.config_json = cj;
+    m.status = (char *)status_of(r->fail);
+    m.error = r->fail != BT__KT_OK ? (char *)r->fail_text : NULL; /* Kernel Tuner's string */
+    if (r->fail == BT__KT_OK)
+        fill_times(r, &m);
+    m.compile_ms = isfinite(r->compile_ms) && r->compile_ms >= 0 ? r->compile_ms : -1;
+    m.timestamp = r->timestamp[0] ? kt_time_parse(r->timestamp) : 0;
+    m.extra_json = extra;
+    bool win = c->has_best && r->index == c->best_index;
+    bt_status st = bt__store_put_row_internal(s, &m, win, 0, 0, origin, diag);
+    free(cj);
+    free(extra);
+    return st;
+}
+
 bt_status bt__kt_import(bt__store *s, const char *path, int *nrows, bt_diag *diag)
 {
     *nrows = 0;
@@ -85,52 +223,12 @@ bt_status bt__kt_import(bt__store *s, const char *path, int *nrows, bt_diag *dia
         return BT_NOMEM;
     }
     st = bt__store_begin(s, diag);
+    if (st == BT_OK) {
+        bt__store_ident id = {c->kernel_name, KT_SOURCE, "", c->device_name, key};
+        st = bt__store_put_space(s, &id, c->header_json, origin, diag);
+    }
     for (size_t i = 0; st == BT_OK && i < c->nrecs; i++) {
-        const bt__kt_record *r = &c->recs[i];
-        char *cj = config_json(c, r->index);
-        if (!cj) {
-            st = BT_NOMEM;
-            break;
-        }
-        bt__measurement m;
-        bt__measurement_init(&m);
-        m.kernel = c->kernel_name;
-        m.source_hash = (char *)"kernel-tuner";
-        m.options = (char *)"";
-        m.device_name = c->device_name;
-        m.device_uuid = (char *)"";
-        m.device_arch = (char *)"";
-        m.driver = (char *)"";
-        m.compiler = (char *)"Kernel Tuner";
-        m.blocktune_version = (char *)bt_version();
-        m.key = key;
-        m.key_json = kj;
-        m.config_json = cj;
-        m.status = (char *)status_of(r->fail);
-        m.error = r->fail != BT__KT_OK ? (char *)r->fail_text : NULL;
-        if (r->fail == BT__KT_OK) {
-            /* the cache's "time" is the mean of "times"; the median comes from times when given */
-            double med = r->time_ms, mn = r->time_ms;
-            if (r->ntimes > 0) {
-                double *t = malloc(sizeof *t * (size_t)r->ntimes);
-                if (t) {
-                    memcpy(t, r->times, sizeof *t * (size_t)r->ntimes);
-                    qsort(t, (size_t)r->ntimes, sizeof *t, cmp_double);
-                    med = r->ntimes % 2 ? t[r->ntimes / 2]
-                                        : (t[r->ntimes / 2 - 1] + t[r->ntimes / 2]) / 2;
-                    mn = t[0];
-                    free(t);
-                }
-            }
-            m.median_ms = med;
-            m.min_ms = mn;
-            m.p20_ms = m.p80_ms = med;
-            m.reps = r->ntimes;
-        }
-        m.compile_ms = r->compile_ms;
-        bool win = c->has_best && r->index == c->best_index;
-        st = bt__store_put_row_internal(s, &m, win, 0, 0, origin, diag);
-        free(cj);
+        st = import_record(s, c, &c->recs[i], key, kj, origin, diag);
         if (st == BT_OK)
             (*nrows)++;
     }
@@ -145,10 +243,13 @@ bt_status bt__kt_import(bt__store *s, const char *path, int *nrows, bt_diag *dia
     return st;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Out of the store
+ * ------------------------------------------------------------------------------------------- */
 typedef struct exp_ctx {
-    const char *kernel, *key;
     bt__measurement *rows;
     size_t n, cap;
+    bool oom;
 } exp_ctx;
 
 static int collect(const bt__measurement *m, void *user)
@@ -157,8 +258,10 @@ static int collect(const bt__measurement *m, void *user)
     if (x->n == x->cap) {
         size_t cap = x->cap ? x->cap * 2 : 64;
         bt__measurement *r = realloc(x->rows, cap * sizeof *r);
-        if (!r)
+        if (!r) {
+            x->oom = true;
             return 1;
+        }
         x->rows = r;
         x->cap = cap;
     }
@@ -167,10 +270,25 @@ static int collect(const bt__measurement *m, void *user)
     d->config_json = bt__strdup(m->config_json);
     d->status = bt__strdup(m->status);
     d->error = bt__strdup(m->error);
-    d->median_ms = m->median_ms;
-    d->compile_ms = m->compile_ms;
     d->device_name = bt__strdup(m->device_name);
+    d->extra_json = bt__strdup(m->extra_json);
+    d->median_ms = m->median_ms;
+    d->mean_ms = m->mean_ms;
+    d->compile_ms = m->compile_ms;
+    d->timestamp = m->timestamp;
+    if (!d->config_json || !d->status || !d->device_name || (m->error && !d->error) ||
+        (m->extra_json && !d->extra_json)) {
+        x->oom = true;
+        return 1;
+    }
     return 0;
+}
+
+static void free_rows(exp_ctx *x)
+{
+    for (size_t i = 0; i < x->n; i++)
+        bt__measurement_clear(&x->rows[i]);
+    free(x->rows);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -179,30 +297,25 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The recorded space of rows x (a cache over each parameter's measured values: in order of first
- * appearance, or sorted when `sorted`), one record per row that has every parameter; later rows
- * replace earlier ones of the same config. */
-static bt_status rows_to_cache(const exp_ctx *x, const char *kernel, const char *device,
-                               const char *key, bool sorted, bt__ktcache **out, int *nrows,
+/* A space over each parameter's measured values (in order of first appearance, or sorted). */
+static bt_status space_of_rows(const exp_ctx *x, const char *kernel, bool sorted, bt__space *sp,
                                bt_diag *diag)
 {
-    *out = NULL;
-    bt_status st = BT_OK;
-    bt__space sp;
-    bt__space_init(&sp);
     json_t *first = json_loads(x->rows[0].config_json, 0, NULL);
-    if (!first) {
-        bt__diag_set(diag, "a stored config of %s is not JSON: %.200s", kernel,
-                     x->rows[0].config_json ? x->rows[0].config_json : "");
+    if (!json_is_object(first)) {
+        json_decref(first);
+        bt__diag_set(diag, "a stored config of %s is not a JSON object: %.200s", kernel,
+                     x->rows[0].config_json);
         return BT_CORRUPT;
     }
+    bt_status st = BT_OK;
     const char *pname;
     json_t *pv;
     json_object_foreach(first, pname, pv)
     {
-        int64_t vals[4096];
+        int64_t *vals = malloc(sizeof *vals * x->n);
         int nv = 0;
-        for (size_t i = 0; i < x->n && nv < 4096; i++) {
+        for (size_t i = 0; vals && i < x->n; i++) {
             json_t *o = json_loads(x->rows[i].config_json, 0, NULL);
             json_t *v = json_object_get(o, pname);
             if (json_is_integer(v)) {
@@ -215,96 +328,171 @@ static bt_status rows_to_cache(const exp_ctx *x, const char *kernel, const char 
             }
             json_decref(o);
         }
-        if (sorted)
+        if (!vals)
+            st = BT_NOMEM;
+        else if (sorted)
             qsort(vals, (size_t)nv, sizeof *vals, cmp_i64);
-        if (st == BT_OK && bt__space_add_list(&sp, pname, vals, nv, diag) != BT_OK)
+        if (st == BT_OK && bt__space_add_list(sp, pname, vals, nv, diag) != BT_OK)
             st = BT_INVALID_ARG;
+        free(vals);
     }
     json_decref(first);
-    bt__ktcache *c = NULL;
+    return st;
+}
+
+/* An empty cache for the rows: the recorded header of the key when an import left one (its space
+ * in its order), else a space over the measured values and a header built from the key. */
+static bt_status empty_cache(bt__store *s, const exp_ctx *x, const char *kernel,
+                             const char *device, const char *key, bool sorted, bt__ktcache **out,
+                             bt_diag *diag)
+{
+    *out = NULL;
+    char *header = NULL;
+    bt_status st = bt__store_get_space(s, kernel, device ? device : x->rows[0].device_name, key,
+                                       &header, diag);
+    if (st == BT_OK) {
+        size_t n = strlen(header);
+        /* the header with "cache": {} added, read as a cache file (the same checks) */
+        char *doc = malloc(n + 16);
+        if (!doc) {
+            free(header);
+            return BT_NOMEM;
+        }
+        snprintf(doc, n + 16, "%.*s%s\"cache\":{}}", (int)(n - 1), header, n > 2 ? "," : "");
+        free(header);
+        st = bt__ktcache_load_mem(doc, strlen(doc), "the stored header", out, diag);
+        free(doc);
+        return st;
+    }
+    if (st != BT_NOT_FOUND)
+        return st;
+    bt__space sp;
+    bt__space_init(&sp);
+    st = space_of_rows(x, kernel, sorted, &sp, diag);
     if (st == BT_OK)
         st = bt__ktcache_create(&sp, x->rows[0].device_name ? x->rows[0].device_name : device,
-                                kernel, &c);
-    if (st == BT_OK) { /* problem_size back from the key's dim0, dim1, ... */
-        bt__keyvals kv;
-        if (bt__keyvals_parse(key, &kv) == BT_OK && kv.n > 0 && !strncmp(kv.names[0], "dim", 3)) {
-            json_t *a = json_array();
-            for (int i = 0; i < kv.n; i++)
-                json_array_append_new(a, json_integer(kv.v[i]));
-            char *ps = json_dumps(a, JSON_COMPACT);
-            json_decref(a);
-            if (ps) {
-                free(c->problem_size_json);
-                c->problem_size_json = bt__strdup(ps);
-                free(ps);
-            }
+                                kernel, out);
+    bt__space_clear(&sp);
+    bt__keyvals kv; /* problem_size: the key's values (dim0, dim1, ... of an import, or M, N, K) */
+    if (st == BT_OK && bt__keyvals_parse(key, &kv) == BT_OK && kv.n > 0) {
+        json_t *a = json_array();
+        for (int i = 0; i < kv.n; i++)
+            json_array_append_new(a, json_integer(kv.v[i]));
+        char *ps = json_dumps(a, JSON_COMPACT);
+        json_decref(a);
+        if (ps) {
+            free((*out)->problem_size_json);
+            (*out)->problem_size_json = ps;
         }
     }
+    return st;
+}
+
+/* The record of one row: a Kernel Tuner entry kept at import as it was; blocktune's own as Kernel
+ * Tuner writes one (kt_time: `time` is the mean of the runs where known; else the median, which
+ * is blocktune's objective and what a replay compares). */
+static bt_status row_record(const bt__measurement *m, uint64_t idx, bool kt_time,
+                            bt__kt_record *r)
+{
+    memset(r, 0, sizeof *r);
+    r->index = idx;
+    r->time_ms = NAN;
+    r->compile_ms = r->verification_ms = r->benchmark_ms = r->strategy_ms = r->framework_ms = NAN;
+    json_t *x = m->extra_json ? json_loads(m->extra_json, 0, NULL) : NULL;
+    json_t *entry = json_object_get(x, "kt_entry");
+    const char *ktkey = json_string_value(json_object_get(x, "kt_key"));
+    bool ok = !strcmp(m->status, "ok") && m->median_ms > 0;
+    r->fail = ok ? BT__KT_OK : fail_of(m->status);
+    snprintf(r->fail_text, sizeof r->fail_text, "%s",
+             ok ? "" : m->error && json_is_object(entry) ? m->error : bt__kt_fail_name(r->fail));
+    if (json_is_object(entry) && ktkey) {
+        json_t *t = json_object_get(entry, "time");
+        r->time_ms = ok && json_is_number(t) ? json_number_value(t) : NAN;
+        r->entry_json = json_dumps(entry, JSON_PRESERVE_ORDER);
+        r->key_text = bt__strdup(ktkey);
+    } else {
+        r->time_ms = !ok ? NAN : kt_time && m->mean_ms > 0 ? m->mean_ms : m->median_ms;
+        if (m->timestamp > 0)
+            kt_time_format(m->timestamp, r->timestamp, sizeof r->timestamp);
+    }
+    if (!(r->time_ms > 0) && ok)
+        r->time_ms = m->median_ms;
+    r->compile_ms = m->compile_ms >= 0 ? m->compile_ms : NAN;
+    json_decref(x);
+    return (entry && ktkey && (!r->entry_json || !r->key_text)) ? BT_NOMEM : BT_OK;
+}
+
+/* The recorded space of rows x, one record per row whose config is in it; later rows replace
+ * earlier ones of the same config. */
+static bt_status rows_to_cache(bt__store *s, const exp_ctx *x, const char *kernel,
+                               const char *device, const char *key, bool sorted, bool kt_time,
+                               bt__ktcache **out, int *nrows, bt_diag *diag)
+{
+    bt__ktcache *c = NULL;
+    bt_status st = empty_cache(s, x, kernel, device, key, sorted, &c, diag);
+    const bt__space *sp = c ? &c->space : NULL;
+    bt__kt_record *recs = st == BT_OK ? calloc(x->n, sizeof *recs) : NULL;
+    size_t nrec = 0;
+    if (st == BT_OK && !recs)
+        st = BT_NOMEM;
     for (size_t i = 0; st == BT_OK && i < x->n; i++) {
         json_t *o = json_loads(x->rows[i].config_json, 0, NULL);
-        bt_config cfg = {.nparams = sp.nparams};
-        bool complete = o != NULL;
-        for (int p = 0; p < sp.nparams && complete; p++) {
-            json_t *v = json_object_get(o, sp.params[p].name);
+        bt_config cfg = {.nparams = sp->nparams};
+        bool complete = json_is_object(o) && json_object_size(o) == (size_t)sp->nparams;
+        for (int p = 0; p < sp->nparams && complete; p++) {
+            json_t *v = json_object_get(o, sp->params[p].name);
             complete = json_is_integer(v);
             cfg.v[p] = complete ? json_integer_value(v) : 0;
         }
         json_decref(o);
         uint64_t idx;
-        if (!complete || !bt__space_index_of(&sp, &cfg, &idx))
+        if (!complete || !bt__space_index_of(sp, &cfg, &idx))
             continue;
-        bt__kt_record r;
-        memset(&r, 0, sizeof r);
-        r.index = idx;
-        const char *status = x->rows[i].status ? x->rows[i].status : "";
-        bool ok = !strcmp(status, "ok") && x->rows[i].median_ms > 0;
-        r.fail = ok                                   ? BT__KT_OK
-                 : !strcmp(status, "compile_failed")  ? BT__KT_COMPILE_FAILED
-                 : !strcmp(status, "invalid")         ? BT__KT_INVALID
-                 : !strcmp(status, "launch_failed") ||
-                           !strcmp(status, "resources_exceeded") || !strcmp(status, "resources")
-                     ? BT__KT_RUNTIME_FAILED
-                     : BT__KT_OTHER_FAILED;
-        snprintf(r.fail_text, sizeof r.fail_text, "%s",
-                 ok                               ? ""
-                 : r.fail == BT__KT_OTHER_FAILED ? (status[0] ? status : "FailedConfig")
-                                                 : bt__kt_fail_name(r.fail));
-        r.time_ms = ok ? x->rows[i].median_ms : NAN;
-        r.compile_ms = x->rows[i].compile_ms;
-        st = bt__ktcache_add(c, &r);
-        if (st == BT_OK)
-            (*nrows)++;
+        st = row_record(&x->rows[i], idx, kt_time, &recs[nrec++]);
     }
-    bt__space_clear(&sp);
+    if (st == BT_OK) {
+        st = bt__ktcache_adopt(c, recs, nrec); /* the newest row of a config wins */
+        *nrows = st == BT_OK ? (int)c->nrecs : 0;
+    } else if (recs) {
+        for (size_t i = 0; i < nrec; i++) {
+            free(recs[i].entry_json);
+            free(recs[i].key_text);
+        }
+        free(recs);
+    }
     if (st != BT_OK) {
         bt__ktcache_free(c);
+        *nrows = 0;
         return st;
     }
     *out = c;
     return BT_OK;
 }
 
-static void free_rows(exp_ctx *x)
+/* Every row of kernel/key on device (any status), oldest first; BT_NOT_FOUND when none. */
+static bt_status collect_rows(bt__store *s, const char *kernel, const char *device,
+                              const char *key, exp_ctx *x, bt_diag *diag)
 {
-    for (size_t i = 0; i < x->n; i++)
-        bt__measurement_clear(&x->rows[i]);
-    free(x->rows);
+    bt_status st = bt__store_rows(s, kernel, device, key, collect, x, diag);
+    if (x->oom)
+        return BT_NOMEM;
+    if (st == BT_OK && x->n == 0) {
+        bt__diag_set(diag, "%s holds no measurements of %s for key %s%s%s", bt__store_path(s),
+                     kernel, key, device ? " on " : "", device ? device : "");
+        st = BT_NOT_FOUND;
+    }
+    return st;
 }
 
 bt_status bt__kt_export(bt__store *s, const char *kernel, const char *device, const char *key,
                         const char *path, int *nrows, bt_diag *diag)
 {
     *nrows = 0;
-    exp_ctx x = {kernel, key, NULL, 0, 0};
-    bt__store_ident id = {kernel, NULL, NULL, device, key};
-    bt_status st = bt__store_top(s, &id, 1000000, collect, &x, diag);
-    if (st == BT_OK && x.n == 0) {
-        bt__diag_set(diag, "no measurements of %s for key %s on %s", kernel, key, device);
-        st = BT_NOT_FOUND;
-    }
+    exp_ctx x = {0};
     bt__ktcache *c = NULL;
+    bt_status st = collect_rows(s, kernel, device, key, &x, diag);
     if (st == BT_OK)
-        st = rows_to_cache(&x, kernel, device, key, false, &c, nrows, diag);
+        st = rows_to_cache(s, &x, kernel, device, key, false, true, &c, nrows, diag);
     if (st == BT_OK)
         st = bt__ktcache_write(c, path, diag);
     bt__ktcache_free(c);
@@ -317,15 +505,10 @@ bt_status bt__kt_from_store(bt__store *s, const char *kernel, const char *device
 {
     *out = NULL;
     *nrows = 0;
-    exp_ctx x = {kernel, key, NULL, 0, 0};
-    bt_status st = bt__store_rows(s, kernel, device, key, collect, &x, diag);
-    if (st == BT_OK && x.n == 0) {
-        bt__diag_set(diag, "%s holds no measurements of %s for key %s%s%s", bt__store_path(s),
-                     kernel, key, device ? " on " : "", device ? device : "");
-        st = BT_NOT_FOUND;
-    }
+    exp_ctx x = {0};
+    bt_status st = collect_rows(s, kernel, device, key, &x, diag);
     if (st == BT_OK)
-        st = rows_to_cache(&x, kernel, device, key, true, out, nrows, diag);
+        st = rows_to_cache(s, &x, kernel, device, key, true, false, out, nrows, diag);
     for (size_t i = 0; st == BT_OK && i < (*out)->nrecs; i++) {
         bt__kt_record *r = &(*out)->recs[i];
         if (!(r->compile_ms >= 0))

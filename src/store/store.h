@@ -16,6 +16,15 @@
  *     a reader sees either the old winner or the new one with its numbers, never half of it.
  *   - The schema is versioned by PRAGMA user_version and migrated forwards at open; a store made
  *     by a newer blocktune is refused, not damaged.
+ *   - Opening for writing (bt__store_open: tunes, import, forget) creates the file when missing and
+ *     runs PRAGMA quick_check: a damaged store is refused (BT_CORRUPT, with the path and how to
+ *     recover), never written. Opening for reading (bt__store_open_read) never creates a file.
+ *   - Every row read back is checked (bt__measurement_check) before anything trusts it: a row with
+ *     a value of the wrong type, a time that is not a finite positive number, p20 > median > p80,
+ *     an unknown status or a config that is not a JSON object of integers is skipped with a
+ *     warning on stderr naming it, as if it were absent (a tune measures it again).
+ *   - Every write reports its failure (disk full, a lock held past the busy timeout, a read-only
+ *     file) to the caller with the path and SQLite's reason; nothing is dropped silently.
  *
  * Identity of a row: (kernel, source_hash, options, device, key, config_json), where `device` is
  * the device UUID when there is one, else the device name. Look-ups take a `device` string that
@@ -40,7 +49,11 @@ typedef struct bt__store bt__store;
 
 /* The schema version this build writes (migrations 1..BT__STORE_SCHEMA_VERSION are applied at
  * open). */
-#define BT__STORE_SCHEMA_VERSION 1
+#define BT__STORE_SCHEMA_VERSION 2
+
+/* How long a write waits for another process's lock, in ms, unless $BLOCKTUNE_STORE_TIMEOUT_MS
+ * says otherwise. */
+#define BT__STORE_BUSY_MS 10000
 
 /* One measured config. Strings are borrowed by bt__store_put; the ones bt__store_get and the
  * iterators fill are malloc'd (free with bt__measurement_clear). NULL strings are stored as ''
@@ -67,6 +80,9 @@ typedef struct bt__measurement {
     int64_t regs, local_bytes, smem_bytes;
     double compile_ms;
     double timestamp;        /* unix seconds; 0: now (bt__store_put fills it) */
+    double mean_ms;          /* the mean of the timed runs (Kernel Tuner's "time") */
+    char *extra_json;        /* a foreign record's own fields (a Kernel Tuner cache entry, every
+                                field in its order) as a JSON object; NULL for blocktune's rows */
 } bt__measurement;
 
 /* A winner: the measurement of the selected config plus the selection's numbers. */
@@ -99,8 +115,15 @@ char *bt__store_default_path(void);
 char *bt__cache_dir(void);
 
 /* Opens (creating and migrating) the store at path, or at the default path (creating its
- * directories) when path is NULL. Close with bt__store_close. Errors name the file. */
+ * directories) when path is NULL, for writing, and runs PRAGMA quick_check on it: a store that
+ * fails it is refused with BT_CORRUPT (the diag says what is wrong, the path, and how to
+ * recover). Close with bt__store_close. Errors name the file. */
 bt_status bt__store_open(const char *path, bt__store **out, bt_diag *diag);
+/* Opens an existing store (path, or the default path when NULL) for reading: never creates a file
+ * or a directory (BT_NOT_FOUND "no store at PATH"), migrates an older schema in place, then makes
+ * the connection query_only (every write through it fails), and runs no quick_check (`cache
+ * verify` must be able to open a damaged store). */
+bt_status bt__store_open_read(const char *path, bt__store **out, bt_diag *diag);
 void bt__store_close(bt__store *s);
 const char *bt__store_path(const bt__store *s);
 /* The raw SQLite handle (for the CLI's reports and the tests). */
@@ -137,6 +160,24 @@ bt_status bt__store_top(bt__store *s, const bt__store_ident *id, int limit,
  * stops the walk and is returned. */
 bt_status bt__store_rows(bt__store *s, const char *kernel, const char *device, const char *key,
                          bt__measurement_cb cb, void *user, bt_diag *diag);
+/* Checks a measurement read back: known status; key and a config that is a non-empty JSON object
+ * of integers; every number finite, times > 0 (median required when ok), p20 <= median <= p80 and
+ * min <= median when given, reps >= 1; extra_json a JSON object. With `winner`, the status must be
+ * ok. False with the first problem in why (e.g. "median_ms -5 is not a positive time"). */
+bool bt__measurement_check(const bt__measurement *m, bool winner, char *why, size_t size);
+/* Rows skipped by the checks above since the store was opened (each was warned about). */
+int64_t bt__store_bad_rows(const bt__store *s);
+
+/* The recorded header of a space imported from another tool (a Kernel Tuner cache: device_name,
+ * kernel_name, problem_size, tune_params_keys, tune_params in their order, objective, any other
+ * field; everything but `cache`) for the rows of id, as a JSON object. put replaces it (inside the
+ * caller's transaction when one is open); get takes the newest for kernel/device/key (any source
+ * hash), BT_NOT_FOUND when there is none (free *header_json). */
+bt_status bt__store_put_space(bt__store *s, const bt__store_ident *id, const char *header_json,
+                              const char *origin, bt_diag *diag);
+bt_status bt__store_get_space(bt__store *s, const char *kernel, const char *device,
+                              const char *key, char **header_json, bt_diag *diag);
+
 /* Counts rows: measurements and winners. */
 bt_status bt__store_counts(bt__store *s, int64_t *measurements, int64_t *winners, bt_diag *diag);
 
@@ -144,9 +185,9 @@ bt_status bt__store_counts(bt__store *s, int64_t *measurements, int64_t *winners
  * dry_run nothing is deleted; either way *nmeas and *nwin say how many rows match. */
 bt_status bt__store_forget(bt__store *s, const char *selector, int dry_run, int64_t *nmeas,
                            int64_t *nwin, bt_diag *diag);
-/* Integrity: PRAGMA integrity_check, and every winner has its measurement row with status ok.
- * BT_OK when both hold, else BT_CORRUPT with the problems listed in report (malloc'd, may be
- * NULL) and diag. */
+/* Integrity: PRAGMA integrity_check, every winner has its measurement row with status ok, and
+ * every row passes bt__measurement_check. BT_OK when all hold, else BT_CORRUPT with the problems
+ * listed in report (malloc'd, may be NULL) and diag. */
 bt_status bt__store_verify(bt__store *s, char **report, bt_diag *diag);
 
 /* Puts a measurement and, when `winner`, its winner row: inside the caller's transaction when one
@@ -292,7 +333,11 @@ typedef enum bt__tune_mode {
 } bt__tune_mode;
 /* Parses "tune", "wisdom-only", "retune"; BT_INVALID_ARG (naming them) otherwise. */
 bt_status bt__tune_mode_parse(const char *text, bt__tune_mode *out, bt_diag *diag);
-/* $BLOCKTUNE_MODE, else tune (an invalid value is logged and ignored). */
+/* $BLOCKTUNE_MODE, else tune (an invalid value gives tune here: bt__tune_mode_env_check is where
+ * it is refused). */
 bt__tune_mode bt__tune_mode_from_env(void);
+/* BT_INVALID_ARG naming the variable, its value and the valid modes when $BLOCKTUNE_MODE is set to
+ * something that is not a mode; BT_OK otherwise. */
+bt_status bt__tune_mode_env_check(bt_diag *diag);
 
 #endif

@@ -622,6 +622,9 @@ static bt_status parse_entry(parser *P, json_t *e, const char *path, const heade
         w->margin = 0;
     if (m->timestamp <= 0)
         m->timestamp = 0;
+    char why[256]; /* what a read of the store would refuse is refused here, with its place */
+    if (!bt__measurement_check(m, w->rank == 0, why, sizeof why))
+        return perr(P, path, "%s", why);
     return BT_OK;
 }
 

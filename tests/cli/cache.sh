@@ -1,6 +1,8 @@
 #!/bin/bash
 # cache.sh — `blocktune cache`: import a wisdom file, list, show, export, forget, re-import (the
-# same winners), verify, and a garbled file that imports nothing and says file:line:column.
+# same winners), verify, and a garbled file that imports nothing and says file:line:column; a
+# store path that does not exist is never created by a command that reads; a damaged store is
+# reported by verify and refused by the commands that write, with how to recover.
 set -u
 BT="$1"
 T=$(mktemp -d)
@@ -53,4 +55,29 @@ head -c 300 "$T/out.json" > "$T/trunc.json"
 "$BT" cache --db "$DB" import "$T/trunc.json" 2> "$T/err" && fail "truncated import succeeded"
 grep -Eq "trunc.json:[0-9]+:[0-9]+:" "$T/err" || { cat "$T/err"; fail "no position for truncation"; }
 "$BT" cache --db "$DB" bogus 2>/dev/null; [ $? -eq 2 ] || fail "unknown subcommand is not a usage error"
+# Reading never creates a store: a typo gives "no store at PATH" and leaves nothing behind.
+for sub in "list" "show M=256" "export $T/x.json" "verify" \
+           "export-kt --kernel gemm --device H200 --key M=1 $T/x.json" \
+           "export-t4 --kernel gemm --device H200 --key M=1 $T/x.json"; do
+    # shellcheck disable=SC2086
+    "$BT" cache --db "$T/typo/store.db" $sub 2>"$T/err" && fail "cache $sub on a missing store succeeded"
+    grep -q "no store at $T/typo/store.db" "$T/err" || { cat "$T/err"; fail "cache $sub: no 'no store at'"; }
+    [ -e "$T/typo" ] && fail "cache $sub created $T/typo"
+done
+BLOCKTUNE_CACHE_DIR="$T/nocache" "$BT" cache list 2>/dev/null && fail "list of a missing default store succeeded"
+[ -e "$T/nocache" ] && fail "list created the default cache directory"
+# Reading leaves no SQLite side files behind.
+"$BT" cache --db "$DB" import "$T/w.json" >/dev/null
+"$BT" cache --db "$DB" list >/dev/null
+ls "$DB"-* 2>/dev/null && fail "list left side files"
+# A damaged store: verify names the damage, and writing commands refuse it with how to recover.
+cp "$DB" "$T/damaged.db"
+printf '\377\377\377\377\377\377\377\377' | dd of="$T/damaged.db" bs=1 seek=4096 conv=notrunc 2>/dev/null
+"$BT" cache --db "$T/damaged.db" verify >"$T/out" 2>"$T/err" && fail "verify of a damaged store succeeded"
+grep -q "^integrity:" "$T/out" || { cat "$T/out" "$T/err"; fail "verify does not report the damage"; }
+grep -q "move it aside" "$T/err" || fail "verify does not say how to recover"
+"$BT" cache --db "$T/damaged.db" import "$T/w.json" 2>"$T/err" && fail "import into a damaged store succeeded"
+grep -q "quick_check" "$T/err" || { cat "$T/err"; fail "import does not say what is wrong"; }
+grep -q "blocktune cache verify --db $T/damaged.db" "$T/err" || fail "import does not point at verify"
+grep -q "mv $T/damaged.db $T/damaged.db.damaged" "$T/err" || fail "import does not say how to move it aside"
 echo "cache CLI ok"

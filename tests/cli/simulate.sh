@@ -4,12 +4,8 @@
 set -u
 bt="$1"
 src="${BT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
-caches="$src/../shared/data/kernel_tuner_caches"
-space="$caches/convolution_milo_A4000.json.gz"
-if [ ! -f "$space" ]; then
-    echo "skipped: no recorded space at $space"
-    exit 77
-fi
+space="$src/tests/data/kt/convolution_milo_A4000.json.gz"
+[ -f "$space" ] || { echo "FAIL: the recorded space $space is missing from the tree"; exit 1; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
