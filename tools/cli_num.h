@@ -10,10 +10,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A count: decimal digits, at most UINT64_MAX. False (and *out untouched) otherwise. */
+/* A count: one or more decimal digits and nothing else (no sign, no space), at most UINT64_MAX.
+ * False (and *out untouched) otherwise. */
 bool bt_cli_parse_u64(const char *s, uint64_t *out);
-/* A non-negative finite number as strtod reads it ("2", "0.5", "1e3"). False (and *out
- * untouched) otherwise: NaN, infinities and out-of-range values are refused. */
+/* A non-negative finite number in decimal notation ("2", "0.5", "1e3", ".5"): it starts with a
+ * digit or '.', holds only digits, '.', 'e', 'E', '+' and '-', and strtod reads all of it without
+ * overflow or underflow. False (and *out untouched) otherwise: spaces, signs in front, NaN,
+ * infinities and hexadecimal are refused. */
 bool bt_cli_parse_double(const char *s, double *out);
 
 #endif
