@@ -73,7 +73,7 @@ for t in "${targets[@]}"; do
     cmd=("$build/tests/fuzz/fuzz_$t" -max_total_time="$secs" -max_len="$(max_len "$t")"
          -timeout=25 -rss_limit_mb=2048 -print_final_stats=1
          -artifact_prefix="$build/artifacts/$t-" "${dict[@]}" "${extra[@]}" "$corpus" "${seeds[@]}")
-    echo "== fuzz_$t (${secs} s): ${cmd[*]}"
+    echo "== fuzz_$t ($([ "$secs" = 0 ] && echo "no time limit" || echo "$secs s")): ${cmd[*]}"
     if "${cmd[@]}" >"$log" 2>&1; then
         grep -E '^(#[0-9]+ *DONE|stat::number_of_executed_units|stat::average_exec_per_sec)' "$log" || true
     else
