@@ -2,12 +2,15 @@
 # dev.sh — one entry point that sets up a fresh Debian 12 machine, builds and runs blocktune.
 #
 #   ./dev.sh run [blocktune args...]   install what is missing, build, run build/blocktune ARGS
-#   ./dev.sh test                      install, build plain + ASan/UBSan, run ctest in both
+#   ./dev.sh test                      install, build plain + ASan/UBSan, run ctest in both, then
+#                                      run each libFuzzer target for 20 s (tests/fuzz/run.sh)
 #   ./dev.sh build                     install and build (plain) only
 #
 # Packages come from Debian (apt-get, only when run as root and only what is missing): a C
 # compiler, CMake, pkg-config, jansson, SQLite, zlib, cmocka, and OpenCL (ICD loader, headers, PoCL so
-# that the OpenCL backend runs on the CPU), python3-venv. CUDA is optional and found at run time.
+# that the OpenCL backend runs on the CPU), python3-venv, and clang with its libFuzzer runtime
+# (libclang-rt-14-dev: a recommendation of clang on Debian 12, which --no-install-recommends
+# leaves out) for the fuzz targets. CUDA is optional and found at run time.
 #
 # `test` also installs Kernel Tuner from PyPI (pip, a pinned version, into a virtual environment
 # cached in $BT_KT_VENV, default ~/.cache/blocktune-dev/kernel_tuner-<version>; once) for the
@@ -19,7 +22,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 
 packages=(build-essential cmake pkg-config libjansson-dev libsqlite3-dev libcmocka-dev zlib1g-dev
-          ocl-icd-libopencl1 opencl-c-headers pocl-opencl-icd python3-venv)
+          ocl-icd-libopencl1 opencl-c-headers pocl-opencl-icd python3-venv
+          clang libclang-rt-14-dev)
 kt_version=1.5.0
 kt_venv="${BT_KT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/blocktune-dev/kernel_tuner-$kt_version}"
 
@@ -86,8 +90,10 @@ case "$cmd" in
         (cd build && ctest --output-on-failure -j "$(nproc)")
         echo "== tests (ASan + UBSan build) =="
         (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-            ctest --output-on-failure -j "$(nproc)") ;;
+            ctest --output-on-failure -j "$(nproc)")
+        echo "== fuzz smoke (each target 20 s; docs/fuzzing.md) =="
+        tests/fuzz/run.sh all 20 ;;
     *)
-        sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
         exit 2 ;;
 esac

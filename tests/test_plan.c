@@ -7,6 +7,8 @@
 #include "core/plan.h"
 #include "engine/engine.h"
 
+#include <math.h>
+
 static const bt_gpu *gpu(bt_gpudb *db, const char *name)
 {
     const bt_gpu *g = NULL;
@@ -450,6 +452,32 @@ static void test_division_by_zero_eliminates_the_config_only(void **state)
     bt_kdesc_free(k);
 }
 
+/* Found by tests/fuzz/fuzz_config: plan --config with values near INT64_MAX overflowed the model's
+ * integer arithmetic (num_warps * warp_size, cdiv, registers per block: undefined behaviour,
+ * caught by UBSan, and wrapped to negative thread counts). The arithmetic saturates: such a
+ * config is eliminated for what it is. */
+static void test_huge_config_values_saturate(void **state)
+{
+    fx *f = *state;
+    bt_plan *pl = plan_one(f, "h200", "fp16",
+                           "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=9223372036854775807,"
+                           "num_stages=3,GROUP_M=8",
+                           NULL);
+    const bt__cfg_eval *ev = the_eval(pl);
+    assert_false(ev->valid);
+    assert_true(ev->threads == INT64_MAX);
+    assert_non_null(strstr(ev->reasons, "threads_limit"));
+    bt_plan_free(pl);
+    pl = plan_one(f, "h200", "fp16",
+                  "BLOCK_M=9223372036854775807,BLOCK_N=128,BLOCK_K=32,num_warps=4,"
+                  "num_stages=-9223372036854775808,GROUP_M=8",
+                  NULL);
+    ev = the_eval(pl);
+    assert_false(ev->valid);
+    assert_false(isnan(ev->pred_us));
+    bt_plan_free(pl);
+}
+
 static void test_parse_config_errors(void **state)
 {
     fx *f = *state;
@@ -536,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_spec_errors_name_file_line_column),
         cmocka_unit_test(test_division_by_zero_eliminates_the_config_only),
         cmocka_unit_test(test_parse_config_errors),
+        cmocka_unit_test(test_huge_config_values_saturate),
         cmocka_unit_test(test_tensormap_arguments),
         cmocka_unit_test(test_dtype_that_depends_on_the_problem),
         cmocka_unit_test(test_100k_configs_filter_in_well_under_a_second),

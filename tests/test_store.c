@@ -909,6 +909,30 @@ static void test_lookup_order(void **state)
     bt__store_close(s);
 }
 
+/* Found by tests/fuzz/fuzz_wisdom: a document with no entries made add_text copy zero bytes from
+ * and to NULL (undefined behaviour, caught by UBSan). It adds nothing; later documents add on. */
+static void test_wisdom_without_entries_adds_nothing(void **state)
+{
+    (void)state;
+    const char *head = "{\"format\": \"blocktune-wisdom\", \"format_version\": 1, "
+                       "\"device\": \"NVIDIA H200\", \"arch\": \"sm_90\", \"entries\": [";
+    char doc[1024];
+    bt__wisdom *w = bt__wisdom_new();
+    assert_non_null(w);
+    bt_diag d;
+    snprintf(doc, sizeof doc, "%s]}", head);
+    assert_int_equal(bt__wisdom_add_string(w, doc, "empty.json", &d), BT_OK);
+    assert_int_equal(bt__wisdom_count(w), 0);
+    snprintf(doc, sizeof doc,
+             "%s{\"kernel\": \"gemm\", \"source_hash\": \"0123456789abcdef\", "
+             "\"key\": {\"M\": 64, \"dtype\": \"fp16\"}, \"config\": {\"BLOCK_M\": 64}, "
+             "\"rank\": 0, \"median_ms\": 0.5}]}",
+             head);
+    assert_int_equal(bt__wisdom_add_string(w, doc, "one.json", &d), BT_OK);
+    assert_int_equal(bt__wisdom_count(w), 1);
+    bt__wisdom_free(w);
+}
+
 static void test_keys_and_distance(void **state)
 {
     (void)state;
@@ -1015,6 +1039,7 @@ int main(void)
         cmocka_unit_test(test_wisdom_round_trip),
         cmocka_unit_test(test_wisdom_hostile_changes_nothing),
         cmocka_unit_test(test_lookup_order),
+        cmocka_unit_test(test_wisdom_without_entries_adds_nothing),
         cmocka_unit_test(test_keys_and_distance),
         cmocka_unit_test(test_vllm_export),
         cmocka_unit_test(test_default_path_uses_cache_dir),

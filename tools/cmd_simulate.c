@@ -5,6 +5,7 @@
  * Output: a Markdown table per space, or JSON (--json).
  */
 #include "cli.h"
+#include "cli_num.h"
 
 #include "core/util.h"
 #include "search/simulate.h"
@@ -73,28 +74,6 @@ static void help(FILE *f)
            "  blocktune simulate tests/data/kt/convolution_milo_A100.json.gz \\\n"
            "      --strategy all --runs 100\n"
            "  blocktune simulate store:tuned.db --kernel gemm --key 'M=67,N=45,K=33,dtype=fp32'\n");
-}
-
-static bool parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (!*s || *end || errno || s[0] == '-')
-        return false;
-    *out = v;
-    return true;
-}
-
-static bool parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || *end || errno || !(v >= 0) || isinf(v))
-        return false;
-    *out = v;
-    return true;
 }
 
 static const char *basename_of(const char *path)
@@ -470,30 +449,30 @@ int bt_cmd_simulate(int argc, char **argv)
             } else if (!strcmp(a, "--device")) {
                 st_device = val;
             } else if (!strcmp(a, "--runs")) {
-                if (!parse_u64(val, &o.runs) || o.runs == 0 || o.runs > 1000000) {
+                if (!bt_cli_parse_u64(val, &o.runs) || o.runs == 0 || o.runs > 1000000) {
                     rc = bt_cli_usage_error("simulate", "--runs wants 1..1000000, got '%s'", val);
                     goto done;
                 }
             } else if (!strcmp(a, "--budget")) {
-                if (!parse_u64(val, &o.budget) || o.budget == 0) {
+                if (!bt_cli_parse_u64(val, &o.budget) || o.budget == 0) {
                     rc = bt_cli_usage_error("simulate", "--budget wants a positive count, got '%s'",
                                             val);
                     goto done;
                 }
             } else if (!strcmp(a, "--seed")) {
-                if (!parse_u64(val, &o.seed)) {
+                if (!bt_cli_parse_u64(val, &o.seed)) {
                     rc = bt_cli_usage_error("simulate", "--seed wants an integer >= 0, got '%s'",
                                             val);
                     goto done;
                 }
             } else if (!strcmp(a, "--time-limit")) {
-                if (!parse_double(val, &o.time_limit_s) || o.time_limit_s <= 0) {
+                if (!bt_cli_parse_double(val, &o.time_limit_s) || o.time_limit_s <= 0) {
                     rc = bt_cli_usage_error("simulate",
                                             "--time-limit wants positive seconds, got '%s'", val);
                     goto done;
                 }
             } else if (!strcmp(a, "--jobs")) {
-                if (!parse_u64(val, &u) || u == 0 || u > 64) {
+                if (!bt_cli_parse_u64(val, &u) || u == 0 || u > 64) {
                     rc = bt_cli_usage_error("simulate", "--jobs wants 1..64, got '%s'", val);
                     goto done;
                 }

@@ -211,7 +211,25 @@ static bool eval_opt(bt__model *m, bt__cfg_eval *ev, const bt__kexpr *x, int64_t
 
 static bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-static int64_t cdiv64(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+/* Integer arithmetic on config values and formula results, which may be any int64 (plan --config,
+ * a spec's formulas): saturating instead of overflowing. */
+static int64_t cdiv64(int64_t a, int64_t b) { return b > 0 ? a / b + (a % b > 0) : 0; }
+
+static int64_t sat_mul(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+        return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b < 0 ? INT64_MIN : INT64_MAX;
+    return r;
+}
 
 bt_status bt__model_eval(bt__model *m, const bt_config *c, bt__cfg_eval *ev)
 {
@@ -242,14 +260,14 @@ bt_status bt__model_eval(bt__model *m, const bt_config *c, bt__cfg_eval *ev)
     /* resources */
     int64_t warp = g->warp_size > 0 ? g->warp_size : 32;
     int64_t num_warps = k->p_num_warps >= 0 ? c->v[k->p_num_warps] : 4;
-    eval_opt(m, ev, &k->threads, num_warps * warp, &ev->threads);
+    eval_opt(m, ev, &k->threads, sat_mul(num_warps, warp), &ev->threads);
     ev->warps = cdiv64(ev->threads, warp);
     eval_opt(m, ev, &k->smem, 0, &ev->smem);
     eval_opt(m, ev, &k->dyn_smem, 0, &ev->dyn_smem);
     eval_opt(m, ev, &k->acc_bytes, 0, &ev->acc_bytes);
     /* default register estimate (seed 001 §3): accumulator + inputs + overhead */
-    int64_t acc_regs = ev->threads > 0 ? cdiv64(ev->acc_bytes, 4 * ev->threads) : 0;
-    eval_opt(m, ev, &k->regs, acc_regs + 32, &ev->regs);
+    int64_t acc_regs = ev->threads > 0 ? cdiv64(ev->acc_bytes, sat_mul(4, ev->threads)) : 0;
+    eval_opt(m, ev, &k->regs, sat_add(acc_regs, 32), &ev->regs);
     for (int d = 0; d < 3; d++) {
         eval_opt(m, ev, &k->grid[d], 1, &ev->grid_dims[d]);
         eval_opt(m, ev, &k->block[d], d == 0 ? ev->threads : 1, &ev->block_dims[d]);
@@ -319,11 +337,11 @@ bt_status bt__model_eval(bt__model *m, const bt_config *c, bt__cfg_eval *ev)
     int64_t regs_eff = ev->regs;
     if (g->max_regs_per_thread > 0 && regs_eff > g->max_regs_per_thread)
         regs_eff = g->max_regs_per_thread; /* the compiler caps and spills */
-    int64_t warp_regs = cdiv64(regs_eff * warp, unit) * unit;
-    int64_t block_regs = warp_regs * ev->warps;
+    int64_t warp_regs = sat_mul(cdiv64(sat_mul(regs_eff, warp), unit), unit);
+    int64_t block_regs = sat_mul(warp_regs, ev->warps);
     ev->by_smem = ev->by_regs = ev->by_threads = ev->by_blocks = -1;
     if (g->smem_per_sm > 0 && smem_total > 0)
-        ev->by_smem = g->smem_per_sm / (smem_total + g->smem_reserved_per_block);
+        ev->by_smem = g->smem_per_sm / sat_add(smem_total, g->smem_reserved_per_block);
     if (g->regs_per_sm > 0 && block_regs > 0)
         ev->by_regs = (g->regs_per_block > 0 && block_regs > g->regs_per_block)
                           ? 0
@@ -364,13 +382,13 @@ bt_status bt__model_eval(bt__model *m, const bt_config *c, bt__cfg_eval *ev)
                        (long long)ev->threads, g->max_threads_per_sm);
     }
     ev->occupancy = g->max_warps_per_sm > 0
-                        ? (double)(ev->blocks_per_sm * ev->warps) / g->max_warps_per_sm
+                        ? (double)ev->blocks_per_sm * (double)ev->warps / g->max_warps_per_sm
                         : 0;
     if (ev->occupancy > 1)
         ev->occupancy = 1;
 
     /* waves */
-    int64_t slots = ev->blocks_per_sm * (g->sm_count > 0 ? g->sm_count : 1);
+    int64_t slots = sat_mul(ev->blocks_per_sm, g->sm_count > 0 ? g->sm_count : 1);
     if (slots > 0 && ev->grid > 0) {
         ev->waves = cdiv64(ev->grid, slots);
         ev->last_wave_fill = (double)(ev->grid - (ev->waves - 1) * slots) / (double)slots;
@@ -387,7 +405,7 @@ bt_status bt__model_eval(bt__model *m, const bt_config *c, bt__cfg_eval *ev)
         }
         int64_t rem = dim % tile;
         ev->last_tile_eff[t] = rem ? (double)rem / (double)tile : 1.0;
-        ev->tile_eff *= (double)dim / (double)(cdiv64(dim, tile) * tile);
+        ev->tile_eff *= (double)dim / ((double)cdiv64(dim, tile) * (double)tile);
     }
 
     /* warnings */
@@ -417,20 +435,20 @@ bt_status bt__model_eval(bt__model *m, const bt_config *c, bt__cfg_eval *ev)
         double bw = r->bw_gbps > 0 ? r->bw_gbps * 1e9 : 1e12;
         /* unique bytes come from DRAM; re-reads (traffic) mostly from L2, ~2.5x faster */
         double t_mem = fmax(r->bytes / bw, (double)traffic / (2.5 * bw));
-        double warps_sm = (double)(ev->blocks_per_sm * ev->warps);
+        double warps_sm = (double)ev->blocks_per_sm * (double)ev->warps;
         double need = r->memory_bound ? (g->max_warps_per_sm > 0 ? g->max_warps_per_sm / 4.0 : 16) : 8;
         double eff_occ = warps_sm >= need ? 1 : (warps_sm > 0 ? warps_sm / need : 0.01);
-        double eff_wave = (ev->waves > 0 && slots > 0) ? (double)ev->grid / (double)(ev->waves * slots) : 1;
+        double eff_wave = (ev->waves > 0 && slots > 0) ? (double)ev->grid / ((double)ev->waves * (double)slots) : 1;
         bool overlap = k->p_num_stages < 0 || c->v[k->p_num_stages] >= 2;
         double t = overlap ? fmax(t_comp, t_mem) : t_comp + t_mem;
         /* a K loop hides load latency with what is in flight ahead of the math: (stages - 1)
          * tiles of the reduction dimension; below ~64 elements the math waits */
         if (k->p_num_stages >= 0) {
-            int64_t ahead = c->v[k->p_num_stages] - 1, bk = 64;
+            int64_t ahead = sat_add(c->v[k->p_num_stages], -1), bk = 64;
             for (int t2 = 0; t2 < k->ntiles; t2++)
                 if (k->tiles[t2].reduction)
                     bk = c->v[k->tiles[t2].param];
-            double pipe = ahead * bk >= 64 ? 1.0 : fmax(0.5, (double)(ahead * bk) / 64.0);
+            double pipe = sat_mul(ahead, bk) >= 64 ? 1.0 : fmax(0.5, (double)sat_mul(ahead, bk) / 64.0);
             t /= pipe;
         }
         if (g->max_regs_per_thread > 0 && ev->regs > g->max_regs_per_thread)

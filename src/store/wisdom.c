@@ -952,6 +952,10 @@ static bt_status add_text(bt__wisdom *w, const char *text, size_t len, const cha
     bt_status st = parse_doc(text, len, name, &e, &n, diag);
     if (st != BT_OK)
         return st;
+    if (n == 0) { /* a document without entries adds nothing (and w->e may still be NULL) */
+        free(e);
+        return BT_OK;
+    }
     if (w->n + n > w->cap) {
         size_t cap = w->cap ? w->cap : 16;
         while (cap < w->n + n)

@@ -51,6 +51,13 @@ grep -q "bad.json:3:" "$tmp/err" || fail "no file:line in: $(cat "$tmp/err")"
 grep -q "forest" "$tmp/err" || fail "unknown strategy does not list the strategies"
 "$bt" simulate "$space" --runs zero 2>/dev/null
 [ $? -eq 2 ] || fail "--runs zero is not a usage error"
+# numbers are digits (and for --time-limit decimal notation) only; found by tests/fuzz/fuzz_cli_num:
+# " -5" was read as 2^64-5 and "0x10" as 16
+for bad in "--seed= -5" "--seed=+5" "--budget= 9" "--time-limit=0x10" "--time-limit= 1" \
+           "--time-limit=-0"; do
+    "$bt" simulate "$space" --runs 1 --budget 10 "${bad%%=*}" "${bad#*=}" 2>/dev/null
+    [ $? -eq 2 ] || fail "simulate ${bad%%=*} '${bad#*=}' is not a usage error"
+done
 "$bt" simulate 2>/dev/null
 [ $? -eq 2 ] || fail "no SPACE is not a usage error"
 echo "ok"

@@ -1,15 +1,8 @@
 /*
  * fuzz_expr.c — libFuzzer target for the expression language (src/core/expr.c).
  *
- * Not built by CMake. Build and run from the repository root with clang (build-fuzz/ is ignored
- * by git; the new corpus goes to its first directory, the seeds are only read):
- *
- *   mkdir -p build-fuzz/corpus
- *   clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
- *       -fno-sanitize-recover=all -Iinclude -Isrc tests/fuzz/fuzz_expr.c \
- *       src/core/expr.c src/core/util.c src/core/status.c -o build-fuzz/fuzz_expr
- *   build-fuzz/fuzz_expr -max_total_time=60 -max_len=4096 -dict=tests/fuzz/expr.dict \
- *       build-fuzz/corpus tests/fuzz/expr_seeds
+ * Built with the other targets by CMake (-DBT_FUZZ=ON) and run by tests/fuzz/run.sh; seeds:
+ * expr_seeds/, dictionary: expr.dict (docs/fuzzing.md).
  *
  * For every input it parses the bytes (up to the first NUL) against a small symbol table and
  * checks the parse contract (NULL output and a column inside the input on failure). For what
@@ -28,14 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* util.c refers to the table of files CMake embeds into the library; the harness embeds none. */
-struct bt__embedded_file {
-    const char *path;
-    const char *data;
-    size_t size;
-};
-const struct bt__embedded_file bt__embedded_files[] = {{NULL, NULL, 0}};
 
 static const char *const names[] = {"a", "b", "c", "K", "BLOCK_M", "num_stages", "x1"};
 #define NNAMES ((int)(sizeof names / sizeof names[0]))
