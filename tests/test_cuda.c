@@ -2,10 +2,10 @@
  * test_cuda.c — the CUDA backend: error names, loading (a missing driver, the toolkit's stub),
  * exact occupancy against known cases, the ptxas -v parser against NVRTC 13's real wording, NVRTC
  * compiles without a device (defines, resources, errors naming the line, 8 programs from 4
- * threads, sm_90a), and the device path through the vtable: listing and info, buffers, compile +
- * load + launch checked exactly against the host, timers, cache flushing, dynamic shared memory
- * above 48 KiB, graph-timed launches, refused launches, corrupt blobs, and a faulting kernel after
- * which every call fails cleanly.
+ * threads, sm_90a, the small-M GEMM kernels without spills), and the device path through the
+ * vtable: listing and info, buffers, compile + load + launch checked exactly against the host,
+ * timers, cache flushing, dynamic shared memory above 48 KiB, graph-timed launches, refused
+ * launches, corrupt blobs, and a faulting kernel after which every call fails cleanly.
  *
  * The NVRTC tests need libnvrtc (skipped with the reason otherwise). The device tests run on the
  * first CUDA GPU; on a machine without one they print "SKIPPED: no CUDA device (...)" and run
@@ -24,7 +24,9 @@
 #include "backends/cuda/occupancy.h"
 #include "core/device.h"
 #include "core/kdesc.h"
+#include "core/plan.h"
 #include "core/util.h"
+#include "engine/engine.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -630,6 +632,246 @@ static void test_nvrtc_sm90a(void **state)
                      BT_UNSUPPORTED);
     assert_non_null(strstr(d.msg, "9.0"));
     free(log);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The small-M GEMMs (kernels/specs/gemm_smallm.json, gemm_smallm_nt.json) compile for sm_90
+ * ------------------------------------------------------------------------------------------- */
+
+/* A built-in spec; read from the source tree when this build does not list it (loaded by its
+ * path under kernels/specs/, so that it gets the built-in prelude). */
+static bt_kdesc *smallm_spec(const char *name)
+{
+    bt_kdesc *k = NULL;
+    bt_diag d = {0};
+    if (bt_kdesc_builtin(name, &k, &d) == BT_OK)
+        return k;
+    char cwd[4096], path[256];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(BT_SOURCE_DIR), 0);
+    snprintf(path, sizeof path, "kernels/specs/%s.json", name);
+    bt_status st = bt_kdesc_load_file(path, &k, &d);
+    assert_int_equal(chdir(cwd), 0);
+    if (st != BT_OK)
+        fail_msg("%s: %s", path, d.msg);
+    return k;
+}
+
+/* One compile of a config: the defines blocktune passes, and what came of it. */
+typedef struct sm_job {
+    const bt_kdesc *k;
+    const char *src;
+    char defs[BT__MAX_DEFINES][96];
+    int nd;
+    char key[1400]; /* the defines, SPLIT_K as its finish variant */
+    char what[300];
+    int64_t est_regs;
+    bt_status st;
+    int regs;
+    int64_t spill, stack;
+    bool warned;
+} sm_job;
+
+typedef struct sm_pool {
+    sm_job *jobs;
+    size_t n, next;
+    pthread_mutex_t mu;
+} sm_pool;
+
+static void *sm_worker(void *arg)
+{
+    sm_pool *P = arg;
+    for (;;) {
+        pthread_mutex_lock(&P->mu);
+        size_t i = P->next++;
+        pthread_mutex_unlock(&P->mu);
+        if (i >= P->n)
+            return NULL;
+        sm_job *j = &P->jobs[i];
+        const char *dp[BT__MAX_DEFINES];
+        for (int d = 0; d < j->nd; d++)
+            dp[d] = j->defs[d];
+        bt__blob cubin = {0};
+        char *log = NULL;
+        j->st = bt__nvrtc_compile(j->src, dp, j->nd, NULL, 9, 0, false, &cubin, &log, NULL);
+        j->regs = -1;
+        j->spill = j->stack = -1;
+        if (j->st == BT_OK) {
+            j->warned = strcasestr(log, "warning") != NULL;
+            if (bt__nvrtc_resources(log, j->k->entry, &j->regs, &j->spill, NULL, &j->stack) !=
+                BT_OK) /* no ptxas report (bench/NOTES.md 22): the CUBIN's frame size */
+                j->st = bt__cubin_resources(cubin.data, cubin.size, j->k->entry, &j->regs,
+                                            &j->stack, NULL);
+        }
+        if (j->st != BT_OK || j->warned)
+            fprintf(stderr, "%s:\n%s\n", j->what, log ? log : "(no log)");
+        free(cubin.data);
+        free(log);
+    }
+}
+
+/* The finish variant of a config: no split, atomics, a cluster, a cluster and atomics. */
+static int smallm_variant(const bt_kdesc *k, const bt_config *c)
+{
+    int64_t sk = 1, cl = 1;
+    for (int i = 0; i < k->space.nparams; i++) {
+        if (!strcmp(k->space.params[i].name, "SPLIT_K"))
+            sk = c->v[i];
+        if (!strcmp(k->space.params[i].name, "CLUSTER"))
+            cl = c->v[i];
+    }
+    return sk == 1 ? 0 : cl == 1 ? 1 : sk == cl ? 2 : 3;
+}
+
+/* Appends a compile of ev's config unless one that differs at most in SPLIT_K's value (not in
+ * its finish variant: SPLIT_K only enters the code through it) is there already. */
+static void smallm_add(sm_job **jobs, size_t *n, const bt_kdesc *k, const char *src,
+                       const bt__cfg_eval *ev, const bt_problem *p, const bt_gpu *g)
+{
+    sm_job j;
+    memset(&j, 0, sizeof j);
+    j.k = k, j.src = src, j.est_regs = ev->regs;
+    j.nd = bt__build_defines(k, &ev->cfg, p, g, j.defs);
+    snprintf(j.key, sizeof j.key, "%s v%d", k->name, smallm_variant(k, &ev->cfg));
+    for (int d = 0; d < j.nd; d++)
+        if (strncmp(j.defs[d], "SPLIT_K=", 8)) {
+            size_t len = strlen(j.key);
+            snprintf(j.key + len, sizeof j.key - len, " %s", j.defs[d]);
+        }
+    for (size_t o = 0; o < *n; o++)
+        if (!strcmp((*jobs)[o].key, j.key))
+            return;
+    bt__config_format(&k->space, &ev->cfg, j.what, sizeof j.what);
+    *jobs = realloc(*jobs, (*n + 1) * sizeof **jobs);
+    assert_non_null(*jobs);
+    (*jobs)[(*n)++] = j;
+}
+
+/* Which candidates of a plan smallm_collect adds. */
+enum { SM_PER_UNIT, SM_PER_VARIANT, SM_ALL };
+
+/* Adds candidates of k's plan for M×N×K: the one with the most estimated registers per unit
+ * (tensor cores or not), or per unit and finish variant, or all of them. */
+static void smallm_collect(const bt_kdesc *k, const char *src, const bt_gpu *g, int M, int N,
+                           int K, const char *dtype, int out_fp32, int pick_by, sm_job **jobs,
+                           size_t *n)
+{
+    bt_problem *p;
+    bt_diag d = {0};
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    assert_int_equal(bt_problem_set(p, "M", M, &d), BT_OK);
+    assert_int_equal(bt_problem_set(p, "N", N, &d), BT_OK);
+    assert_int_equal(bt_problem_set(p, "K", K, &d), BT_OK);
+    assert_int_equal(bt_problem_set(p, "OUT_FP32", out_fp32, &d), BT_OK);
+    assert_int_equal(bt_problem_set_dtype(p, dtype, &d), BT_OK);
+    bt_plan *pl = NULL;
+    assert_int_equal(bt_plan_create(k, p, g, NULL, &pl, &d), BT_OK);
+    if (pl->ncand == 0)
+        fail_msg("%s: no valid config at %dx%dx%d %s", k->name, M, N, K, dtype);
+    const bt__cfg_eval *pick[8] = {0};
+    for (size_t c = 0; c < pl->ncand; c++) {
+        const bt__cfg_eval *ev = &pl->cand[c];
+        int s = (pick_by == SM_PER_VARIANT ? smallm_variant(k, &ev->cfg) * 2 : 0) + ev->tensor_core;
+        if (pick_by == SM_ALL)
+            smallm_add(jobs, n, k, src, ev, p, g);
+        else if (!pick[s] || ev->regs > pick[s]->regs)
+            pick[s] = ev;
+    }
+    for (int s = 0; s < 8; s++)
+        if (pick[s])
+            smallm_add(jobs, n, k, src, pick[s], p, g);
+    bt_plan_free(pl);
+    bt_problem_free(p);
+}
+
+/* Every M class (BLOCK_M) of both specs, with 16-byte rows and without (VEC), C in the inputs'
+ * type and in fp32, compiled with NVRTC for sm_90: no errors, no ptxas warnings, no spills, no stack frame, and the spec's
+ * register estimate not far below the compiler's count (the model's occupancy depends on it).
+ * By default the heaviest configs (below); BT_SMALLM_ALL=1 compiles every config of the spaces
+ * at more problems, in both dtypes (SPLIT_K values that differ only in number, not in finish
+ * variant, once): hours on two cores. BT_SMALLM_VERBOSE=1 prints every kernel's registers. */
+static void test_smallm_compiles(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    const char *env = getenv("BT_SMALLM_ALL"), *venv = getenv("BT_SMALLM_VERBOSE");
+    bool all = env && *env == '1', verbose = venv && *venv == '1';
+    bt_gpudb *db = NULL;
+    const bt_gpu *g = NULL;
+    bt_diag d = {0};
+    assert_int_equal(bt_gpudb_load_default(&db, &d), BT_OK);
+    assert_int_equal(bt_gpudb_find(db, "h200", &g, &d), BT_OK);
+    const char *names[2] = {"gemm_smallm", "gemm_smallm_nt"};
+    bt_kdesc *ks[2];
+    char *src[2];
+    sm_job *jobs = NULL;
+    size_t n = 0;
+    static const int ms[] = {1, 2, 3, 7, 13, 29, 63}, quick[] = {1, 3, 13, 63};
+    for (int s = 0; s < 2; s++) {
+        ks[s] = smallm_spec(names[s]);
+        src[s] = bt__kernel_source(ks[s], true);
+        assert_non_null(src[s]);
+        const bt_kdesc *k = ks[s];
+        const int odd_n = s == 1 ? 8192 : 8191, odd_k = s == 1 ? 8191 : 8192; /* VEC = 0 */
+        if (all) {
+            for (int dt = 0; dt < 2; dt++) {
+                const char *dtype = dt ? "bf16" : "fp16";
+                for (int i = 0; i < 7; i++) {
+                    smallm_collect(k, src[s], g, ms[i], 8192, 8192, dtype, 0, SM_ALL, &jobs, &n);
+                    smallm_collect(k, src[s], g, ms[i], odd_n, odd_k, dtype, 0, SM_ALL, &jobs, &n);
+                    smallm_collect(k, src[s], g, ms[i], 4096, 1024, dtype, 0, SM_ALL, &jobs, &n);
+                    smallm_collect(k, src[s], g, ms[i], 8192, 8192, dtype, 1, SM_ALL, &jobs, &n);
+                }
+                smallm_collect(k, src[s], g, 1, 8192, 28672, dtype, 0, SM_ALL, &jobs, &n);
+            }
+            continue;
+        }
+        /* the heaviest per unit at M's classes 1, 4, 16 and 64, per unit and finish variant at 4,
+         * the element loads at 1 and 64, bf16 at 1 and 64 (it differs from fp16 only in
+         * conversions and the mma type), C in fp32 at 16 */
+        for (int i = 0; i < 4; i++)
+            smallm_collect(k, src[s], g, quick[i], 8192, 8192, "fp16", 0, SM_PER_UNIT, &jobs, &n);
+        smallm_collect(k, src[s], g, 3, 8192, 8192, "fp16", 0, SM_PER_VARIANT, &jobs, &n);
+        for (int i = 0; i < 2; i++) {
+            int M = i ? 63 : 1;
+            smallm_collect(k, src[s], g, M, odd_n, odd_k, "fp16", 0, SM_PER_UNIT, &jobs, &n);
+            smallm_collect(k, src[s], g, M, 8192, 8192, "bf16", 0, SM_PER_UNIT, &jobs, &n);
+        }
+        smallm_collect(k, src[s], g, 13, 8192, 8192, "fp16", 1, SM_PER_UNIT, &jobs, &n);
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int nth = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
+    sm_pool P = {jobs, n, 0, PTHREAD_MUTEX_INITIALIZER};
+    pthread_t th[16];
+    for (int t = 0; t < nth; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, sm_worker, &P), 0);
+    for (int t = 0; t < nth; t++)
+        pthread_join(th[t], NULL);
+    int bad = 0, maxregs = 0;
+    for (size_t i = 0; i < n; i++) {
+        sm_job *j = &jobs[i];
+        bool ok = j->st == BT_OK && !j->warned && j->spill <= 0 && j->stack == 0 &&
+                  j->regs <= j->est_regs + 24;
+        if (!ok || verbose) {
+            printf("    %s %s: %s%s, %d regs (estimate %lld), %lld B spills, %lld B stack\n",
+                   j->k->name, j->what, bt_err_name(j->st), j->warned ? ", ptxas warning" : "",
+                   j->regs, (long long)j->est_regs, (long long)j->spill, (long long)j->stack);
+            bad += !ok;
+        }
+        if (j->regs > maxregs)
+            maxregs = j->regs;
+    }
+    printf("    %zu small-M kernels compiled for sm_90 (%d threads), at most %d registers, %d "
+           "failed\n",
+           n, nth, maxregs, bad);
+    assert_int_equal(bad, 0);
+    assert_true(n >= (all ? 1000u : 20u));
+    free(jobs);
+    for (int s = 0; s < 2; s++) {
+        free(src[s]);
+        bt_kdesc_free(ks[s]);
+    }
+    bt_gpudb_free(db);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1410,6 +1652,7 @@ int main(void)
         cmocka_unit_test(test_nvrtc_compile_errors),
         cmocka_unit_test(test_nvrtc_from_threads),
         cmocka_unit_test(test_nvrtc_sm90a),
+        cmocka_unit_test(test_smallm_compiles),
     };
     int failed = cmocka_run_group_tests_name("cuda_offline", offline, NULL, NULL);
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# smallm.sh — the small-M GEMM specs (kernels/specs/gemm_smallm.json, gemm_smallm_nt.json) without
+# a GPU: the tensor-core fragment mappings the kernels document, emulated on the host
+# (kernels/cuda/gemm_smallm_frags.py), and `blocktune plan` on both specs: M's power-of-two class
+# and the rows' alignment pin BLOCK_M and VEC, CUDA cores only up to M = 4, nothing above M = 64,
+# and the grid and shared memory of one config as the kernels compute them. (test_cuda compiles
+# the kernels with NVRTC.)
+set -u
+bt=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+cd "${BT_SOURCE_DIR:?BT_SOURCE_DIR names the source tree}" || exit 1
+fail=0
+check() { # check NAME COND...
+    local name="$1"; shift
+    if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+# values COLUMN < CSV: the column of every valid row of a `plan --csv` table, sorted, unique
+values() { awk -F, -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next }
+                                $0 ~ /,valid,/ { print $k }' | sort -u | tr '\n' ' '; }
+plan() { "$bt" plan "kernels/specs/$1.json" --gpu h200 --dtype fp16 --csv "${@:2}" 2>&1; }
+
+if command -v python3 >/dev/null; then
+    check "fragment mappings of both kernels (host emulation)" \
+        python3 kernels/cuda/gemm_smallm_frags.py
+else
+    echo "note: python3 absent, the fragment mappings were not emulated"
+fi
+
+for spec in gemm_smallm gemm_smallm_nt; do
+    csv=$(plan $spec --m 1 --n 8192 --k 8192)
+    check "$spec 1x8192x8192: at least 100 valid configs" \
+        test "$(grep -c ',valid,' <<<"$csv")" -ge 100
+    check "$spec 1x8192x8192: BLOCK_M 1, VEC 1" \
+        test "$(values BLOCK_M <<<"$csv")/$(values VEC <<<"$csv")" = "1 /1 "
+    csv=$(plan $spec --m 3 --n 4096 --k 4096)
+    check "$spec M=3: BLOCK_M 4, CUDA-core and tensor-core configs" \
+        test "$(values BLOCK_M <<<"$csv")/$(values tensor_core <<<"$csv")" = "4 /0 1 "
+    csv=$(plan $spec --m 13 --n 8192 --k 8192)
+    check "$spec M=13: BLOCK_M 16, tensor cores only" \
+        test "$(values BLOCK_M <<<"$csv")/$(values tensor_core <<<"$csv")" = "16 /1 "
+    csv=$(plan $spec --m 63 --n 8192 --k 8192)
+    check "$spec M=63: BLOCK_M 64, some configs" \
+        test "$(values BLOCK_M <<<"$csv")" = "64 "
+    csv=$(plan $spec --m 65 --n 8192 --k 8192)
+    check "$spec M=65: no valid config" test "$(grep -c ',valid,' <<<"$csv")" -eq 0
+done
+check "gemm_smallm_nt K=8191: element loads (VEC 0)" \
+    test "$(plan gemm_smallm_nt --m 2 --n 8192 --k 8191 | values VEC)" = "0 "
+check "gemm_smallm N=8191: element loads (VEC 0)" \
+    test "$(plan gemm_smallm --m 2 --n 8191 --k 8192 | values VEC)" = "0 "
+
+# one config: grid cdiv(N, BN) x SPLIT_K with BN = num_warps / WARPS_K * WARP_N; shared memory
+# max(A's slice BLOCK_M x (align_up(cdiv(K, SPLIT_K), 64) + 32) x 2, the WARPS_K sum, the cluster
+# tile) + 16 for the ticket flag
+cfg=BLOCK_M=16,WARP_N=32,DEPTH=2,num_warps=8,WARPS_K=2,SPLIT_K=8,CLUSTER=4,VEC=1
+one=$(plan gemm_smallm_nt --m 16 --n 8192 --k 8192 --config $cfg)
+check "gemm_smallm_nt: grid 8192 / (4 x 32) x 8 blocks" test "$(values grid_blocks <<<"$one")" = "512 "
+# A: 16 x (1024 + 32) x 2 = 33792; sum: 1 x 4 x 32 x (2 x 2 x 4) x 4 = 8192; tile 16 x 128 x 4
+check "gemm_smallm_nt: shared memory 33792 + 16" test "$(values smem_bytes <<<"$one")" = "33808 "
+exit $fail
