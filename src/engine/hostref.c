@@ -9,12 +9,34 @@
 #include <math.h>
 #include <string.h>
 
-static int64_t pv(const bt__href_ctx *c, const char *name)
+/* The problem variable `name` as a size: a spec whose problem lacks it, or gives it a negative
+ * value, cannot be checked by this reference (it would compare against zeros), so that is an
+ * error naming the variable. */
+static bt_status pv(const bt__href_ctx *c, const char *name, size_t *out, bt_diag *d)
 {
     for (int i = 0; i < c->k->nproblem; i++)
-        if (!strcmp(c->k->problem_names[i], name))
-            return c->p->values[i];
-    return 0;
+        if (!strcmp(c->k->problem_names[i], name)) {
+            if (c->p->values[i] < 0) {
+                bt__diag_set(d, "host reference of '%s': problem variable '%s' is negative (%lld)",
+                             c->k->name, name, (long long)c->p->values[i]);
+                return BT_INVALID_ARG;
+            }
+            *out = (size_t)c->p->values[i];
+            return BT_OK;
+        }
+    bt__diag_set(d, "host reference of '%s' needs a problem variable named '%s'", c->k->name, name);
+    return BT_INVALID_ARG;
+}
+
+/* Fails unless argument a holds at least `want` elements (a spec whose size expression disagrees
+ * with the reference's shapes would otherwise be read out of bounds). */
+static bt_status holds(const bt__href_ctx *c, int a, size_t want, bt_diag *d)
+{
+    if (c->args[a].count >= want)
+        return BT_OK;
+    bt__diag_set(d, "host reference of '%s': argument '%s' holds %zu elements, the reference "
+                    "reads %zu", c->k->name, c->k->args[a].name, c->args[a].count, want);
+    return BT_INVALID_ARG;
 }
 
 /* Index of an argument by name, -1 when absent. */
@@ -46,7 +68,10 @@ static bt_status ref_vector_add(const bt__href_ctx *c, bt_diag *d)
     bt_status st = need(c, names, a, 3, d);
     if (st)
         return st;
-    size_t n = (size_t)pv(c, "n");
+    size_t n;
+    if ((st = pv(c, "n", &n, d)) || (st = holds(c, a[0], n, d)) || (st = holds(c, a[1], n, d)) ||
+        (st = holds(c, a[2], n, d)))
+        return st;
     for (size_t i = 0; i < n; i++) {
         /* the device adds in fp32 and rounds to the storage type */
         float s = (float)bt__hostbuf_get(&c->args[a[0]], i) + (float)bt__hostbuf_get(&c->args[a[1]], i);
@@ -62,7 +87,9 @@ static bt_status ref_reduce(const bt__href_ctx *c, bt_diag *d)
     bt_status st = need(c, names, a, 2, d);
     if (st)
         return st;
-    size_t n = (size_t)pv(c, "n");
+    size_t n;
+    if ((st = pv(c, "n", &n, d)) || (st = holds(c, a[0], n, d)) || (st = holds(c, a[1], 1, d)))
+        return st;
     double s = 0;
     for (size_t i = 0; i < n; i++)
         s += bt__hostbuf_get(&c->args[a[0]], i);
@@ -77,7 +104,10 @@ static bt_status ref_softmax(const bt__href_ctx *c, bt_diag *d)
     bt_status st = need(c, names, a, 2, d);
     if (st)
         return st;
-    size_t rows = (size_t)pv(c, "rows"), cols = (size_t)pv(c, "cols");
+    size_t rows, cols;
+    if ((st = pv(c, "rows", &rows, d)) || (st = pv(c, "cols", &cols, d)) ||
+        (st = holds(c, a[0], rows * cols, d)) || (st = holds(c, a[1], rows * cols, d)))
+        return st;
     const bt__hostbuf *x = &c->args[a[0]];
     double *y = c->ref[a[1]];
     for (size_t r = 0; r < rows; r++) {
@@ -99,7 +129,11 @@ static bt_status ref_layernorm(const bt__href_ctx *c, bt_diag *d)
     bt_status st = need(c, names, a, 4, d);
     if (st)
         return st;
-    size_t rows = (size_t)pv(c, "rows"), cols = (size_t)pv(c, "cols");
+    size_t rows, cols;
+    if ((st = pv(c, "rows", &rows, d)) || (st = pv(c, "cols", &cols, d)) ||
+        (st = holds(c, a[0], rows * cols, d)) || (st = holds(c, a[1], cols, d)) ||
+        (st = holds(c, a[2], cols, d)) || (st = holds(c, a[3], rows * cols, d)))
+        return st;
     const bt__hostbuf *x = &c->args[a[0]];
     double *y = c->ref[a[3]];
     for (size_t r = 0; r < rows; r++) {
@@ -121,14 +155,19 @@ static bt_status ref_layernorm(const bt__href_ctx *c, bt_diag *d)
     return BT_OK;
 }
 
-static bt_status ref_gemm(const bt__href_ctx *c, bt_diag *d)
+/* C (M×N) = A (M×K) · B, B as K×N (b_nk false) or as the N×K weight of a linear layer (true). */
+static bt_status gemm_ref(const bt__href_ctx *c, bool b_nk, bt_diag *d)
 {
     static const char *const names[] = {"A", "B", "C"};
     int a[3];
     bt_status st = need(c, names, a, 3, d);
     if (st)
         return st;
-    size_t M = (size_t)pv(c, "M"), N = (size_t)pv(c, "N"), K = (size_t)pv(c, "K");
+    size_t M, N, K;
+    if ((st = pv(c, "M", &M, d)) || (st = pv(c, "N", &N, d)) || (st = pv(c, "K", &K, d)) ||
+        (st = holds(c, a[0], M * K, d)) || (st = holds(c, a[1], K * N, d)) ||
+        (st = holds(c, a[2], M * N, d)))
+        return st;
     const bt__hostbuf *A = &c->args[a[0]], *B = &c->args[a[1]];
     double *C = c->ref[a[2]];
     size_t n = c->nsample ? c->nsample : M * N;
@@ -137,11 +176,14 @@ static bt_status ref_gemm(const bt__href_ctx *c, bt_diag *d)
         size_t i = idx / N, j = idx % N;
         double acc = 0;
         for (size_t k = 0; k < K; k++)
-            acc += bt__hostbuf_get(A, i * K + k) * bt__hostbuf_get(B, k * N + j);
+            acc += bt__hostbuf_get(A, i * K + k) * bt__hostbuf_get(B, b_nk ? j * K + k : k * N + j);
         C[idx] = acc;
     }
     return BT_OK;
 }
+
+static bt_status ref_gemm(const bt__href_ctx *c, bt_diag *d) { return gemm_ref(c, false, d); }
+static bt_status ref_gemm_nt(const bt__href_ctx *c, bt_diag *d) { return gemm_ref(c, true, d); }
 
 static const struct {
     const char *name;
@@ -150,7 +192,7 @@ static const struct {
 } refs[] = {
     {"vector_add", ref_vector_add, false}, {"reduce", ref_reduce, false},
     {"softmax", ref_softmax, false},       {"layernorm", ref_layernorm, false},
-    {"gemm", ref_gemm, true},
+    {"gemm", ref_gemm, true},              {"gemm_nt", ref_gemm_nt, true},
 };
 
 bt__href_fn bt__hostref_find(const char *name)
