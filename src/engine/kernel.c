@@ -295,7 +295,7 @@ static bt_status from_wisdom(bt_kernel *kn, const bt_problem *p, bt_diag *diag)
         }
         if (!st) {
             st = bt__dispatch_config(kn, p, &pl->cand[0].cfg, diag);
-            char *cj = bt__config_json(k, &pl->cand[0].cfg);
+            char *cj = bt__config_json(&k->space, &pl->cand[0].cfg);
             bt__decision_log("%s: dispatching %s, the model's best config (default: nothing "
                              "stored for this key, wisdom-only mode)", k->name, cj ? cj : "?");
             free(cj);
@@ -350,7 +350,7 @@ bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const 
                 bt_config wc;
                 double med = 0;
                 if (bt_result_winner(r, &wc, &med)) {
-                    char *cj = bt__config_json(k, &wc);
+                    char *cj = bt__config_json(&k->space, &wc);
                     bt__decision_log("%s: tuned %zu configs for this key in %.2f s: winner %s at "
                                      "%.4f ms, margin %.1f%%%s", k->name, r->n, r->t_total,
                                      cj ? cj : "?", med, r->margin * 100,

@@ -24,18 +24,6 @@ void bt__problem_keyvals(const bt_kdesc *k, const bt_problem *p, bt__keyvals *kv
         snprintf(kv->dtype, sizeof kv->dtype, "%s", bt__dtype_name(p->dtype));
 }
 
-char *bt__config_json(const bt_kdesc *k, const bt_config *c)
-{
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    for (int i = 0; i < k->space.nparams; i++)
-        json_object_set_new(o, k->space.params[i].name, json_integer(c->v[i]));
-    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(o);
-    return s;
-}
-
 bool bt__config_from_json(const bt_kdesc *k, const char *text, bt_config *c)
 {
     json_t *o = json_loads(text, 0, NULL);
@@ -115,7 +103,7 @@ bt_status bt__record_put(bt__store *s, const bt_result *r, const bt__entry *e, b
     char key[512];
     bt__keyvals_format(&kv, key, sizeof key);
     char *kj = bt__keyvals_json(&kv);
-    char *cj = bt__config_json(r->k, &e->ev.cfg);
+    char *cj = bt__config_json(&r->k->space, &e->ev.cfg);
     char arch[48];
     bt__device_arch(&r->dev, arch, sizeof arch);
     bt__measurement m;
@@ -159,7 +147,7 @@ bool bt__record_get(bt__store *s, const bt_result *r, bt__entry *e)
     bt__problem_keyvals(r->k, &r->problem, &kv);
     char key[512];
     bt__keyvals_format(&kv, key, sizeof key);
-    char *cj = bt__config_json(r->k, &e->ev.cfg);
+    char *cj = bt__config_json(&r->k->space, &e->ev.cfg);
     if (!cj)
         return false;
     bt__store_ident id;

@@ -8,8 +8,6 @@
 #include "store/store.h"
 
 void bt__problem_keyvals(const bt_kdesc *k, const bt_problem *p, bt__keyvals *kv);
-/* Compact JSON of a config in the spec's parameter order (malloc'd). */
-char *bt__config_json(const bt_kdesc *k, const bt_config *c);
 bool bt__config_from_json(const bt_kdesc *k, const char *text, bt_config *c);
 bt__cfg_status bt__status_from_text(const char *s);
 /* The store's device identity: the UUID when the device has one, else its name. */

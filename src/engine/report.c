@@ -13,18 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void cfg_text(const bt_result *r, const bt_config *c, char *buf, size_t n)
-{
-    const bt__space *s = &r->k->space;
-    size_t o = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < s->nparams && o < n; i++) {
-        int w = snprintf(buf + o, n - o, "%s%s=%lld", i ? " " : "", s->params[i].name, (long long)c->v[i]);
-        if (w > 0)
-            o += (size_t)w;
-    }
-}
-
 static void problem_text(const bt_result *r, char *buf, size_t n)
 {
     const bt_kdesc *k = r->k;
@@ -110,7 +98,7 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
         }
     for (size_t j = 0; j < m; j++) {
         const bt__entry *e = &r->e[order[j]];
-        cfg_text(r, &e->ev.cfg, cfg, sizeof cfg);
+        bt__config_format(&r->k->space, &e->ev.cfg, " ", cfg, sizeof cfg);
         char spread[40], regs[16];
         snprintf(spread, sizeof spread, "%.2f-%.2f", e->st.p20 * 1e3, e->st.p80 * 1e3);
         if (e->res.regs_per_thread > 0)
@@ -148,7 +136,7 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
         if (!any_failed)
             fprintf(f, "\nFailed (never eligible to win)\n");
         any_failed = true;
-        cfg_text(r, &e->ev.cfg, cfg, sizeof cfg);
+        bt__config_format(&r->k->space, &e->ev.cfg, " ", cfg, sizeof cfg);
         fprintf(f, "  %-44s %s: %s\n", cfg, bt__cfg_status_name(e->status), e->error ? e->error : "");
         if (e->log && e->log[0]) {
             /* the first lines of the compiler log */
@@ -165,7 +153,7 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
     fprintf(f, "\nEliminated by the model before compiling: %zu\n", ne);
     for (size_t i = 0; i < r->plan->nelim && i < 10; i++) {
         const bt__cfg_eval *ev = &r->plan->elim[i];
-        cfg_text(r, &ev->cfg, cfg, sizeof cfg);
+        bt__config_format(&r->k->space, &ev->cfg, " ", cfg, sizeof cfg);
         const char *nl = ev->reasons ? strchr(ev->reasons, '\n') : NULL;
         int len = ev->reasons ? (nl ? (int)(nl - ev->reasons) : (int)strlen(ev->reasons)) : 0;
         fprintf(f, "  %-44s %.*s%s\n", cfg, len, ev->reasons ? ev->reasons : "", nl ? " (+ more)" : "");
@@ -177,7 +165,7 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
         fprintf(f, "  none: no config passed verification and measurement.\n");
     } else {
         const bt__entry *w = &r->e[r->winner];
-        cfg_text(r, &w->ev.cfg, cfg, sizeof cfg);
+        bt__config_format(&r->k->space, &w->ev.cfg, " ", cfg, sizeof cfg);
         fprintf(f, "  %s\n  median %.2f us (p20 %.2f, p80 %.2f, min %.2f, MAD %.3f us, %d runs), ",
                 cfg, w->st.median * 1e3, w->st.p20 * 1e3, w->st.p80 * 1e3, w->st.min * 1e3,
                 w->st.mad * 1e3, w->st.n);
@@ -197,7 +185,7 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
                      "the others)", w->boundary_checked, w->boundary_checked + w->boundary_na);
         fprintf(f, "  verified: %s, %s%s\n", r->reference, w->ver.msg, bnd);
         if (r->runner_up >= 0) {
-            cfg_text(r, &r->e[r->runner_up].ev.cfg, cfg, sizeof cfg);
+            bt__config_format(&r->k->space, &r->e[r->runner_up].ev.cfg, " ", cfg, sizeof cfg);
             if (r->tie)
                 fprintf(f, "  TIE within noise with the runner-up (%s): margin %.2f%% < noise band %.2f%%\n",
                         cfg, r->margin * 100, r->noise * 100);
@@ -220,14 +208,6 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
             bt_version(), r->source_hash, r->opts.warmup_ms, r->opts.rep_ms,
             (unsigned long long)r->opts.seed, r->timestamp);
     return ferror(f) ? BT_IO : BT_OK;
-}
-
-static json_t *cfg_json(const bt_result *r, const bt_config *c)
-{
-    json_t *o = json_object();
-    for (int i = 0; i < r->k->space.nparams; i++)
-        json_object_set_new(o, r->k->space.params[i].name, json_integer(c->v[i]));
-    return o;
 }
 
 bt_status bt_result_write_json(const bt_result *r, FILE *f)
@@ -253,7 +233,7 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
     for (size_t i = 0; i < r->n; i++) {
         const bt__entry *e = &r->e[i];
         json_t *x = json_object();
-        json_object_set_new(x, "config", cfg_json(r, &e->ev.cfg));
+        json_object_set_new(x, "config", bt__config_to_json(&r->k->space, &e->ev.cfg));
         json_object_set_new(x, "status", json_string(bt__cfg_status_name(e->status)));
         json_object_set_new(x, "model_rank", json_integer((json_int_t)e->model_rank));
         json_object_set_new(x, "predicted_us", json_real(e->ev.pred_us));
@@ -282,7 +262,7 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
     json_t *el = json_array();
     for (size_t i = 0; i < r->plan->nelim; i++) {
         json_t *x = json_object();
-        json_object_set_new(x, "config", cfg_json(r, &r->plan->elim[i].cfg));
+        json_object_set_new(x, "config", bt__config_to_json(&r->k->space, &r->plan->elim[i].cfg));
         json_object_set_new(x, "reasons", json_string(r->plan->elim[i].reasons ? r->plan->elim[i].reasons : ""));
         json_array_append_new(el, x);
     }
@@ -305,7 +285,7 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
     json_object_set_new(o, "search", sj);
     if (r->winner >= 0) {
         json_t *w = json_object();
-        json_object_set_new(w, "config", cfg_json(r, &r->e[r->winner].ev.cfg));
+        json_object_set_new(w, "config", bt__config_to_json(&r->k->space, &r->e[r->winner].ev.cfg));
         json_object_set_new(w, "median_ms", json_real(r->e[r->winner].st.median));
         json_object_set_new(w, "margin", json_real(r->margin));
         json_object_set_new(w, "noise_band", json_real(r->noise));
@@ -314,7 +294,7 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
         json_object_set_new(w, "challengers", json_integer(r->challengers));
         json_object_set_new(w, "rounds", json_integer(r->rounds));
         if (r->runner_up >= 0)
-            json_object_set_new(w, "runner_up", cfg_json(r, &r->e[r->runner_up].ev.cfg));
+            json_object_set_new(w, "runner_up", bt__config_to_json(&r->k->space, &r->e[r->runner_up].ev.cfg));
         json_object_set_new(o, "winner", w);
     } else
         json_object_set_new(o, "winner", json_null());

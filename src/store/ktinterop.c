@@ -52,12 +52,7 @@ static char *config_json(const bt__ktcache *c, uint64_t index)
 {
     bt_config cfg;
     bt__space_config_at(&c->space, index, &cfg);
-    json_t *o = json_object();
-    for (int i = 0; i < c->space.nparams; i++)
-        json_object_set_new(o, c->space.params[i].name, json_integer(cfg.v[i]));
-    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(o);
-    return s;
+    return bt__config_json(&c->space, &cfg);
 }
 
 static int cmp_double(const void *a, const void *b)
