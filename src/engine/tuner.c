@@ -46,7 +46,7 @@ void bt_tune_options_default(bt_tune_options *o)
     o->rounds = 5;
     o->seed = 1;
     o->timeout_s = 10;
-    o->mode = (bt_tune_mode)bt__tune_mode_from_env();
+    o->mode = bt__tune_mode_from_env();
 }
 
 /* ---------------------------------------------------------------------------------------------

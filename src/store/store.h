@@ -285,14 +285,10 @@ bt_status bt__wisdom_export_vllm_dir(bt__store *s, const char *kernel, const cha
 void bt__decision_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 bool bt__decision_log_enabled(void);
 
-typedef enum bt__tune_mode {
-    BT__MODE_TUNE = 0,      /* default: look up, measure what is missing */
-    BT__MODE_WISDOM_ONLY,   /* never measure at run time */
-    BT__MODE_RETUNE,        /* measure again even what is stored */
-} bt__tune_mode;
-/* Parses "tune", "wisdom-only", "retune"; BT_INVALID_ARG (naming them) otherwise. */
-bt_status bt__tune_mode_parse(const char *text, bt__tune_mode *out, bt_diag *diag);
+/* The modes are the public bt_tune_mode. Parses "tune", "wisdom-only", "retune"; BT_INVALID_ARG
+ * (naming them) otherwise. */
+bt_status bt__tune_mode_parse(const char *text, bt_tune_mode *out, bt_diag *diag);
 /* $BLOCKTUNE_MODE, else tune (an invalid value is logged and ignored). */
-bt__tune_mode bt__tune_mode_from_env(void);
+bt_tune_mode bt__tune_mode_from_env(void);
 
 #endif
