@@ -829,6 +829,20 @@ static void test_stats_are_exact_on_known_samples(void **state)
     assert_float_equal(s.mad, 1, 1e-12);
 }
 
+/* One list names the statuses for the report and the store; a store row written before the
+ * names were one list ("resources") still reads as the same status. */
+static void test_status_names_are_one_list(void **state)
+{
+    (void)state;
+    for (int s = BT__CS_PENDING; s <= BT__CS_SKIPPED; s++)
+        assert_int_equal(bt__cfg_status_parse(bt__cfg_status_name((bt__cfg_status)s)), s);
+    assert_string_equal(bt__cfg_status_name(BT__CS_RESOURCES), "resources_exceeded");
+    assert_int_equal(bt__cfg_status_parse("resources"), BT__CS_RESOURCES);
+    assert_string_equal(bt__cfg_status_name(BT__CS_WRONG), "wrong_result");
+    assert_int_equal(bt__cfg_status_parse("bogus"), BT__CS_PENDING);
+    assert_int_equal(bt__cfg_status_parse(NULL), BT__CS_PENDING);
+}
+
 static void test_verify_rejects_nan_and_poison(void **state)
 {
     (void)state;
@@ -868,6 +882,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stats_are_exact_on_known_samples),
         cmocka_unit_test(test_verify_rejects_nan_and_poison),
+        cmocka_unit_test(test_status_names_are_one_list),
         cmocka_unit_test(test_vector_add_tunes_and_verifies),
         cmocka_unit_test(test_reduce_tunes_with_reset_to_zero),
         cmocka_unit_test(test_softmax_fp16_tunes),

@@ -10,7 +10,7 @@
 #include "core/plan.h"
 #include "core/pool.h"
 #include "core/util.h"
-#include "engine/engine.h"
+#include "engine/build.h"
 #include "engine/kcache.h"
 
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /*
- * record.c — the engine's side of the results store: canonical keys and config JSON, entries to
- * and from store rows, the kernel's store and wisdom (opened lazily, once), and dispatching a
- * looked-up config without measuring it.
+ * record.c — the engine's side of the results store: canonical keys, configs read back from
+ * JSON, entries to and from store rows (statuses by their names, status.c), and the kernel's
+ * store and wisdom (opened lazily, once).
  */
 #include "engine/record.h"
 
@@ -42,35 +42,6 @@ bool bt__config_from_json(const bt_kdesc *k, const char *text, bt_config *c)
     }
     json_decref(o);
     return ok;
-}
-
-static const char *status_text(bt__cfg_status s)
-{
-    switch (s) {
-    case BT__CS_OK: return "ok";
-    case BT__CS_INVALID: return "invalid";
-    case BT__CS_COMPILE: return "compile_failed";
-    case BT__CS_RESOURCES: return "resources";
-    case BT__CS_LAUNCH: return "launch_failed";
-    case BT__CS_WRONG: return "wrong_result";
-    case BT__CS_TIMEOUT: return "timed_out";
-    default: return "pending";
-    }
-}
-
-bt__cfg_status bt__status_from_text(const char *s)
-{
-    static const struct {
-        const char *t;
-        bt__cfg_status s;
-    } map[] = {{"ok", BT__CS_OK},           {"invalid", BT__CS_INVALID},
-               {"compile_failed", BT__CS_COMPILE}, {"resources", BT__CS_RESOURCES},
-               {"launch_failed", BT__CS_LAUNCH}, {"wrong_result", BT__CS_WRONG},
-               {"timed_out", BT__CS_TIMEOUT}};
-    for (size_t i = 0; s && i < BT__ARRAY_LEN(map); i++)
-        if (!strcmp(s, map[i].t))
-            return map[i].s;
-    return BT__CS_PENDING;
 }
 
 void bt__device_arch(const bt_device_info *d, char *buf, size_t size)
@@ -120,7 +91,7 @@ bt_status bt__record_put(bt__store *s, const bt_result *r, const bt__entry *e, b
     m.key = key;
     m.key_json = kj;
     m.config_json = cj;
-    m.status = (char *)status_text(e->status);
+    m.status = (char *)bt__cfg_status_name(e->status);
     m.error = e->error;
     m.median_ms = e->st.median;
     m.p20_ms = e->st.p20;
@@ -158,8 +129,8 @@ bool bt__record_get(bt__store *s, const bt_result *r, bt__entry *e)
     free(cj);
     if (st != BT_OK)
         return false;
-    bt__cfg_status cs = bt__status_from_text(m.status);
-    bool used = cs != BT__CS_PENDING;
+    bt__cfg_status cs = bt__cfg_status_parse(m.status);
+    bool used = cs != BT__CS_PENDING && cs != BT__CS_SKIPPED;
     if (used) {
         e->status = cs;
         e->from_store = true;

@@ -8,8 +8,9 @@
 #include "store/store.h"
 
 void bt__problem_keyvals(const bt_kdesc *k, const bt_problem *p, bt__keyvals *kv);
+/* A config from its JSON object (bt__config_json); false unless it sets exactly k's parameters,
+ * each an integer. */
 bool bt__config_from_json(const bt_kdesc *k, const char *text, bt_config *c);
-bt__cfg_status bt__status_from_text(const char *s);
 /* The store's device identity: the UUID when the device has one, else its name. */
 const char *bt__device_key(const bt_device_info *d);
 /* The store's architecture of a device: "sm_XY" for CUDA, else its API version. */

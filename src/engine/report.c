@@ -26,14 +26,11 @@ static void problem_text(const bt_result *r, char *buf, size_t n)
         snprintf(buf + o, n - o, "dtype=%s", bt__dtype_name(r->problem.dtype));
 }
 
-bt_status bt_result_write_table(const bt_result *r, FILE *f)
+/* The first lines: kernel, device and problem; the space; the search; times; the roofline. */
+static void write_header(const bt_result *r, FILE *f, bool known, bool mem)
 {
     const bt__roofline *rf = &r->plan->model.roof;
-    bool known = rf->ridge > 0 && rf->bw_gbps > 0;
-    /* without device peaks (a CPU device with no hardware-table row) the roofline is unknown;
-     * low-intensity kernels are still reported in GB/s */
-    bool mem = known ? rf->memory_bound : rf->intensity < 10;
-    char prob[256], cfg[256];
+    char prob[256];
     problem_text(r, prob, sizeof prob);
     fprintf(f, "blocktune tune: %s on %s (%s, %s), %s\n", r->k->name, r->dev.id, r->dev.name,
             r->dev.platform, prob);
@@ -80,6 +77,12 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
                    "hardware-table row); intensity %.2f FLOP/B, so throughput is shown in %s and no\n"
                    "efficiency is claimed\n\n",
                 rf->intensity, mem ? "GB/s" : "TFLOP/s");
+}
+
+/* The measured configs, fastest median first. */
+static void write_candidates(const bt_result *r, FILE *f, bool known, bool mem)
+{
+    char cfg[256];
     fprintf(f, "Candidates (measured; median and p20-p80 of device-timed runs after a cache flush;\n"
                "regs from the compiler where the backend tells; blk/SM = model/exact, ! = they differ)\n");
     fprintf(f, "  %3s %-44s %9s %5s %8s %4s %11s %19s %5s %9s %6s %s\n", "#", "config", "smem", "regs",
@@ -128,6 +131,12 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
                 effs, (int)order[j] == r->winner ? "WINNER" : e->from_store ? "ok (stored)" : "ok",
                 e->boundary_checked ? "" : "");
     }
+}
+
+/* The configs that failed, with their errors and the first lines of a compiler log. */
+static void write_failed(const bt_result *r, FILE *f)
+{
+    char cfg[256];
     bool any_failed = false;
     for (size_t i = 0; i < r->n; i++) {
         const bt__entry *e = &r->e[i];
@@ -149,6 +158,12 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
             }
         }
     }
+}
+
+/* The first ten configs the model eliminated, each with its first reason. */
+static void write_eliminated(const bt_result *r, FILE *f)
+{
+    char cfg[256];
     size_t ne = r->plan->nelim + r->plan->elim_dropped;
     fprintf(f, "\nEliminated by the model before compiling: %zu\n", ne);
     for (size_t i = 0; i < r->plan->nelim && i < 10; i++) {
@@ -160,6 +175,13 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
     }
     if (ne > 10)
         fprintf(f, "  ... %zu more ('blocktune plan' lists them all)\n", ne - 10);
+}
+
+/* The winner: its numbers, its verification, its margin over the runner-up or the tie. */
+static void write_winner(const bt_result *r, FILE *f, bool known, bool mem)
+{
+    const bt__roofline *rf = &r->plan->model.roof;
+    char cfg[256];
     fprintf(f, "\nWinner\n");
     if (r->winner < 0) {
         fprintf(f, "  none: no config passed verification and measurement.\n");
@@ -202,6 +224,20 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
         } else
             fprintf(f, "  no runner-up: only one config passed\n");
     }
+}
+
+bt_status bt_result_write_table(const bt_result *r, FILE *f)
+{
+    const bt__roofline *rf = &r->plan->model.roof;
+    bool known = rf->ridge > 0 && rf->bw_gbps > 0;
+    /* without device peaks (a CPU device with no hardware-table row) the roofline is unknown;
+     * low-intensity kernels are still reported in GB/s */
+    bool mem = known ? rf->memory_bound : rf->intensity < 10;
+    write_header(r, f, known, mem);
+    write_candidates(r, f, known, mem);
+    write_failed(r, f);
+    write_eliminated(r, f);
+    write_winner(r, f, known, mem);
     fprintf(f, "\nProvenance: device %s \"%s\" (%s; driver %s; compiler %s), blocktune %s, source %s, "
                "warm-up %.0f ms, rep %.0f ms, seed %llu, %s\n",
             r->dev.id, r->dev.name, r->dev.api_version, r->dev.driver_version, r->dev.compiler_version,

@@ -58,8 +58,8 @@ typedef struct bt__measurement {
     char *key;               /* canonical text key */
     char *key_json;          /* the same key as a JSON object */
     char *config_json;       /* canonical config JSON */
-    char *status;            /* ok, invalid, compile_failed, resources, launch_failed,
-                                wrong_result, timed_out */
+    char *status;            /* ok, invalid, compile_failed, resources_exceeded (older rows:
+                                resources), launch_failed, wrong_result, timed_out */
     char *error;             /* message when status is not ok; may be NULL */
     double median_ms, p20_ms, p80_ms, min_ms, mad_ms;
     int64_t reps;
