@@ -26,6 +26,7 @@
 #include "core/kdesc.h"
 #include "core/plan.h"
 #include "core/util.h"
+#include "engine/build.h"
 #include "engine/engine.h"
 
 #include <dlfcn.h>
@@ -741,7 +742,7 @@ static void smallm_add(sm_job **jobs, size_t *n, const bt_kdesc *k, const char *
     for (size_t o = 0; o < *n; o++)
         if (!strcmp((*jobs)[o].key, j.key))
             return;
-    bt__config_format(&k->space, &ev->cfg, j.what, sizeof j.what);
+    bt__config_format(&k->space, &ev->cfg, " ", j.what, sizeof j.what);
     *jobs = realloc(*jobs, (*n + 1) * sizeof **jobs);
     assert_non_null(*jobs);
     (*jobs)[(*n)++] = j;

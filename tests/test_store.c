@@ -953,9 +953,9 @@ static void test_keys_and_distance(void **state)
     assert_int_equal(bt__keyvals_parse("M=abc", &x), BT_PARSE);
     assert_int_equal(bt__keyvals_parse("=1", &x), BT_PARSE);
     assert_int_equal(bt__keyvals_parse("", &x), BT_PARSE);
-    bt__tune_mode m;
+    bt_tune_mode m;
     assert_int_equal(bt__tune_mode_parse("wisdom-only", &m, NULL), BT_OK);
-    assert_int_equal(m, BT__MODE_WISDOM_ONLY);
+    assert_int_equal(m, BT_MODE_WISDOM_ONLY);
     bt_diag d;
     assert_int_equal(bt__tune_mode_parse("fast", &m, &d), BT_INVALID_ARG);
     assert_non_null(strstr(d.msg, "retune"));

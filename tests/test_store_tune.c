@@ -115,7 +115,7 @@ static void plant_untrusted_rows(bt_kernel *kn, bt_tune_options *o)
     for (uint64_t i = 0; i < F.k->space.total; i++) {
         bt_config c;
         bt__space_config_at(&F.k->space, i, &c);
-        char *cj = bt__config_json(F.k, &c);
+        char *cj = bt__config_json(&F.k->space, &c);
         bt__measurement m;
         bt__measurement_init(&m);
         m.kernel = (char *)F.k->name;
@@ -179,7 +179,7 @@ static void test_untrusted_rows_are_measured_again(void **state)
     bt_diag d;
     assert_int_equal(bt__store_open_read(db, &s, &d), BT_OK);
     for (size_t i = 0; i < r->n; i++) {
-        char *cj = bt__config_json(F.k, &r->e[i].ev.cfg);
+        char *cj = bt__config_json(&F.k->space, &r->e[i].ev.cfg);
         bt__keyvals kv;
         char key[256];
         bt__problem_keyvals(F.k, F.p, &kv);

@@ -158,20 +158,6 @@ static const char *human_bytes(double b, char *buf, size_t n)
     return buf;
 }
 
-static void config_short(const bt_plan *pl, const bt_config *c, char *buf, size_t n)
-{
-    const bt__space *s = &pl->k->space;
-    size_t o = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < s->nparams && o < n; i++) {
-        int w = snprintf(buf + o, n - o, "%s%s=%lld", i ? " " : "", s->params[i].name,
-                         (long long)c->v[i]);
-        if (w < 0)
-            break;
-        o += (size_t)w;
-    }
-}
-
 static void tile_eff_text(const bt_plan *pl, const bt__cfg_eval *ev, char *buf, size_t n)
 {
     const bt_kdesc *k = pl->k;
@@ -266,7 +252,7 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
     int cw = 20;
     for (size_t i = 0; i < show; i++) {
         char cfg[256];
-        config_short(pl, &pl->cand[i].cfg, cfg, sizeof cfg);
+        bt__config_format(&pl->k->space, &pl->cand[i].cfg, " ", cfg, sizeof cfg);
         if ((int)strlen(cfg) > cw)
             cw = (int)strlen(cfg);
     }
@@ -277,7 +263,7 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
     for (size_t i = 0; i < show; i++) {
         const bt__cfg_eval *ev = &pl->cand[i];
         char cfg[256], te[96], wv[32];
-        config_short(pl, &ev->cfg, cfg, sizeof cfg);
+        bt__config_format(&pl->k->space, &ev->cfg, " ", cfg, sizeof cfg);
         tile_eff_text(pl, ev, te, sizeof te);
         snprintf(wv, sizeof wv, "%lld(%.0f%%)", (long long)ev->waves, ev->last_wave_fill * 100);
         fprintf(f, "  %4zu  %-*s %10s %5lld %6lld %4.0f%% %-14s %7lld %11s %5.1f%% %-16s %5s %3s %9.2f\n",
@@ -323,7 +309,7 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
     for (size_t i = 0; i < eshow; i++) {
         const bt__cfg_eval *ev = &pl->elim[i];
         char cfg[256];
-        config_short(pl, &ev->cfg, cfg, sizeof cfg);
+        bt__config_format(&pl->k->space, &ev->cfg, " ", cfg, sizeof cfg);
         fprintf(f, "  %s\n", cfg);
         const char *s = ev->reasons ? ev->reasons : "";
         while (*s) {
@@ -348,7 +334,7 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
                "  measurement decides):\n", w);
     for (size_t i = 0; i < w; i++) {
         char cfg[256];
-        config_short(pl, &pl->cand[i].cfg, cfg, sizeof cfg);
+        bt__config_format(&pl->k->space, &pl->cand[i].cfg, " ", cfg, sizeof cfg);
         fprintf(f, "    %s   (%.2f us predicted, %lld blocks/SM limited by %s)\n", cfg,
                 pl->cand[i].pred_us, (long long)pl->cand[i].blocks_per_sm, pl->cand[i].limiter);
     }
@@ -371,21 +357,13 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
 /* ---------------------------------------------------------------------------------------------
  * JSON (schema in docs/plan-json.md)
  * ------------------------------------------------------------------------------------------- */
-static json_t *config_json(const bt_plan *pl, const bt_config *c)
-{
-    json_t *o = json_object();
-    for (int i = 0; i < pl->k->space.nparams; i++)
-        json_object_set_new(o, pl->k->space.params[i].name, json_integer(c->v[i]));
-    return o;
-}
-
 static json_t *eval_json(const bt_plan *pl, const bt__cfg_eval *ev, size_t rank)
 {
     const bt_kdesc *k = pl->k;
     json_t *o = json_object();
     if (rank)
         json_object_set_new(o, "rank", json_integer((json_int_t)rank));
-    json_object_set_new(o, "config", config_json(pl, &ev->cfg));
+    json_object_set_new(o, "config", bt__config_to_json(&pl->k->space, &ev->cfg));
     json_object_set_new(o, "smem_bytes", json_integer((ev->smem ? ev->smem : ev->dyn_smem)));
     json_object_set_new(o, "regs_per_thread", json_integer(ev->regs));
     json_object_set_new(o, "accumulator_bytes", json_integer(ev->acc_bytes));
@@ -485,7 +463,7 @@ json_t *bt__plan_to_json(const bt_plan *pl)
     json_t *rec = json_array();
     size_t w = worth_measuring(pl);
     for (size_t i = 0; i < w; i++)
-        json_array_append_new(rec, config_json(pl, &pl->cand[i].cfg));
+        json_array_append_new(rec, bt__config_to_json(&pl->k->space, &pl->cand[i].cfg));
     json_object_set_new(o, "recommended", rec);
     return o;
 }

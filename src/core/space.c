@@ -1,10 +1,12 @@
 /*
- * space.c — parameter value expansion and index <-> config decoding for config spaces.
+ * space.c — parameter value expansion and index <-> config decoding for config spaces, and the
+ * one formatter of a config (as text and as JSON) that reports, plans, the store and wisdom use.
  */
 #include "core/space.h"
 
 #include "core/util.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,16 +160,36 @@ bool bt__space_index_of(const bt__space *s, const bt_config *c, uint64_t *index)
     return true;
 }
 
-char *bt__config_format(const bt__space *s, const bt_config *c, char *buf, size_t size)
+char *bt__config_format(const bt__space *s, const bt_config *c, const char *sep, char *buf,
+                        size_t size)
 {
     size_t n = 0;
     buf[0] = '\0';
     for (int i = 0; i < s->nparams && n < size; i++) {
-        int w = snprintf(buf + n, size - n, "%s%s=%lld", i ? ", " : "", s->params[i].name,
+        int w = snprintf(buf + n, size - n, "%s%s=%lld", i ? sep : "", s->params[i].name,
                          (long long)c->v[i]);
         if (w < 0)
             break;
         n += (size_t)w;
     }
     return buf;
+}
+
+json_t *bt__config_to_json(const bt__space *s, const bt_config *c)
+{
+    json_t *o = json_object();
+    for (int i = 0; o && i < s->nparams; i++)
+        if (json_object_set_new(o, s->params[i].name, json_integer(c->v[i])) != 0) {
+            json_decref(o);
+            return NULL;
+        }
+    return o;
+}
+
+char *bt__config_json(const bt__space *s, const bt_config *c)
+{
+    json_t *o = bt__config_to_json(s, c);
+    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(o);
+    return text;
 }

@@ -61,7 +61,13 @@ void bt__space_config_at(const bt__space *s, uint64_t index, bt_config *out);
 bool bt__space_index_of(const bt__space *s, const bt_config *c, uint64_t *index);
 /* Position of value v in parameter p's list, or -1. */
 int bt__space_value_pos(const bt__space *s, int p, int64_t v);
-/* "BLOCK_M=128, BLOCK_N=256, ..." into buf. */
-char *bt__config_format(const bt__space *s, const bt_config *c, char *buf, size_t size);
+/* The one config formatter. As text: "BLOCK_M=128<sep>BLOCK_N=256..." into buf (truncated to
+ * size), e.g. sep ", " for messages, " " for report tables; returns buf. */
+char *bt__config_format(const bt__space *s, const bt_config *c, const char *sep, char *buf,
+                        size_t size);
+/* As a JSON object {"BLOCK_M": 128, ...} in the space's parameter order (a new reference; NULL
+ * when out of memory), and as its compact text (malloc'd; NULL when out of memory). */
+struct json_t *bt__config_to_json(const bt__space *s, const bt_config *c);
+char *bt__config_json(const bt__space *s, const bt_config *c);
 
 #endif

@@ -7,24 +7,17 @@
 #define BT_ENGINE_ENGINE_H
 
 #include "backends/backend.h"
+#include "core/cfgstatus.h"
 #include "core/device.h"
 #include "core/plan.h"
 #include "engine/host.h"
 
 #include <pthread.h>
 
-typedef enum bt__cfg_status {
-    BT__CS_PENDING = 0,
-    BT__CS_OK,
-    BT__CS_INVALID,     /* eliminated by a rule or constraint (never compiled) */
-    BT__CS_COMPILE,     /* compile failed (log kept) */
-    BT__CS_RESOURCES,   /* resources exceeded at load or launch */
-    BT__CS_LAUNCH,      /* launch failed */
-    BT__CS_WRONG,       /* wrong result */
-    BT__CS_TIMEOUT,     /* one run took longer than the timeout */
-    BT__CS_SKIPPED,     /* valid but not measured (budget) */
-} bt__cfg_status;
-const char *bt__cfg_status_name(bt__cfg_status s);
+/* status.c: the status of a config that failed with st, and what a search strategy is told
+ * about a config of status s (BT_OK when it measured). Names: core/cfgstatus.h. */
+bt__cfg_status bt__cfg_status_of(bt_status st);
+bt_status bt__cfg_status_fail(bt__cfg_status s);
 
 typedef struct bt__stats {
     double median, p20, p80, min, max, mad;
@@ -161,34 +154,41 @@ struct bt_buffer {
     size_t bytes;
 };
 
+/* --- tune.c: the tuner behind bt_kernel_tune and the first launch of a key -------------------- */
 /* The tuner behind bt_kernel_tune and the first launch of a key: caller_bufs (may be NULL) are
  * the caller's buffers in buffer-argument order. On success the winner is in the dispatch table. */
 bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *o,
                    bt_buffer *const *caller_bufs, int ncaller, bt_result **out, bt_diag *diag);
 
-/* Compiles one config (through the kernel cache) and puts it in the dispatch table, with no
- * verification or measurement: how a config found in the store or in wisdom is dispatched. */
-bt_status bt__dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_config *c,
-                              bt_diag *diag);
-
-/* Inserts the winner for p's key (takes ownership of mod). */
+/* --- dispatch.c: the dispatch table ---------------------------------------------------------- */
+/* A problem's dispatch key: every key variable's value, then the dtype (-1 when not in the key). */
+typedef struct bt__dkey {
+    int n;
+    int64_t v[BT__MAX_PROBLEM + 1];
+    uint64_t hash;
+} bt__dkey;
+void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, bt__dkey *key);
+/* Copies the key's entry into *out (under the read lock); false when there is none. */
+bool bt__dispatch_find(bt_kernel *kn, const bt__dkey *key, bt__dispatch *out);
+/* Evaluates the launch of e->cfg for p into e (geometry and non-buffer arguments). */
+bt_status bt__dispatch_eval(const bt_kernel *kn, const bt_problem *p, bt__dispatch *e,
+                            bt_diag *diag);
+/* Inserts the winner for p's key, replacing an older one (takes ownership of mod). */
 bt_status bt__dispatch_put(bt_kernel *kn, const bt_problem *p, const bt_config *cfg, bt__bmod *mod,
                            bt__bfn *fn);
+/* After a device fault: drops every entry (their modules died with the context) and reopens the
+ * device, under the write lock; when it cannot be reopened the kernel is marked lost. */
+bt_status bt__dispatch_reset(bt_kernel *kn, bt_diag *diag);
+/* Frees every entry's module and the table (bt_kernel_destroy). */
+void bt__dispatch_free(bt_kernel *kn);
 
+/* --- args.c: a config's launch for a problem ------------------------------------------------ */
+/* Geometry (grid, block, dynamic shared memory) of config c for problem p. */
+bt_status bt__geometry(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
+                       int64_t grid[3], int64_t block[3], int64_t *dyn_smem, bt_diag *diag);
 /* A scalar or local-memory argument's value as a launch argument, typed as its spec says.
  * BT_INVALID_ARG when an int32 scalar does not fit. */
 bt_status bt__scalar_karg(const bt__argspec *a, int64_t v, bt__karg *out, bt_diag *diag);
-
-/* The -D defines of a config: every parameter, BT_THREADS, BT_WARP_SIZE, BT_DTYPE_<T>,
- * BT_ELEM_BYTES, and BT_TYPE_<arg>_<DTYPE> for each buffer whose dtype depends on the problem.
- * defs must hold BT__MAX_DEFINES entries. Returns how many. */
-#define BT__MAX_DEFINES (BT_MAX_PARAMS + 8 + BT__MAX_ARGS)
-int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
-                      char defs[][96]);
-/* The source a backend compiles for k: the built-in prelude (for built-in kernels) and the
- * kernel's source of that language; malloc'd, NULL when k has none. */
-char *bt__kernel_source(const bt_kdesc *k, bool cuda);
-
 /* Storage for one encoded tensor map (what a BT__ARG_TMAP argument points at). */
 typedef struct bt__tmap_blob {
     _Alignas(64) unsigned char b[BT__TMAP_BYTES];
@@ -202,8 +202,9 @@ bt_status bt__tmap_bind(const bt_kdesc *k, const bt__backend_iface *I, bt__bdev 
                         const bt__tmap_req *reqs, bt__karg *args, bt__tmap_blob *store,
                         bt_diag *diag);
 
-/* Geometry and scalar arguments of a config for a problem. */
-bt_status bt__geometry(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
-                       int64_t grid[3], int64_t block[3], int64_t *dyn_smem, bt_diag *diag);
+/* --- kernel.c ----------------------------------------------------------------------------------- */
+/* The source a backend compiles for k: the built-in prelude (for built-in kernels) and the
+ * kernel's source of that language; malloc'd, NULL when k has none. */
+char *bt__kernel_source(const bt_kdesc *k, bool cuda);
 
 #endif

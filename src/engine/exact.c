@@ -8,22 +8,21 @@
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/occupancy.h"
 #include "core/plan.h"
+#include "core/pool.h"
 #include "core/util.h"
-#include "engine/engine.h"
+#include "engine/build.h"
 #include "engine/kcache.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 typedef struct xjob {
     bt_plan *pl;
     const char *src;
     char nvrtc[32];
-    size_t next;
-    pthread_mutex_t mu;
+    pthread_mutex_t mu; /* guards the plan's counters */
 } xjob;
 
 static void exact_one(xjob *J, bt__cfg_eval *ev)
@@ -99,17 +98,10 @@ static void exact_one(xjob *J, bt__cfg_eval *ev)
     pthread_mutex_unlock(&J->mu);
 }
 
-static void *worker(void *arg)
+static void exact_job(void *arg, size_t i)
 {
     xjob *J = arg;
-    for (;;) {
-        pthread_mutex_lock(&J->mu);
-        size_t i = J->next < J->pl->ncand ? J->next++ : SIZE_MAX;
-        pthread_mutex_unlock(&J->mu);
-        if (i == SIZE_MAX)
-            return NULL;
-        exact_one(J, &J->pl->cand[i]);
-    }
+    exact_one(J, &J->pl->cand[i]);
 }
 
 bt_status bt__plan_exact(bt_plan *pl, bt_diag *diag)
@@ -138,19 +130,7 @@ bt_status bt__plan_exact(bt_plan *pl, bt_diag *diag)
     J.src = src;
     pthread_mutex_init(&J.mu, NULL);
     double t0 = bt__now();
-    long nt = sysconf(_SC_NPROCESSORS_ONLN);
-    if (nt < 1)
-        nt = 1;
-    if (nt > 64)
-        nt = 64;
-    pthread_t th[64];
-    bool created[64] = {false};
-    for (long t = 1; t < nt; t++)
-        created[t] = pthread_create(&th[t], NULL, worker, &J) == 0;
-    worker(&J);
-    for (long t = 1; t < nt; t++)
-        if (created[t])
-            pthread_join(th[t], NULL);
+    bt__pool_run(pl->ncand, bt__pool_cores(), exact_job, NULL, &J);
     pthread_mutex_destroy(&J.mu);
     free(src);
     pl->exact = true;

@@ -4,11 +4,10 @@
  */
 #include "engine/host.h"
 
+#include "core/pool.h"
 #include "core/util.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,7 +113,6 @@ typedef struct init_job {
     bt__init_kind kind;
     double a, c;
     uint64_t seed;
-    size_t lo, hi; /* chunks [lo, hi) */
 } init_job;
 
 #define BT__INIT_CHUNK ((size_t)1 << 20)
@@ -139,48 +137,25 @@ static void init_range(bt__hostbuf *b, bt__init_kind kind, double a, double c, b
     }
 }
 
-static void *init_worker(void *arg)
+/* Chunk ch of the buffer, from its own stream. */
+static void init_chunk(void *arg, size_t ch)
 {
     init_job *j = arg;
-    for (size_t ch = j->lo; ch < j->hi; ch++) {
-        bt__rng r;
-        bt__rng_seed(&r, j->seed, ch + 1);
-        size_t lo = ch * BT__INIT_CHUNK, hi = lo + BT__INIT_CHUNK;
-        if (hi > j->b->count)
-            hi = j->b->count;
-        init_range(j->b, j->kind, j->a, j->c, &r, lo, hi);
-    }
-    return NULL;
+    bt__rng r;
+    bt__rng_seed(&r, j->seed, ch + 1);
+    size_t lo = ch * BT__INIT_CHUNK, hi = lo + BT__INIT_CHUNK;
+    if (hi > j->b->count)
+        hi = j->b->count;
+    init_range(j->b, j->kind, j->a, j->c, &r, lo, hi);
 }
 
 void bt__hostbuf_init(bt__hostbuf *b, bt__init_kind kind, double a, double c, bt__rng *r)
 {
     /* Chunks of 2^20 elements, each with its own stream drawn from r: the values do not depend on
      * how many threads fill them, and large buffers fill on every core. */
-    uint64_t seed = bt__rng_next(r);
+    init_job job = {b, kind, a, c, bt__rng_next(r)};
     size_t nch = (b->count + BT__INIT_CHUNK - 1) / BT__INIT_CHUNK;
-    long nt = sysconf(_SC_NPROCESSORS_ONLN);
-    if (nt < 1)
-        nt = 1;
-    if (nt > 64)
-        nt = 64;
-    if ((size_t)nt > nch)
-        nt = (long)(nch ? nch : 1);
-    init_job jobs[64];
-    pthread_t th[64];
-    bool created[64] = {false};
-    for (long t = 0; t < nt; t++) {
-        jobs[t] = (init_job){b, kind, a, c, seed, nch * (size_t)t / (size_t)nt,
-                             nch * (size_t)(t + 1) / (size_t)nt};
-        if (t > 0)
-            created[t] = pthread_create(&th[t], NULL, init_worker, &jobs[t]) == 0;
-    }
-    for (long t = 0; t < nt; t++)
-        if (!created[t])
-            init_worker(&jobs[t]); /* this thread does what no thread was started for */
-    for (long t = 1; t < nt; t++)
-        if (created[t])
-            pthread_join(th[t], NULL);
+    bt__pool_run(nch, bt__pool_cores(), init_chunk, NULL, &job);
     /* never time or verify on zeros: a random buffer that came out all zero gets a 1 */
     if ((kind == BT__INIT_NORMAL || kind == BT__INIT_UNIFORM || kind == BT__INIT_INT) && b->count) {
         bool all_zero = true;
@@ -229,9 +204,10 @@ typedef struct vjob {
     double max_abs, max_rel;
 } vjob;
 
-static void *verify_worker(void *arg)
+/* Scans jobs[t]'s range of the output. */
+static void verify_range(void *arg, size_t t)
 {
-    vjob *j = arg;
+    vjob *j = (vjob *)arg + t;
     j->first_bad_nf = j->first_bad = SIZE_MAX;
     for (size_t i = j->lo; i < j->hi; i++) {
         double o = bt__hostbuf_get(j->out, i);
@@ -267,7 +243,6 @@ static void *verify_worker(void *arg)
                 j->first_bad = i;
         }
     }
-    return NULL;
 }
 
 void bt__verify_compare(const bt__hostbuf *out, const double *ref, const size_t *sample,
@@ -277,28 +252,17 @@ void bt__verify_compare(const bt__hostbuf *out, const double *ref, const size_t 
     v->first_bad = SIZE_MAX;
     bool sampled = sample && nsample;
     /* every element: on all cores for large outputs */
-    long nt = out->count >= ((size_t)1 << 20) ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
-    if (nt < 1)
-        nt = 1;
+    int nt = out->count >= ((size_t)1 << 20) ? bt__pool_cores() : 1;
     if (nt > 64)
         nt = 64;
     vjob jobs[64];
-    pthread_t th[64];
-    bool created[64] = {false};
-    for (long t = 0; t < nt; t++) {
+    for (int t = 0; t < nt; t++)
         jobs[t] = (vjob){.out = out, .ref = sampled ? NULL : ref, .rtol = rtol, .atol = atol,
                          .lo = out->count * (size_t)t / (size_t)nt,
                          .hi = out->count * (size_t)(t + 1) / (size_t)nt};
-        if (t > 0)
-            created[t] = pthread_create(&th[t], NULL, verify_worker, &jobs[t]) == 0;
-    }
-    for (long t = 0; t < nt; t++)
-        if (!created[t])
-            verify_worker(&jobs[t]);
+    bt__pool_run((size_t)nt, nt, verify_range, NULL, jobs);
     size_t first_nf = SIZE_MAX;
-    for (long t = 0; t < nt; t++) {
-        if (created[t])
-            pthread_join(th[t], NULL);
+    for (int t = 0; t < nt; t++) {
         vjob *j = &jobs[t];
         v->checked += j->checked;
         v->bad += j->bad;

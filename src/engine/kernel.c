@@ -1,9 +1,9 @@
 /*
- * kernel.c — the bt_kernel handle: its source for the device's backend, the dispatch cache (key →
- * compiled winner; an rwlock-guarded hash table that the hot path only reads), launch, and the
- * user-facing buffers.
+ * kernel.c — the bt_kernel handle: its source for the device's backend, tuning on request, the
+ * launch (dispatch from the table in dispatch.c; the first launch of a key looks in the store and
+ * wisdom, compiling what it finds, before it tunes), and the user-facing buffers.
  */
-#include "engine/engine.h"
+#include "engine/build.h"
 
 #include "core/util.h"
 #include "engine/record.h"
@@ -81,10 +81,7 @@ void bt_kernel_destroy(bt_kernel *kn)
 {
     if (!kn)
         return;
-    for (size_t i = 0; kn->bdev && i < kn->cap; i++)
-        if (kn->tab[i].used && kn->tab[i].mod)
-            kn->iface->module_free(kn->bdev, kn->tab[i].mod);
-    free(kn->tab);
+    bt__dispatch_free(kn);
     bt__store_close(kn->store);
     bt__wisdom_free(kn->user_wisdom);
     bt__wisdom_free(kn->shipped_wisdom);
@@ -112,136 +109,6 @@ void bt_kernel_set_hang_handler(bt_kernel *kn, bt_hang_handler h, void *user)
     }
 }
 
-/* The key values of a problem: every key variable, then the dtype. Returns how many. */
-static int key_values(const bt_kernel *kn, const bt_problem *p, int64_t *kv)
-{
-    const bt_kdesc *k = kn->k;
-    int n = 0;
-    for (int i = 0; i < k->nkey; i++)
-        kv[n++] = p->values[k->key_slots[i] - k->slot_problem0];
-    kv[n++] = k->key_dtype ? (int64_t)p->dtype : -1;
-    return n;
-}
-
-static uint64_t kv_hash(const int64_t *kv, int n)
-{
-    return bt__fnv1a(kv, sizeof *kv * (size_t)n, BT__FNV_SEED);
-}
-
-/* Evaluates the launch of cfg for p into e (geometry and non-buffer arguments). */
-static bt_status eval_launch(const bt_kernel *kn, const bt_problem *p, bt__dispatch *e,
-                             bt_diag *diag)
-{
-    const bt_kdesc *k = kn->k;
-    const bt_gpu *g = &bt_device_get_info(kn->dev)->props;
-    int64_t slots[256];
-    bt__kdesc_fill_slots(k, &e->cfg, p, g, slots);
-    for (int i = 0; i < k->nargs; i++) {
-        const bt__argspec *a = &k->args[i];
-        if (a->role == BT__KARG_BUFFER)
-            continue;
-        if (a->role == BT__KARG_TMAP) {
-            e->has_tmaps = true;
-            continue;
-        }
-        int64_t v;
-        bt_status st = bt__expr_eval(a->size.e, slots, &v, diag);
-        if (st)
-            return st;
-        if ((st = bt__scalar_karg(a, v, &e->args[i], diag)) != BT_OK)
-            return st;
-    }
-    if (e->has_tmaps) {
-        bt_status st = bt__tmap_reqs(k, &e->cfg, p, g, e->tm, diag);
-        if (st)
-            return st;
-    }
-    int64_t grid[3], block[3], dyn;
-    bt_status st = bt__geometry(k, &e->cfg, p, g, grid, block, &dyn, diag);
-    if (st)
-        return st;
-    for (int d = 0; d < 3; d++)
-        e->grid[d] = (uint32_t)grid[d], e->block[d] = (uint32_t)block[d];
-    e->dyn = (size_t)dyn;
-    memcpy(e->pvals, p->values, sizeof e->pvals);
-    return BT_OK;
-}
-
-/* Open addressing; the table only grows. Callers hold the write lock. */
-static bt_status tab_insert(bt_kernel *kn, bt__dispatch *e)
-{
-    if ((kn->ntab + 1) * 2 > kn->cap) {
-        size_t cap = kn->cap ? kn->cap * 2 : 16;
-        bt__dispatch *t = calloc(cap, sizeof *t);
-        if (!t)
-            return BT_NOMEM;
-        for (size_t i = 0; i < kn->cap; i++)
-            if (kn->tab[i].used) {
-                size_t j = kn->tab[i].hash & (cap - 1);
-                while (t[j].used)
-                    j = (j + 1) & (cap - 1);
-                t[j] = kn->tab[i];
-            }
-        free(kn->tab);
-        kn->tab = t;
-        kn->cap = cap;
-    }
-    size_t j = e->hash & (kn->cap - 1);
-    while (kn->tab[j].used) {
-        bt__dispatch *o = &kn->tab[j];
-        if (o->hash == e->hash && o->nkv == e->nkv && !memcmp(o->kv, e->kv, sizeof(int64_t) * (size_t)e->nkv)) {
-            if (o->mod) /* a re-tune's winner replaces the old one */
-                kn->iface->module_free(kn->bdev, o->mod);
-            *o = *e;
-            return BT_OK;
-        }
-        j = (j + 1) & (kn->cap - 1);
-    }
-    kn->tab[j] = *e;
-    kn->ntab++;
-    return BT_OK;
-}
-
-bt_status bt__dispatch_put(bt_kernel *kn, const bt_problem *p, const bt_config *cfg, bt__bmod *mod,
-                           bt__bfn *fn)
-{
-    bt__dispatch e;
-    memset(&e, 0, sizeof e);
-    e.used = true;
-    e.nkv = key_values(kn, p, e.kv);
-    e.hash = kv_hash(e.kv, e.nkv);
-    e.cfg = *cfg;
-    e.mod = mod;
-    e.fn = fn;
-    bt_status st = eval_launch(kn, p, &e, NULL);
-    if (st)
-        return st;
-    pthread_rwlock_wrlock(&kn->lock);
-    st = tab_insert(kn, &e);
-    pthread_rwlock_unlock(&kn->lock);
-    return st;
-}
-
-static bool tab_find(bt_kernel *kn, const int64_t *kv, int nkv, uint64_t h, bt__dispatch *out)
-{
-    bool found = false;
-    pthread_rwlock_rdlock(&kn->lock);
-    if (kn->cap) {
-        size_t j = h & (kn->cap - 1);
-        while (kn->tab[j].used) {
-            const bt__dispatch *o = &kn->tab[j];
-            if (o->hash == h && o->nkv == nkv && !memcmp(o->kv, kv, sizeof(int64_t) * (size_t)nkv)) {
-                *out = *o;
-                found = true;
-                break;
-            }
-            j = (j + 1) & (kn->cap - 1);
-        }
-    }
-    pthread_rwlock_unlock(&kn->lock);
-    return found;
-}
-
 bt_status bt_kernel_tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *o,
                          bt_result **out, bt_diag *diag)
 {
@@ -255,6 +122,31 @@ bt_status bt_kernel_tune(bt_kernel *kn, const bt_problem *p, const bt_tune_optio
     if (st == BT_OK)
         kn->tunes++;
     pthread_mutex_unlock(&kn->tune_lock);
+    return st;
+}
+
+/* Compiles one config (through the kernel cache) and puts it in the dispatch table, with no
+ * verification or measurement: how a config found in the store or in wisdom is dispatched. */
+static bt_status dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_config *c,
+                                 bt_diag *diag)
+{
+    bt__entry e;
+    memset(&e, 0, sizeof e);
+    e.ev.cfg = *c;
+    bt__build(kn, p, &e, true);
+    if (e.status == BT__CS_COMPILE) {
+        bt__diag_set(diag, "the looked-up config does not compile: %.900s", e.log ? e.log : "");
+        free(e.log);
+        free(e.error);
+        return BT_COMPILE;
+    }
+    bt_status st = bt__build_load(kn, p, &e, diag);
+    free(e.blob.data);
+    free(e.log);
+    if (!st)
+        st = bt__dispatch_put(kn, p, c, e.mod, e.fn);
+    if (st && e.mod)
+        kn->iface->module_free(kn->bdev, e.mod);
     return st;
 }
 
@@ -285,7 +177,7 @@ static bt_status from_wisdom(bt_kernel *kn, const bt_problem *p, bt_diag *diag)
     bt_status st = BT_OK;
     bt_config c;
     if (take && bt__config_from_stored(k, lr.config_json, bt__wisdom_source_name(lr.source), &c)) {
-        st = bt__dispatch_config(kn, p, &c, diag);
+        st = dispatch_config(kn, p, &c, diag);
         bt__decision_log("%s: dispatching %s from %s (tuned for %s on %s, %.4f ms)", k->name,
                          lr.config_json, bt__wisdom_source_name(lr.source), lr.matched_key,
                          lr.matched_device, lr.median_ms);
@@ -297,8 +189,8 @@ static bt_status from_wisdom(bt_kernel *kn, const bt_problem *p, bt_diag *diag)
             st = BT_NOT_FOUND;
         }
         if (!st) {
-            st = bt__dispatch_config(kn, p, &pl->cand[0].cfg, diag);
-            char *cj = bt__config_json(k, &pl->cand[0].cfg);
+            st = dispatch_config(kn, p, &pl->cand[0].cfg, diag);
+            char *cj = bt__config_json(&k->space, &pl->cand[0].cfg);
             bt__decision_log("%s: dispatching %s, the model's best config (default: nothing "
                              "stored for this key, wisdom-only mode)", k->name, cj ? cj : "?");
             free(cj);
@@ -306,6 +198,62 @@ static bt_status from_wisdom(bt_kernel *kn, const bt_problem *p, bt_diag *diag)
         bt_plan_free(pl);
     }
     free(lr.config_json);
+    return st;
+}
+
+/* Tunes p's key on the caller's buffers (no store or wisdom had it) and logs the winner. */
+static bt_status tune_key(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
+                          int nbuffers, bt_diag *diag)
+{
+    const bt_kdesc *k = kn->k;
+    bt_result *r = NULL;
+    bt_status st = bt__tune(kn, p, &kn->opts, buffers, nbuffers, &r, diag);
+    if (st != BT_OK)
+        return st;
+    kn->tunes++;
+    if (r->winner < 0) {
+        bt__diag_set(diag, "no config of '%s' passed verification for this problem "
+                           "(blocktune tune shows why)", k->name);
+        st = BT_WRONG_RESULT;
+    }
+    bt_config wc;
+    double med = 0;
+    if (st == BT_OK && bt__decision_log_enabled() && bt_result_winner(r, &wc, &med)) {
+        char *cj = bt__config_json(&k->space, &wc);
+        bt__decision_log("%s: tuned %zu configs for this key in %.2f s: winner %s at %.4f ms, "
+                         "margin %.1f%%%s", k->name, r->n, r->t_total, cj ? cj : "?", med,
+                         r->margin * 100, r->tie ? " (tie within noise)" : "");
+        free(cj);
+    }
+    bt_result_free(r);
+    return st;
+}
+
+/* The first launch of a key (under the tune lock, so that one thread tunes it): store and wisdom
+ * first (not in retune mode), then a tune (not in wisdom-only mode); *e is the key's entry. */
+static bt_status first_launch(bt_kernel *kn, const bt_problem *p, const bt__dkey *key,
+                              bt_buffer *const *buffers, int nbuffers, bt__dispatch *e,
+                              bt_diag *diag)
+{
+    pthread_mutex_lock(&kn->tune_lock);
+    bt_status st = BT_OK;
+    if (!bt__dispatch_find(kn, key, e) && kn->opts.mode != BT_MODE_RETUNE)
+        st = from_wisdom(kn, p, diag); /* store → user → shipped wisdom → ... (no measuring) */
+    if (st != BT_OK && kn->opts.mode == BT_MODE_TUNE) {
+        bt__decision_log("%s: the looked-up config failed (%s); tuning instead", kn->k->name,
+                         diag ? diag->msg : bt_strerror(st));
+        st = BT_OK;
+    }
+    if (st == BT_OK && !bt__dispatch_find(kn, key, e)) { /* nobody tuned it meanwhile */
+        if (kn->opts.mode == BT_MODE_WISDOM_ONLY) {
+            bt__diag_set(diag, "wisdom-only mode and no config for this key");
+            st = BT_FORBIDDEN;
+        } else
+            st = tune_key(kn, p, buffers, nbuffers, diag);
+        if (st == BT_OK && !bt__dispatch_find(kn, key, e))
+            st = BT_INTERNAL;
+    }
+    pthread_mutex_unlock(&kn->tune_lock);
     return st;
 }
 
@@ -319,60 +267,18 @@ bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const 
         return BT_LAUNCH;
     }
     const bt_kdesc *k = kn->k;
-    int64_t kv[BT__MAX_PROBLEM + 1];
-    int nkv = key_values(kn, p, kv);
-    uint64_t h = kv_hash(kv, nkv);
+    bt__dkey key;
+    bt__dispatch_key(kn, p, &key);
     bt__dispatch e;
-    if (!tab_find(kn, kv, nkv, h, &e)) {
-        pthread_mutex_lock(&kn->tune_lock);
-        bt_status st = BT_OK;
-        if (!tab_find(kn, kv, nkv, h, &e) && kn->opts.mode != BT_MODE_RETUNE)
-            st = from_wisdom(kn, p, diag); /* store → user → shipped wisdom → ... (no measuring) */
-        if (st != BT_OK && kn->opts.mode == BT_MODE_TUNE) {
-            bt__decision_log("%s: the looked-up config failed (%s); tuning instead", k->name,
-                             diag ? diag->msg : bt_strerror(st));
-            st = BT_OK;
-        }
-        if (st == BT_OK && !tab_find(kn, kv, nkv, h, &e)) { /* nobody tuned it meanwhile */
-            if (kn->opts.mode == BT_MODE_WISDOM_ONLY) {
-                bt__diag_set(diag, "wisdom-only mode and no config for this key");
-                pthread_mutex_unlock(&kn->tune_lock);
-                return BT_FORBIDDEN;
-            }
-            bt_result *r = NULL;
-            st = bt__tune(kn, p, &kn->opts, buffers, nbuffers, &r, diag);
-            if (st == BT_OK) {
-                kn->tunes++;
-                if (r->winner < 0) {
-                    bt__diag_set(diag, "no config of '%s' passed verification for this problem "
-                                       "(blocktune tune shows why)", k->name);
-                    st = BT_WRONG_RESULT;
-                }
-            }
-            if (st == BT_OK && bt__decision_log_enabled()) {
-                bt_config wc;
-                double med = 0;
-                if (bt_result_winner(r, &wc, &med)) {
-                    char *cj = bt__config_json(k, &wc);
-                    bt__decision_log("%s: tuned %zu configs for this key in %.2f s: winner %s at "
-                                     "%.4f ms, margin %.1f%%%s", k->name, r->n, r->t_total,
-                                     cj ? cj : "?", med, r->margin * 100,
-                                     r->tie ? " (tie within noise)" : "");
-                    free(cj);
-                }
-            }
-            bt_result_free(r);
-            if (st == BT_OK && !tab_find(kn, kv, nkv, h, &e))
-                st = BT_INTERNAL;
-        }
-        pthread_mutex_unlock(&kn->tune_lock);
+    if (!bt__dispatch_find(kn, &key, &e)) {
+        bt_status st = first_launch(kn, p, &key, buffers, nbuffers, &e, diag);
         if (st)
             return st;
     }
     /* hot path: geometry and scalars were evaluated when the winner was stored; only a problem
      * that differs in a variable outside the key needs them again */
     if (memcmp(e.pvals, p->values, sizeof e.pvals)) {
-        bt_status st = eval_launch(kn, p, &e, diag);
+        bt_status st = bt__dispatch_eval(kn, p, &e, diag);
         if (st)
             return st;
     }

@@ -1,8 +1,9 @@
 /*
- * record.c — the engine's side of the results store: canonical keys and config JSON, entries to
- * and from store rows (a stored row is used only when it passed the store's checks and its config
- * belongs to the kernel's space), the kernel's store and wisdom (opened lazily, once), and what a
- * tune's result says about storing: every write that failed, or a store that was refused.
+ * record.c — the engine's side of the results store: canonical keys, configs read back from
+ * JSON, entries to and from store rows (statuses by their names, status.c; a stored row is used
+ * only when it passed the store's checks and its config belongs to the kernel's space), the
+ * kernel's store and wisdom (opened lazily, once), and what a tune's result says about storing:
+ * every write that failed, or a store that was refused.
  */
 #include "engine/record.h"
 
@@ -23,18 +24,6 @@ void bt__problem_keyvals(const bt_kdesc *k, const bt_problem *p, bt__keyvals *kv
     }
     if (k->key_dtype)
         snprintf(kv->dtype, sizeof kv->dtype, "%s", bt__dtype_name(p->dtype));
-}
-
-char *bt__config_json(const bt_kdesc *k, const bt_config *c)
-{
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    for (int i = 0; i < k->space.nparams; i++)
-        json_object_set_new(o, k->space.params[i].name, json_integer(c->v[i]));
-    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(o);
-    return s;
 }
 
 bool bt__config_from_json(const bt_kdesc *k, const char *text, bt_config *c)
@@ -67,35 +56,6 @@ bool bt__config_from_stored(const bt_kdesc *k, const char *text, const char *sou
     return false;
 }
 
-static const char *status_text(bt__cfg_status s)
-{
-    switch (s) {
-    case BT__CS_OK: return "ok";
-    case BT__CS_INVALID: return "invalid";
-    case BT__CS_COMPILE: return "compile_failed";
-    case BT__CS_RESOURCES: return "resources";
-    case BT__CS_LAUNCH: return "launch_failed";
-    case BT__CS_WRONG: return "wrong_result";
-    case BT__CS_TIMEOUT: return "timed_out";
-    default: return "pending";
-    }
-}
-
-bt__cfg_status bt__status_from_text(const char *s)
-{
-    static const struct {
-        const char *t;
-        bt__cfg_status s;
-    } map[] = {{"ok", BT__CS_OK},           {"invalid", BT__CS_INVALID},
-               {"compile_failed", BT__CS_COMPILE}, {"resources", BT__CS_RESOURCES},
-               {"launch_failed", BT__CS_LAUNCH}, {"wrong_result", BT__CS_WRONG},
-               {"timed_out", BT__CS_TIMEOUT}};
-    for (size_t i = 0; s && i < BT__ARRAY_LEN(map); i++)
-        if (!strcmp(s, map[i].t))
-            return map[i].s;
-    return BT__CS_PENDING;
-}
-
 void bt__device_arch(const bt_device_info *d, char *buf, size_t size)
 {
     if (d->props.cc_major)
@@ -126,7 +86,7 @@ bt_status bt__record_put(bt__store *s, bt_result *r, const bt__entry *e, bool wi
     char key[512];
     bt__keyvals_format(&kv, key, sizeof key);
     char *kj = bt__keyvals_json(&kv);
-    char *cj = bt__config_json(r->k, &e->ev.cfg);
+    char *cj = bt__config_json(&r->k->space, &e->ev.cfg);
     char arch[48];
     bt__device_arch(&r->dev, arch, sizeof arch);
     bt__measurement m;
@@ -143,7 +103,7 @@ bt_status bt__record_put(bt__store *s, bt_result *r, const bt__entry *e, bool wi
     m.key = key;
     m.key_json = kj;
     m.config_json = cj;
-    m.status = (char *)status_text(e->status);
+    m.status = (char *)bt__cfg_status_name(e->status);
     m.error = e->error;
     m.median_ms = e->st.median;
     m.p20_ms = e->st.p20;
@@ -156,7 +116,7 @@ bt_status bt__record_put(bt__store *s, bt_result *r, const bt__entry *e, bool wi
     m.local_bytes = e->res.local_bytes;
     m.smem_bytes = e->ev.smem ? e->ev.smem : e->ev.dyn_smem;
     m.compile_ms = e->compile_s * 1e3;
-    m.mean_ms = e->st.n > 0 ? e->st.mean : -1;
+    m.mean_ms = e->st.n > 0 && e->st.mean > 0 ? e->st.mean : -1; /* -1: not known */
     bt_status st = (kj && cj) ? (winner ? bt__store_put_winner(s, &m, r->margin, r->tie, NULL, diag)
                                         : bt__store_put(s, &m, diag))
                               : BT_NOMEM;
@@ -177,7 +137,7 @@ bool bt__record_get(bt__store *s, const bt_result *r, bt__entry *e)
     bt__problem_keyvals(r->k, &r->problem, &kv);
     char key[512];
     bt__keyvals_format(&kv, key, sizeof key);
-    char *cj = bt__config_json(r->k, &e->ev.cfg);
+    char *cj = bt__config_json(&r->k->space, &e->ev.cfg);
     if (!cj)
         return false;
     bt__store_ident id;
@@ -188,8 +148,8 @@ bool bt__record_get(bt__store *s, const bt_result *r, bt__entry *e)
     free(cj);
     if (st != BT_OK)
         return false;
-    bt__cfg_status cs = bt__status_from_text(m.status);
-    bool used = cs != BT__CS_PENDING;
+    bt__cfg_status cs = bt__cfg_status_parse(m.status);
+    bool used = cs != BT__CS_PENDING && cs != BT__CS_SKIPPED;
     if (used) {
         e->status = cs;
         e->from_store = true;
@@ -202,6 +162,7 @@ bool bt__record_get(bt__store *s, const bt_result *r, bt__entry *e)
         e->st.p80 = m.p80_ms;
         e->st.min = m.min_ms;
         e->st.mad = m.mad_ms;
+        e->st.mean = m.mean_ms > 0 ? m.mean_ms : 0; /* rows before schema 2 have none */
         e->st.n = (int)m.reps;
         e->ver.max_rel_err = m.max_rel_err;
     }

@@ -10,14 +10,12 @@
 #include <jansson.h>
 
 void bt__problem_keyvals(const bt_kdesc *k, const bt_problem *p, bt__keyvals *kv);
-/* Compact JSON of a config in the spec's parameter order (malloc'd). */
-char *bt__config_json(const bt_kdesc *k, const bt_config *c);
-/* A config from its JSON: every parameter of the space, each an integer among its values. */
+/* A config from its JSON object (bt__config_json): every parameter of the space, each an integer
+ * among its values. */
 bool bt__config_from_json(const bt_kdesc *k, const char *text, bt_config *c);
 /* The same for a config read from the store or wisdom (`source` names it): one that does not
  * belong to the space is said on stderr and refused. */
 bool bt__config_from_stored(const bt_kdesc *k, const char *text, const char *source, bt_config *c);
-bt__cfg_status bt__status_from_text(const char *s);
 /* The store's device identity: the UUID when the device has one, else its name. */
 const char *bt__device_key(const bt_device_info *d);
 /* The store's architecture of a device: "sm_XY" for CUDA, else its API version. */

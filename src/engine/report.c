@@ -14,18 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void cfg_text(const bt_result *r, const bt_config *c, char *buf, size_t n)
-{
-    const bt__space *s = &r->k->space;
-    size_t o = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < s->nparams && o < n; i++) {
-        int w = snprintf(buf + o, n - o, "%s%s=%lld", i ? " " : "", s->params[i].name, (long long)c->v[i]);
-        if (w > 0)
-            o += (size_t)w;
-    }
-}
-
 static void problem_text(const bt_result *r, char *buf, size_t n)
 {
     const bt_kdesc *k = r->k;
@@ -39,14 +27,11 @@ static void problem_text(const bt_result *r, char *buf, size_t n)
         snprintf(buf + o, n - o, "dtype=%s", bt__dtype_name(r->problem.dtype));
 }
 
-bt_status bt_result_write_table(const bt_result *r, FILE *f)
+/* The first lines: kernel, device and problem; the space; the search; times; the roofline. */
+static void write_header(const bt_result *r, FILE *f, bool known, bool mem)
 {
     const bt__roofline *rf = &r->plan->model.roof;
-    bool known = rf->ridge > 0 && rf->bw_gbps > 0;
-    /* without device peaks (a CPU device with no hardware-table row) the roofline is unknown;
-     * low-intensity kernels are still reported in GB/s */
-    bool mem = known ? rf->memory_bound : rf->intensity < 10;
-    char prob[256], cfg[256];
+    char prob[256];
     problem_text(r, prob, sizeof prob);
     fprintf(f, "blocktune tune: %s on %s (%s, %s), %s\n", r->k->name, r->dev.id, r->dev.name,
             r->dev.platform, prob);
@@ -96,6 +81,12 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
                    "hardware-table row); intensity %.2f FLOP/B, so throughput is shown in %s and no\n"
                    "efficiency is claimed\n\n",
                 rf->intensity, mem ? "GB/s" : "TFLOP/s");
+}
+
+/* The measured configs, fastest median first. */
+static void write_candidates(const bt_result *r, FILE *f, bool known, bool mem)
+{
+    char cfg[256];
     fprintf(f, "Candidates (measured; median and p20-p80 of device-timed runs after a cache flush;\n"
                "regs from the compiler where the backend tells; blk/SM = model/exact, ! = they differ)\n");
     fprintf(f, "  %3s %-44s %9s %5s %8s %4s %11s %19s %5s %9s %6s %s\n", "#", "config", "smem", "regs",
@@ -114,7 +105,7 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
         }
     for (size_t j = 0; j < m; j++) {
         const bt__entry *e = &r->e[order[j]];
-        cfg_text(r, &e->ev.cfg, cfg, sizeof cfg);
+        bt__config_format(&r->k->space, &e->ev.cfg, " ", cfg, sizeof cfg);
         char spread[40], regs[16];
         snprintf(spread, sizeof spread, "%.2f-%.2f", e->st.p20 * 1e3, e->st.p80 * 1e3);
         if (e->res.regs_per_thread > 0)
@@ -144,6 +135,12 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
                 effs, (int)order[j] == r->winner ? "WINNER" : e->from_store ? "ok (stored)" : "ok",
                 e->boundary_checked ? "" : "");
     }
+}
+
+/* The configs that failed, with their errors and the first lines of a compiler log. */
+static void write_failed(const bt_result *r, FILE *f)
+{
+    char cfg[256];
     bool any_failed = false;
     for (size_t i = 0; i < r->n; i++) {
         const bt__entry *e = &r->e[i];
@@ -152,7 +149,7 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
         if (!any_failed)
             fprintf(f, "\nFailed (never eligible to win)\n");
         any_failed = true;
-        cfg_text(r, &e->ev.cfg, cfg, sizeof cfg);
+        bt__config_format(&r->k->space, &e->ev.cfg, " ", cfg, sizeof cfg);
         fprintf(f, "  %-44s %s: %s\n", cfg, bt__cfg_status_name(e->status), e->error ? e->error : "");
         if (e->log && e->log[0]) {
             /* the first lines of the compiler log */
@@ -165,23 +162,36 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
             }
         }
     }
+}
+
+/* The first ten configs the model eliminated, each with its first reason. */
+static void write_eliminated(const bt_result *r, FILE *f)
+{
+    char cfg[256];
     size_t ne = r->plan->nelim + r->plan->elim_dropped;
     fprintf(f, "\nEliminated by the model before compiling: %zu\n", ne);
     for (size_t i = 0; i < r->plan->nelim && i < 10; i++) {
         const bt__cfg_eval *ev = &r->plan->elim[i];
-        cfg_text(r, &ev->cfg, cfg, sizeof cfg);
+        bt__config_format(&r->k->space, &ev->cfg, " ", cfg, sizeof cfg);
         const char *nl = ev->reasons ? strchr(ev->reasons, '\n') : NULL;
         int len = ev->reasons ? (nl ? (int)(nl - ev->reasons) : (int)strlen(ev->reasons)) : 0;
         fprintf(f, "  %-44s %.*s%s\n", cfg, len, ev->reasons ? ev->reasons : "", nl ? " (+ more)" : "");
     }
     if (ne > 10)
         fprintf(f, "  ... %zu more ('blocktune plan' lists them all)\n", ne - 10);
+}
+
+/* The winner: its numbers, its verification, its margin over the runner-up or the tie. */
+static void write_winner(const bt_result *r, FILE *f, bool known, bool mem)
+{
+    const bt__roofline *rf = &r->plan->model.roof;
+    char cfg[256];
     fprintf(f, "\nWinner\n");
     if (r->winner < 0) {
         fprintf(f, "  none: no config passed verification and measurement.\n");
     } else {
         const bt__entry *w = &r->e[r->winner];
-        cfg_text(r, &w->ev.cfg, cfg, sizeof cfg);
+        bt__config_format(&r->k->space, &w->ev.cfg, " ", cfg, sizeof cfg);
         fprintf(f, "  %s\n  median %.2f us (p20 %.2f, p80 %.2f, min %.2f, MAD %.3f us, %d runs), ",
                 cfg, w->st.median * 1e3, w->st.p20 * 1e3, w->st.p80 * 1e3, w->st.min * 1e3,
                 w->st.mad * 1e3, w->st.n);
@@ -201,7 +211,7 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
                      "the others)", w->boundary_checked, w->boundary_checked + w->boundary_na);
         fprintf(f, "  verified: %s, %s%s\n", r->reference, w->ver.msg, bnd);
         if (r->runner_up >= 0) {
-            cfg_text(r, &r->e[r->runner_up].ev.cfg, cfg, sizeof cfg);
+            bt__config_format(&r->k->space, &r->e[r->runner_up].ev.cfg, " ", cfg, sizeof cfg);
             if (r->tie)
                 fprintf(f, "  TIE within noise with the runner-up (%s): margin %.2f%% < noise band %.2f%%\n",
                         cfg, r->margin * 100, r->noise * 100);
@@ -218,20 +228,26 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
         } else
             fprintf(f, "  no runner-up: only one config passed\n");
     }
+}
+
+bt_status bt_result_write_table(const bt_result *r, FILE *f)
+{
+    const bt__roofline *rf = &r->plan->model.roof;
+    bool known = rf->ridge > 0 && rf->bw_gbps > 0;
+    /* without device peaks (a CPU device with no hardware-table row) the roofline is unknown;
+     * low-intensity kernels are still reported in GB/s */
+    bool mem = known ? rf->memory_bound : rf->intensity < 10;
+    write_header(r, f, known, mem);
+    write_candidates(r, f, known, mem);
+    write_failed(r, f);
+    write_eliminated(r, f);
+    write_winner(r, f, known, mem);
     fprintf(f, "\nProvenance: device %s \"%s\" (%s; driver %s; compiler %s), blocktune %s, source %s, "
                "warm-up %.0f ms, rep %.0f ms, seed %llu, %s\n",
             r->dev.id, r->dev.name, r->dev.api_version, r->dev.driver_version, r->dev.compiler_version,
             bt_version(), r->source_hash, r->opts.warmup_ms, r->opts.rep_ms,
             (unsigned long long)r->opts.seed, r->timestamp);
     return ferror(f) ? BT_IO : BT_OK;
-}
-
-static json_t *cfg_json(const bt_result *r, const bt_config *c)
-{
-    json_t *o = json_object();
-    for (int i = 0; i < r->k->space.nparams; i++)
-        json_object_set_new(o, r->k->space.params[i].name, json_integer(c->v[i]));
-    return o;
 }
 
 bt_status bt_result_write_json(const bt_result *r, FILE *f)
@@ -257,7 +273,7 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
     for (size_t i = 0; i < r->n; i++) {
         const bt__entry *e = &r->e[i];
         json_t *x = json_object();
-        json_object_set_new(x, "config", cfg_json(r, &e->ev.cfg));
+        json_object_set_new(x, "config", bt__config_to_json(&r->k->space, &e->ev.cfg));
         json_object_set_new(x, "status", json_string(bt__cfg_status_name(e->status)));
         json_object_set_new(x, "model_rank", json_integer((json_int_t)e->model_rank));
         json_object_set_new(x, "predicted_us", json_real(e->ev.pred_us));
@@ -286,7 +302,7 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
     json_t *el = json_array();
     for (size_t i = 0; i < r->plan->nelim; i++) {
         json_t *x = json_object();
-        json_object_set_new(x, "config", cfg_json(r, &r->plan->elim[i].cfg));
+        json_object_set_new(x, "config", bt__config_to_json(&r->k->space, &r->plan->elim[i].cfg));
         json_object_set_new(x, "reasons", json_string(r->plan->elim[i].reasons ? r->plan->elim[i].reasons : ""));
         json_array_append_new(el, x);
     }
@@ -310,7 +326,7 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
     json_object_set_new(o, "store", bt__result_store_json(r));
     if (r->winner >= 0) {
         json_t *w = json_object();
-        json_object_set_new(w, "config", cfg_json(r, &r->e[r->winner].ev.cfg));
+        json_object_set_new(w, "config", bt__config_to_json(&r->k->space, &r->e[r->winner].ev.cfg));
         json_object_set_new(w, "median_ms", json_real(r->e[r->winner].st.median));
         json_object_set_new(w, "margin", json_real(r->margin));
         json_object_set_new(w, "noise_band", json_real(r->noise));
@@ -319,7 +335,7 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
         json_object_set_new(w, "challengers", json_integer(r->challengers));
         json_object_set_new(w, "rounds", json_integer(r->rounds));
         if (r->runner_up >= 0)
-            json_object_set_new(w, "runner_up", cfg_json(r, &r->e[r->runner_up].ev.cfg));
+            json_object_set_new(w, "runner_up", bt__config_to_json(&r->k->space, &r->e[r->runner_up].ev.cfg));
         json_object_set_new(o, "winner", w);
     } else
         json_object_set_new(o, "winner", json_null());

@@ -4,6 +4,7 @@
  */
 #include "search/simulate.h"
 
+#include "core/pool.h"
 #include "core/util.h"
 
 #include <math.h>
@@ -78,8 +79,7 @@ typedef struct sim_job {
     const bt__sim_options *opt;
     uint64_t budget;
     bt__sim_run *runs;
-    pthread_mutex_t lock;
-    uint64_t next_run;
+    pthread_mutex_t lock; /* guards status and diag */
     bt_status status;
     bt_diag diag;
 } sim_job;
@@ -130,29 +130,25 @@ static bt_status one_run(sim_job *j, uint64_t r, bt_diag *diag)
     return st;
 }
 
-static void *sim_worker(void *arg)
+/* Run r (a pool job); once a run has failed the rest are not started. */
+static void sim_run(void *arg, size_t r)
 {
     sim_job *j = arg;
-    for (;;) {
+    pthread_mutex_lock(&j->lock);
+    bool stop = j->status != BT_OK;
+    pthread_mutex_unlock(&j->lock);
+    if (stop)
+        return;
+    bt_diag d;
+    bt__diag_clear(&d);
+    bt_status st = one_run(j, r, &d);
+    if (st != BT_OK) {
         pthread_mutex_lock(&j->lock);
-        uint64_t r = j->next_run;
-        bool stop = r >= j->opt->runs || j->status != BT_OK;
-        if (!stop)
-            j->next_run++;
-        pthread_mutex_unlock(&j->lock);
-        if (stop)
-            return NULL;
-        bt_diag d;
-        bt__diag_clear(&d);
-        bt_status st = one_run(j, r, &d);
-        if (st != BT_OK) {
-            pthread_mutex_lock(&j->lock);
-            if (j->status == BT_OK) {
-                j->status = st;
-                j->diag = d;
-            }
-            pthread_mutex_unlock(&j->lock);
+        if (j->status == BT_OK) {
+            j->status = st;
+            j->diag = d;
         }
+        pthread_mutex_unlock(&j->lock);
     }
 }
 
@@ -254,19 +250,7 @@ bt_status bt__simulate(const bt__ktcache *c, const bt__strategy *s, const bt__si
     if (!j.runs)
         return BT_NOMEM;
     pthread_mutex_init(&j.lock, NULL);
-    int jobs = opt.jobs > 1 ? opt.jobs : 1;
-    if ((uint64_t)jobs > opt.runs)
-        jobs = (int)opt.runs;
-    pthread_t th[64];
-    if (jobs > 64)
-        jobs = 64;
-    int started = 0;
-    for (int t = 1; t < jobs; t++)
-        if (pthread_create(&th[started], NULL, sim_worker, &j) == 0)
-            started++;
-    sim_worker(&j);
-    for (int t = 0; t < started; t++)
-        pthread_join(th[t], NULL);
+    bt__pool_run(opt.runs, opt.jobs > 64 ? 64 : opt.jobs, sim_run, NULL, &j);
     pthread_mutex_destroy(&j.lock);
     if (j.status != BT_OK) {
         if (diag)

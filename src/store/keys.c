@@ -132,12 +132,12 @@ void bt__decision_log(const char *fmt, ...)
 /* ---------------------------------------------------------------------------------------------
  * Modes
  * ------------------------------------------------------------------------------------------- */
-bt_status bt__tune_mode_parse(const char *text, bt__tune_mode *out, bt_diag *diag)
+bt_status bt__tune_mode_parse(const char *text, bt_tune_mode *out, bt_diag *diag)
 {
     static const char *names[] = {"tune", "wisdom-only", "retune"};
     for (int i = 0; i < 3; i++) {
         if (text && bt__streq_nocase(text, names[i])) {
-            *out = (bt__tune_mode)i;
+            *out = (bt_tune_mode)i;
             return BT_OK;
         }
     }
@@ -145,19 +145,19 @@ bt_status bt__tune_mode_parse(const char *text, bt__tune_mode *out, bt_diag *dia
     return BT_INVALID_ARG;
 }
 
-bt__tune_mode bt__tune_mode_from_env(void)
+bt_tune_mode bt__tune_mode_from_env(void)
 {
     const char *v = getenv("BLOCKTUNE_MODE");
-    bt__tune_mode m = BT__MODE_TUNE;
+    bt_tune_mode m = BT_MODE_TUNE;
     if (v && v[0] && bt__tune_mode_parse(v, &m, NULL) != BT_OK)
-        m = BT__MODE_TUNE; /* refused by bt__tune_mode_env_check where a kernel is created */
+        m = BT_MODE_TUNE; /* refused by bt__tune_mode_env_check where a kernel is created */
     return m;
 }
 
 bt_status bt__tune_mode_env_check(bt_diag *diag)
 {
     const char *v = getenv("BLOCKTUNE_MODE");
-    bt__tune_mode m;
+    bt_tune_mode m;
     if (!v || !v[0] || bt__tune_mode_parse(v, &m, NULL) == BT_OK)
         return BT_OK;
     bt__diag_set(diag, "BLOCKTUNE_MODE=%.100s is not a mode; the modes are tune, wisdom-only and "

@@ -420,7 +420,7 @@ static bt_status parse_root(bt__ktcache *c, json_t *root, const char *name, bt_d
             char buf[512];
             bt__space_config_at(&c->space, c->recs[i].index, &cfg);
             return field_error(diag, name, BT_PARSE, "cache", "two entries for the config %s",
-                               bt__config_format(&c->space, &cfg, buf, sizeof buf));
+                               bt__config_format(&c->space, &cfg, ", ", buf, sizeof buf));
         }
     }
     recompute_summary(c);
@@ -614,14 +614,12 @@ static bool set_real(json_t *o, const char *k, double v)
 /* A record without its entry text, as Kernel Tuner writes an entry. */
 static json_t *entry_json(const bt__ktcache *c, const bt__kt_record *r)
 {
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
     bt_config cfg;
     bt__space_config_at(&c->space, r->index, &cfg);
+    json_t *o = bt__config_to_json(&c->space, &cfg); /* the config, then the entry's fields */
+    if (!o)
+        return NULL;
     bool ok = true;
-    for (int p = 0; p < c->space.nparams; p++)
-        ok = ok && json_object_set_new(o, c->space.params[p].name, json_integer(cfg.v[p])) == 0;
     if (r->fail == BT__KT_OK) {
         ok = ok && set_real(o, "time", r->time_ms);
     } else {

@@ -14,6 +14,8 @@
 #include "core/util.h"
 #include "store/store.h"
 
+#include "core/cfgstatus.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,23 +28,22 @@
 static const char *status_of(bt__kt_fail f)
 {
     switch (f) {
-    case BT__KT_OK: return "ok";
-    case BT__KT_INVALID: return "invalid";
-    case BT__KT_COMPILE_FAILED: return "compile_failed";
-    default: return "launch_failed";
+    case BT__KT_OK: return bt__cfg_status_name(BT__CS_OK);
+    case BT__KT_INVALID: return bt__cfg_status_name(BT__CS_INVALID);
+    case BT__KT_COMPILE_FAILED: return bt__cfg_status_name(BT__CS_COMPILE);
+    default: return bt__cfg_status_name(BT__CS_LAUNCH);
     }
 }
 
 /* Kernel Tuner's failure for a blocktune status: what it writes in place of the time. */
 static bt__kt_fail fail_of(const char *status)
 {
-    if (!strcmp(status, "ok"))
-        return BT__KT_OK;
-    if (!strcmp(status, "compile_failed"))
-        return BT__KT_COMPILE_FAILED;
-    if (!strcmp(status, "invalid"))
-        return BT__KT_INVALID;
-    return BT__KT_RUNTIME_FAILED; /* resources, launch_failed, wrong_result, timed_out */
+    switch (bt__cfg_status_parse(status)) {
+    case BT__CS_OK: return BT__KT_OK;
+    case BT__CS_COMPILE: return BT__KT_COMPILE_FAILED;
+    case BT__CS_INVALID: return BT__KT_INVALID;
+    default: return BT__KT_RUNTIME_FAILED; /* resources, launch, wrong result, time-out */
+    }
 }
 
 /* problem_size JSON ([4096, 4096], 4096 or null) as keyvals dim0, dim1, ... */
@@ -71,12 +72,7 @@ static char *config_json(const bt__ktcache *c, uint64_t index)
 {
     bt_config cfg;
     bt__space_config_at(&c->space, index, &cfg);
-    json_t *o = json_object();
-    for (int i = 0; i < c->space.nparams; i++)
-        json_object_set_new(o, c->space.params[i].name, json_integer(cfg.v[i]));
-    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(o);
-    return s;
+    return bt__config_json(&c->space, &cfg);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -6,15 +6,13 @@
  */
 #include "store/store.h"
 
+#include "core/cfgstatus.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static const char *const known_status[] = {"ok",           "invalid",       "compile_failed",
-                                           "resources",    "launch_failed", "wrong_result",
-                                           "timed_out"};
 
 static bool fail(char *why, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static bool fail(char *why, size_t size, const char *fmt, ...)
@@ -57,13 +55,11 @@ bool bt__measurement_check(const bt__measurement *m, bool winner, char *why, siz
 {
     if (why && size)
         why[0] = '\0';
-    bool known = false;
-    for (size_t i = 0; m->status && i < sizeof known_status / sizeof *known_status; i++)
-        known = known || !strcmp(m->status, known_status[i]);
-    if (!known)
+    bt__cfg_status st = bt__cfg_status_parse(m->status);
+    if (!bt__cfg_status_final(st))
         return fail(why, size, "status '%.40s' is not one blocktune writes",
                     m->status ? m->status : "");
-    if (winner && strcmp(m->status, "ok") != 0)
+    if (winner && st != BT__CS_OK)
         return fail(why, size, "a winner whose measurement has status %s", m->status);
     if (!m->key || !m->key[0])
         return fail(why, size, "the key is empty");

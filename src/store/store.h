@@ -71,8 +71,8 @@ typedef struct bt__measurement {
     char *key;               /* canonical text key */
     char *key_json;          /* the same key as a JSON object */
     char *config_json;       /* canonical config JSON */
-    char *status;            /* ok, invalid, compile_failed, resources, launch_failed,
-                                wrong_result, timed_out */
+    char *status;            /* ok, invalid, compile_failed, resources_exceeded (older rows:
+                                resources), launch_failed, wrong_result, timed_out */
     char *error;             /* message when status is not ok; may be NULL */
     double median_ms, p20_ms, p80_ms, min_ms, mad_ms;
     int64_t reps;
@@ -326,16 +326,12 @@ bt_status bt__wisdom_export_vllm_dir(bt__store *s, const char *kernel, const cha
 void bt__decision_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 bool bt__decision_log_enabled(void);
 
-typedef enum bt__tune_mode {
-    BT__MODE_TUNE = 0,      /* default: look up, measure what is missing */
-    BT__MODE_WISDOM_ONLY,   /* never measure at run time */
-    BT__MODE_RETUNE,        /* measure again even what is stored */
-} bt__tune_mode;
-/* Parses "tune", "wisdom-only", "retune"; BT_INVALID_ARG (naming them) otherwise. */
-bt_status bt__tune_mode_parse(const char *text, bt__tune_mode *out, bt_diag *diag);
+/* The modes are the public bt_tune_mode. Parses "tune", "wisdom-only", "retune"; BT_INVALID_ARG
+ * (naming them) otherwise. */
+bt_status bt__tune_mode_parse(const char *text, bt_tune_mode *out, bt_diag *diag);
 /* $BLOCKTUNE_MODE, else tune (an invalid value gives tune here: bt__tune_mode_env_check is where
  * it is refused). */
-bt__tune_mode bt__tune_mode_from_env(void);
+bt_tune_mode bt__tune_mode_from_env(void);
 /* BT_INVALID_ARG naming the variable, its value and the valid modes when $BLOCKTUNE_MODE is set to
  * something that is not a mode; BT_OK otherwise. */
 bt_status bt__tune_mode_env_check(bt_diag *diag);

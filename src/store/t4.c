@@ -13,6 +13,7 @@
  */
 #include "store/t4.h"
 
+#include "core/cfgstatus.h"
 #include "core/util.h"
 
 #include <jansson.h>
@@ -21,18 +22,17 @@
 #include <string.h>
 #include <time.h>
 
+/* T4's "invalidity" of a stored status. */
 static const char *invalidity(const char *status)
 {
-    static const struct {
-        const char *status, *t4;
-    } map[] = {{"ok", "correct"},           {"compile_failed", "compile"},
-               {"launch_failed", "runtime"}, {"resources", "runtime"},
-               {"timed_out", "timeout"},     {"wrong_result", "correctness"},
-               {"invalid", "constraints"}};
-    for (size_t i = 0; i < BT__ARRAY_LEN(map); i++)
-        if (!strcmp(status, map[i].status))
-            return map[i].t4;
-    return "runtime";
+    switch (bt__cfg_status_parse(status)) {
+    case BT__CS_OK: return "correct";
+    case BT__CS_COMPILE: return "compile";
+    case BT__CS_TIMEOUT: return "timeout";
+    case BT__CS_WRONG: return "correctness";
+    case BT__CS_INVALID: return "constraints";
+    default: return "runtime";
+    }
 }
 
 static void add_measurement(json_t *arr, const char *name, json_t *value, const char *unit)

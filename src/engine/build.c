@@ -1,0 +1,142 @@
+/*
+ * build.c — the build stage: a config's -D defines, compiling one config through the kernel cache
+ * (a re-tune compiles nothing it compiled before), loading the binary (a stale cache entry is
+ * compiled again), and the compile stage of a round on the thread pool with its progress line.
+ * Used by the tuner's rounds, its baseline and finals, and by the dispatch of a looked-up config.
+ */
+#include "engine/build.h"
+
+#include "core/pool.h"
+#include "core/util.h"
+#include "engine/kcache.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* A dtype's name in capitals, as the defines spell it (FP16). */
+static const char *dtype_upper(bt__dtype t, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", bt__dtype_name(t));
+    for (char *u = buf; *u; u++)
+        if (*u >= 'a' && *u <= 'z')
+            *u = (char)(*u - 'a' + 'A');
+    return buf;
+}
+
+int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
+                      char defs[][96])
+{
+    int m = 0;
+    for (int i = 0; i < k->space.nparams; i++)
+        snprintf(defs[m++], 96, "%s=%lld", k->space.params[i].name, (long long)c->v[i]);
+    int64_t grid[3], block[3], dyn;
+    bt_diag d;
+    if (bt__geometry(k, c, p, g, grid, block, &dyn, &d) == BT_OK)
+        snprintf(defs[m++], 96, "BT_THREADS=%lld", (long long)(block[0] * block[1] * block[2]));
+    snprintf(defs[m++], 96, "BT_WARP_SIZE=%d", g->warp_size > 0 ? g->warp_size : 32);
+    char up[32];
+    snprintf(defs[m++], 96, "BT_DTYPE_%s=1", dtype_upper(p->dtype, up, sizeof up));
+    snprintf(defs[m++], 96, "BT_ELEM_BYTES=%d", bt__dtype_size(p->dtype));
+    /* a buffer whose dtype depends on the problem: BT_TYPE_<arg>_<DTYPE> says which it is */
+    for (int i = 0; i < k->nargs; i++)
+        if (k->args[i].dtype_if.e)
+            snprintf(defs[m++], 96, "BT_TYPE_%s_%s=1", k->args[i].name,
+                     dtype_upper(bt__arg_dtype(k, &k->args[i], p), up, sizeof up));
+    return m;
+}
+
+void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_cache)
+{
+    const bt_kdesc *k = kn->k;
+    const bt_device_info *di = bt_device_get_info(kn->dev);
+    char defs[BT__MAX_DEFINES][96];
+    const char *dp[BT__MAX_DEFINES];
+    int nd = bt__build_defines(k, &e->ev.cfg, p, &di->props, defs);
+    for (int i = 0; i < nd; i++)
+        dp[i] = defs[i];
+    char opts[256];
+    snprintf(opts, sizeof opts, "%s%s", k->options ? k->options : "",
+             k->needs_sm90a ? " --bt-sm90a" : "");
+    double t0 = bt__now();
+    uint64_t key = bt__kcache_key(kn->iface->name, di->name, di->compiler_version, kn->src, dp,
+                                  nd, opts);
+    if (use_cache && bt__kcache_get(key, &e->blob)) {
+        e->compile_s = bt__now() - t0;
+        e->cached = true;
+        return;
+    }
+    char *log = NULL;
+    bt_status st = kn->iface->compile(kn->bdev, kn->src, dp, nd, opts, &e->blob, &log);
+    e->compile_s = bt__now() - t0;
+    if (st != BT_OK) {
+        e->status = BT__CS_COMPILE;
+        e->log = log;
+        e->error = bt__strdup(bt_strerror(st));
+        return;
+    }
+    bt__kcache_put(key, &e->blob);
+    free(log);
+}
+
+typedef struct build_job {
+    const bt_kernel *kn;
+    const bt_problem *p;
+    bt__entry **jobs;
+    const char *stage;
+    double t0;
+    bool show;
+} build_job;
+
+static void build_one(void *arg, size_t i)
+{
+    build_job *J = arg;
+    bt__build(J->kn, J->p, J->jobs[i], true);
+}
+
+/* The progress line: done/total, elapsed and ETA. */
+static void build_progress(void *arg, size_t done, size_t total)
+{
+    build_job *J = arg;
+    if (!J->show)
+        return;
+    double el = bt__now() - J->t0;
+    double eta = done ? el / (double)done * (double)(total - done) : 0;
+    fprintf(stderr, "\r\033[K%s %zu/%zu  elapsed %.1f s  ETA %.0f s", J->stage, done, total, el,
+            eta);
+    if (done == total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+void bt__build_all(const bt_kernel *kn, const bt_problem *p, bt__entry **jobs, size_t n,
+                   int threads, const char *stage, bool show_progress)
+{
+    build_job J = {kn, p, jobs, stage, bt__now(), show_progress && isatty(2)};
+    bt__pool_run(n, threads, build_one, build_progress, &J);
+}
+
+bt_status bt__build_load(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bt_diag *diag)
+{
+    const bt__backend_iface *I = kn->iface;
+    bt_status st = I->module_load(kn->bdev, e->blob.data, e->blob.size, &e->mod, diag);
+    if (st == BT_CORRUPT && e->cached) { /* a stale cache entry: compile again */
+        free(e->blob.data);
+        e->blob.data = NULL;
+        e->cached = false;
+        bt__build(kn, p, e, false);
+        st = e->status == BT__CS_PENDING || e->status == BT__CS_OK
+                 ? I->module_load(kn->bdev, e->blob.data, e->blob.size, &e->mod, diag)
+                 : BT_COMPILE;
+    }
+    if (!st)
+        st = I->function_get(kn->bdev, e->mod, kn->k->entry, &e->fn, &e->res, diag);
+    if (!st && I->function_set_dyn_smem) {
+        const bt_gpu *g = &bt_device_get_info(kn->dev)->props;
+        int64_t g3[3], b3[3], dyn = 0;
+        bt_diag gd; /* a geometry that does not evaluate fails at launch, with its message */
+        if (bt__geometry(kn->k, &e->ev.cfg, p, g, g3, b3, &dyn, &gd) == BT_OK && dyn > 0)
+            st = I->function_set_dyn_smem(kn->bdev, e->fn, (size_t)dyn, diag);
+    }
+    return st;
+}

@@ -1,0 +1,28 @@
+/*
+ * build.h — the build stage (internal; build.c): a config's -D defines, compiling one config
+ * through the kernel cache, loading it, and compiling many on the thread pool. The tuner's rounds
+ * and the dispatch of a looked-up config (kernel.c) both build through it.
+ */
+#ifndef BT_ENGINE_BUILD_H
+#define BT_ENGINE_BUILD_H
+
+#include "engine/engine.h"
+
+/* The -D defines of a config: every parameter, BT_THREADS, BT_WARP_SIZE, BT_DTYPE_<T>,
+ * BT_ELEM_BYTES, and BT_TYPE_<arg>_<DTYPE> for each buffer whose dtype depends on the problem.
+ * defs must hold BT__MAX_DEFINES entries. Returns how many. */
+#define BT__MAX_DEFINES (BT_MAX_PARAMS + 8 + BT__MAX_ARGS)
+int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
+                      char defs[][96]);
+/* Compiles config e->ev.cfg for problem p into e->blob (through the kernel cache when use_cache):
+ * sets compile_s and cached; a compile error sets status BT__CS_COMPILE, log and error. */
+void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_cache);
+/* Compiles jobs[0..n) on the thread pool (threads in all); `stage` names the progress line, shown
+ * when show_progress and stderr is a terminal. */
+void bt__build_all(const bt_kernel *kn, const bt_problem *p, bt__entry **jobs, size_t n,
+                   int threads, const char *stage, bool show_progress);
+/* Loads e's binary (a stale kernel-cache binary is compiled again), gets its function and sets
+ * its dynamic shared memory for p. On failure e->mod may still be set (the caller frees it). */
+bt_status bt__build_load(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bt_diag *diag);
+
+#endif

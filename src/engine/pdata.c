@@ -1,0 +1,256 @@
+/*
+ * pdata.c — the data of one problem for the tuner: host copies of every buffer (random inputs
+ * from the seed, or read from the caller's buffers), device buffers, restore copies, scalar
+ * arguments, the host reference's outputs (sampled for expensive references); and running a
+ * config on that data: the resets before a run, the launch arguments (tensor maps encoded per
+ * launch), one launch or a graph replay.
+ */
+#include "engine/tune_ctx.h"
+
+#include "core/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void bt__pdata_free(bt__tctx *T, bt__pdata *d)
+{
+    for (int i = 0; i < T->k->nargs; i++) {
+        bt__hostbuf_free(&d->host[i]);
+        if (d->owned[i] && d->dev[i])
+            T->I->buf_free(T->D, d->dev[i]);
+        if (d->saved[i])
+            T->I->buf_free(T->D, d->saved[i]);
+        free(d->ref[i]);
+    }
+    free(d->sample);
+    memset(d, 0, sizeof *d);
+}
+
+/* Where buffer argument i's device data comes from: the caller's next buffer (its inputs read
+ * back for the reference), or a new device buffer holding the generated inputs. */
+static bt_status buffer_source(bt__tctx *T, bt__pdata *d, int i, bt_buffer *const *caller,
+                               int ncaller, int *nbuf, bt__rng *rng, bt_diag *diag)
+{
+    const bt__argspec *a = &T->k->args[i];
+    size_t bytes = bt__hostbuf_bytes(&d->host[i]);
+    if (!caller) {
+        if (!a->output)
+            bt__hostbuf_init(&d->host[i], a->init, a->init_a, a->init_b, rng);
+        bt_status st = T->I->buf_alloc(T->D, bytes, &d->dev[i], diag);
+        if (st)
+            return st;
+        d->owned[i] = true;
+        return T->I->buf_write(T->D, d->dev[i], 0, d->host[i].data, bytes, diag);
+    }
+    if (*nbuf >= ncaller) {
+        bt__diag_set(diag, "kernel '%s' takes more buffers than the %d given", T->k->name, ncaller);
+        return BT_INVALID_ARG;
+    }
+    bt_buffer *cb = caller[(*nbuf)++];
+    if (!cb || cb->bytes < bytes) {
+        bt__diag_set(diag, "buffer %d ('%s') holds %zu bytes, the problem needs %zu", *nbuf - 1,
+                     a->name, cb ? cb->bytes : 0, bytes);
+        return BT_INVALID_ARG;
+    }
+    d->dev[i] = cb->b;
+    if (!a->output || a->restore_value) /* read the caller's inputs for the reference */
+        return T->I->buf_read(T->D, d->dev[i], 0, d->host[i].data, bytes, diag);
+    return BT_OK;
+}
+
+/* Buffer argument i of v elements: host copy, device data, restore copy, reference array. */
+static bt_status buffer_init(bt__tctx *T, bt__pdata *d, int i, int64_t v,
+                             bt_buffer *const *caller, int ncaller, int *nbuf, bt__rng *rng,
+                             bt_diag *diag)
+{
+    const bt__argspec *a = &T->k->args[i];
+    if (v < 0 || v > ((int64_t)1 << 40)) {
+        bt__diag_set(diag, "buffer '%s' has %lld elements", a->name, (long long)v);
+        return BT_INVALID_ARG;
+    }
+    size_t count = v > 0 ? (size_t)v : 1;
+    bt_status st = bt__hostbuf_alloc(&d->host[i], bt__arg_dtype(T->k, a, &d->p), count);
+    if (!st)
+        st = buffer_source(T, d, i, caller, ncaller, nbuf, rng, diag);
+    size_t bytes = bt__hostbuf_bytes(&d->host[i]);
+    if (!st && (a->restore_value || (caller && a->reset_to_zero))) {
+        st = T->I->buf_alloc(T->D, bytes, &d->saved[i], diag);
+        if (!st)
+            st = T->I->buf_copy(T->D, d->saved[i], d->dev[i], bytes, diag);
+    }
+    if (!st && a->output) {
+        d->ref[i] = calloc(count, sizeof(double));
+        if (!d->ref[i])
+            st = BT_NOMEM;
+    }
+    return st;
+}
+
+/* The output indices a sampled reference computes (every element still gets the NaN/poison
+ * check): all of them up to 65536 outputs (d->sample stays NULL), else 4096 drawn from the seed. */
+static bt_status sample_outputs(bt__tctx *T, bt__pdata *d, uint64_t seed)
+{
+    size_t total = 0;
+    for (int i = 0; i < T->k->nargs; i++)
+        if (T->k->args[i].output)
+            total = d->host[i].count;
+    if (total <= 65536)
+        return BT_OK;
+    size_t want = 4096;
+    d->sample = malloc(sizeof *d->sample * want);
+    if (!d->sample)
+        return BT_NOMEM;
+    bt__rng srng;
+    bt__rng_seed(&srng, seed, 0x73616d706c65ULL);
+    for (size_t s = 0; s < want; s++)
+        d->sample[s] = (size_t)(bt__rng_next(&srng) % total);
+    d->nsample = want;
+    return BT_OK;
+}
+
+/* The host reference's outputs into d->ref (the kernel's "host" reference). */
+static bt_status host_reference(bt__tctx *T, bt__pdata *d, uint64_t seed, bt_diag *diag)
+{
+    const bt_kdesc *k = T->k;
+    bt__href_fn fn = bt__hostref_find(k->ref_host);
+    if (!fn) {
+        bt__diag_set(diag, "no host reference named '%s'", k->ref_host);
+        return BT_NOT_FOUND;
+    }
+    if (bt__hostref_sampled(k->ref_host)) {
+        bt_status st = sample_outputs(T, d, seed);
+        if (st)
+            return st;
+    }
+    bt__href_ctx hc = {k, &d->p, d->host, d->ref, d->sample, d->nsample};
+    bt_status st = fn(&hc, diag);
+    d->have_ref = st == BT_OK;
+    return st;
+}
+
+bt_status bt__pdata_init(bt__tctx *T, bt__pdata *d, const bt_problem *p, uint64_t seed,
+                         bt_buffer *const *caller, int ncaller, bt_diag *diag)
+{
+    const bt_kdesc *k = T->k;
+    memset(d, 0, sizeof *d);
+    d->p = *p;
+    int64_t slots[256];
+    bt__kdesc_fill_slots(k, NULL, p, T->g, slots);
+    bt__rng rng;
+    bt__rng_seed(&rng, seed, 0);
+    int nbuf = 0;
+    bt_status st = BT_OK;
+    for (int i = 0; i < k->nargs && st == BT_OK; i++) {
+        const bt__argspec *a = &k->args[i];
+        if (a->role == BT__KARG_TMAP) /* encoded per launch (it depends on the config) */
+            continue;
+        int64_t v;
+        st = bt__kexpr_eval(k, &a->size, slots, &v, diag);
+        if (st)
+            break;
+        if (a->role != BT__KARG_BUFFER)
+            st = bt__scalar_karg(a, v, &d->scalars[i], diag);
+        else
+            st = buffer_init(T, d, i, v, caller, ncaller, &nbuf, &rng, diag);
+    }
+    if (!st && caller && nbuf != ncaller) {
+        bt__diag_set(diag, "kernel '%s' takes %d buffers, %d given", k->name, nbuf, ncaller);
+        st = BT_INVALID_ARG;
+    }
+    if (st == BT_OK && k->ref == BT__REF_HOST)
+        st = host_reference(T, d, seed, diag);
+    if (st)
+        bt__pdata_free(T, d);
+    return st;
+}
+
+bt_status bt__pdata_pre_run(bt__tctx *T, bt__pdata *d, bt_diag *diag)
+{
+    const bt_kdesc *k = T->k;
+    for (int i = 0; i < k->nargs; i++) {
+        const bt__argspec *a = &k->args[i];
+        if (a->role != BT__KARG_BUFFER)
+            continue;
+        size_t bytes = bt__hostbuf_bytes(&d->host[i]);
+        bt_status st = BT_OK;
+        if (a->restore_value)
+            st = T->I->buf_copy(T->D, d->dev[i], d->saved[i], bytes, diag);
+        else if (a->reset_to_zero) {
+            uint8_t zero[4] = {0};
+            st = T->I->buf_fill(T->D, d->dev[i], 0, bytes, zero, bytes % 4 ? 1 : 4, diag);
+        }
+        if (st)
+            return st;
+    }
+    return BT_OK;
+}
+
+void bt__pdata_give_back(bt__tctx *T, bt__pdata *d)
+{
+    for (int i = 0; i < T->k->nargs; i++)
+        if (d->saved[i])
+            T->I->buf_copy(T->D, d->dev[i], d->saved[i], bt__hostbuf_bytes(&d->host[i]), NULL);
+    T->I->sync(T->D, NULL);
+}
+
+/* The launch of config e on data d: arguments (buffers, scalars, and tensor maps encoded into
+ * tm, which must outlive the launch call) and geometry. */
+typedef struct launch {
+    bt__karg args[BT__MAX_ARGS];
+    bt__tmap_blob tm[BT__MAX_TMAPS];
+    uint32_t grid[3], block[3];
+    size_t dyn;
+} launch;
+
+static bt_status launch_of(bt__tctx *T, const bt__entry *e, const bt__pdata *d, launch *L,
+                           bt_diag *diag)
+{
+    const bt_kdesc *k = T->k;
+    bool tmaps = false;
+    for (int i = 0; i < k->nargs; i++) {
+        if (k->args[i].role == BT__KARG_BUFFER) {
+            L->args[i].kind = BT__ARG_BUF;
+            L->args[i].u.buf = d->dev[i];
+        } else
+            L->args[i] = d->scalars[i];
+        tmaps |= k->args[i].role == BT__KARG_TMAP;
+    }
+    if (tmaps) {
+        bt__tmap_req req[BT__MAX_TMAPS];
+        bt_status st = bt__tmap_reqs(k, &e->ev.cfg, &d->p, T->g, req, diag);
+        if (!st)
+            st = bt__tmap_bind(k, T->I, T->D, req, L->args, L->tm, diag);
+        if (st)
+            return st;
+    }
+    int64_t grid[3], block[3], dyn;
+    bt_status st = bt__geometry(k, &e->ev.cfg, &d->p, T->g, grid, block, &dyn, diag);
+    if (st)
+        return st;
+    for (int i = 0; i < 3; i++)
+        L->grid[i] = (uint32_t)grid[i], L->block[i] = (uint32_t)block[i];
+    L->dyn = (size_t)dyn;
+    return BT_OK;
+}
+
+bt_status bt__run(bt__tctx *T, const bt__entry *e, bt__pdata *d, bt__btimer *timer, bt_diag *diag)
+{
+    launch L;
+    bt_status st = launch_of(T, e, d, &L, diag);
+    if (st)
+        return st;
+    if (!L.grid[0] || !L.grid[1] || !L.grid[2])
+        return BT_OK; /* an empty problem: nothing to launch */
+    return T->I->launch(T->D, e->fn, L.grid, L.block, L.dyn, L.args, T->k->nargs, timer, diag);
+}
+
+bt_status bt__run_graph(bt__tctx *T, const bt__entry *e, bt__pdata *d, int reps, double *ms,
+                        bt_diag *diag)
+{
+    launch L;
+    bt_status st = launch_of(T, e, d, &L, diag);
+    if (st)
+        return st;
+    return T->I->launch_graph_timed(T->D, e->fn, L.grid, L.block, L.dyn, L.args, T->k->nargs,
+                                    reps, ms, diag);
+}

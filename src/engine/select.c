@@ -1,0 +1,186 @@
+/*
+ * select.c — choosing the winner: the configs with the best first medians (the finalists) are
+ * loaded again and re-measured interleaved A B C A B C ... so that drift hits them alike; a
+ * config whose first median beats the winner's interleaved one meets it in a rematch (a
+ * challenger); the winner's margin over the runner-up is compared with the noise band (a tie when
+ * the margin is smaller). Also the time the finals need, which the search leaves them.
+ */
+#include "engine/tune_ctx.h"
+
+#include "core/util.h"
+#include "engine/record.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How many of the best first medians are re-measured interleaved (top_k, 3 by default, at most
+ * 16). */
+static int finalists_wanted(const bt_tune_options *o)
+{
+    int K = o->top_k > 0 ? o->top_k : 3;
+    return K > 16 ? 16 : K;
+}
+
+/* What re-measuring one config in the finals costs, in seconds: its warm-up + rep, with room for
+ * the flushes and launches around them. */
+static double remeasure_cost_s(const bt_tune_options *o)
+{
+    return (o->warmup_ms + o->rep_ms) * 1.5e-3;
+}
+
+/* What is left of the time limit after what came before the search (data, reference, baseline)
+ * and the time kept for the final selection, which re-measures the finalists and up to two
+ * challengers (and reloads them). At least a sliver, so that the first round always runs. */
+double bt__search_time_limit(const bt_tune_options *o, double spent)
+{
+    if (o->time_limit_s <= 0)
+        return 0;
+    double finals = (finalists_wanted(o) + 2) * remeasure_cost_s(o) + 0.1;
+    return fmax(o->time_limit_s - spent - finals, 1e-6);
+}
+
+static int cmp_entry_median(const void *a, const void *b)
+{
+    const bt__entry *const *x = a, *const *y = b;
+    double mx = (*x)->st.median, my = (*y)->st.median;
+    return mx < my ? -1 : mx > my;
+}
+
+/* The configs that measured, fastest first median first. */
+typedef struct finals {
+    bt__entry **ok;
+    size_t nok;
+    size_t loaded; /* ok[0..loaded) are loaded again */
+} finals;
+
+/* Loads ok[loaded..want) again for the final measurements; one that no longer loads drops out. */
+static void load_finalists(bt__tctx *T, finals *F, size_t want)
+{
+    while (F->loaded < F->nok && F->loaded < want) {
+        bt__load(T, F->ok[F->loaded], true);
+        if (F->ok[F->loaded]->status == BT__CS_OK) {
+            F->loaded++;
+            continue;
+        }
+        memmove(&F->ok[F->loaded], &F->ok[F->loaded + 1],
+                sizeof *F->ok * (F->nok - F->loaded - 1));
+        F->nok--;
+    }
+}
+
+/* Re-measures f[0..n) interleaved, A B C A B C ... over R rounds of 1/R of the budgets each, and
+ * replaces each one's statistics with the pooled samples. */
+static void interleave(bt__tctx *T, bt__entry **f, int n, int R)
+{
+    double *pool_t[16] = {0};
+    int pool_n[16] = {0};
+    if (n > 16)
+        n = 16;
+    for (int round = 0; round < R; round++)
+        for (int i = 0; i < n; i++) {
+            T->cur_e = f[i];
+            double *smp = NULL;
+            int ns = 0;
+            bt__stats tmp;
+            bt_diag d = {0};
+            if (bt__bench(&T->ops, T->o.warmup_ms / R, T->o.rep_ms / R, T->o.timeout_s * 1e3,
+                          &tmp, &smp, &ns, &d) == BT_OK && smp) {
+                double *grown = realloc(pool_t[i], sizeof(double) * (size_t)(pool_n[i] + ns));
+                if (grown) {
+                    memcpy(grown + pool_n[i], smp, sizeof(double) * (size_t)ns);
+                    pool_t[i] = grown;
+                    pool_n[i] += ns;
+                }
+            }
+            free(smp);
+        }
+    for (int i = 0; i < n; i++) {
+        if (pool_n[i] >= 5)
+            bt__stats_compute(pool_t[i], pool_n[i], &f[i]->st);
+        free(pool_t[i]);
+    }
+}
+
+/* A first measurement can be lucky (a kernel whose times come in two modes): while the best
+ * config not re-measured has a first median below the winner's interleaved one, it meets the
+ * winner in an interleaved rematch (at most 8 such challengers), so that the winner is not slower
+ * than a config the table shows; with a time limit, only while the tune has time left for it.
+ * Returns the number of finalists, challengers included. */
+static int challenge(bt__tctx *T, finals *F, int K, int R)
+{
+    for (int extra = 0; extra < 8; extra++) {
+        /* a rematch re-measures two configs: not past the time limit */
+        if (T->o.time_limit_s > 0 &&
+            bt__now() - T->t0 + 2 * remeasure_cost_s(&T->o) > T->o.time_limit_s)
+            break;
+        load_finalists(T, F, (size_t)K + 1);
+        if ((size_t)K >= F->nok || F->ok[K]->st.median >= F->ok[0]->st.median)
+            break;
+        bt__entry *pair[2] = {F->ok[0], F->ok[K]};
+        interleave(T, pair, 2, R);
+        K++;
+        T->r->challengers++;
+        qsort(F->ok, (size_t)K, sizeof *F->ok, cmp_entry_median);
+    }
+    return K;
+}
+
+/* The winner, the runner-up, the margin between them and the noise band (twice the larger
+ * relative MAD as a standard deviation, at least 0.5 %): a tie when the margin is inside it. */
+static void decide(bt_result *r, const finals *F)
+{
+    r->winner = (int)(F->ok[0] - r->e);
+    if (F->nok < 2)
+        return;
+    r->runner_up = (int)(F->ok[1] - r->e);
+    double a = F->ok[0]->st.median, b = F->ok[1]->st.median;
+    r->margin = (b - a) / a;
+    double na = 2 * 1.4826 * F->ok[0]->st.mad / a, nb = 2 * 1.4826 * F->ok[1]->st.mad / b;
+    r->noise = fmax(fmax(na, nb), 0.005);
+    r->tie = r->margin < r->noise;
+}
+
+/* The finalists' interleaved statistics replace their first ones in the store; the winner row. */
+static void store_finals(bt__tctx *T, const finals *F)
+{
+    bt_result *r = T->r;
+    for (int f = 0; f < r->finalists; f++)
+        if (F->ok[f] != &r->e[r->winner])
+            bt__record(T, F->ok[f]);
+    bt_diag d = {0};
+    if (r->winner >= 0 && bt__record_put(T->store, r, &r->e[r->winner], true, &d) != BT_OK)
+        fprintf(stderr, "blocktune: the winner could not be stored: %s\n", d.msg);
+}
+
+void bt__select(bt__tctx *T)
+{
+    bt_result *r = T->r;
+    finals F = {calloc(r->n + 1, sizeof *F.ok), 0, 0};
+    for (size_t i = 0; i < r->n && F.ok; i++)
+        if (r->e[i].status == BT__CS_OK)
+            F.ok[F.nok++] = &r->e[i];
+    if (F.ok && F.nok)
+        qsort(F.ok, F.nok, sizeof *F.ok, cmp_entry_median);
+    int K = finalists_wanted(&T->o);
+    /* the finalists are loaded again (a binary that no longer loads drops out) */
+    if (F.ok)
+        load_finalists(T, &F, (size_t)K);
+    if (F.ok && F.nok) {
+        if ((size_t)K > F.nok)
+            K = (int)F.nok;
+        int R = T->o.rounds > 0 ? T->o.rounds : 5;
+        r->finalists = K;
+        r->rounds = K > 1 ? R : 0;
+        if (K > 1) {
+            interleave(T, F.ok, K, R);
+            qsort(F.ok, (size_t)K, sizeof *F.ok, cmp_entry_median);
+            r->finalists = challenge(T, &F, K, R);
+        }
+        decide(r, &F);
+    }
+    if (F.ok && T->store)
+        store_finals(T, &F);
+    free(F.ok);
+}

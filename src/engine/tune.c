@@ -1,0 +1,235 @@
+/*
+ * tune.c — the tuning pipeline's driver (bt__tune): plan (prune with the model, with reasons) →
+ * pick a search strategy → the problem's data and reference (pdata.c; the baseline config of a
+ * "config" reference, verify.c) → the search in rounds of compile → load → verify → measure
+ * (measure.c) → the finals and the winner (select.c) → the winner into the dispatch table. One
+ * cleanup path. Also the tune options' defaults and the result object's accessors.
+ */
+#include "engine/tune_ctx.h"
+
+#include "core/pool.h"
+#include "core/util.h"
+#include "engine/record.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The measurement budget of a non-exhaustive strategy when neither a budget nor a time limit is
+ * given. */
+#define BT__TUNE_DEFAULT_BUDGET 64
+
+void bt_tune_options_default(bt_tune_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->warmup_ms = 25;
+    o->rep_ms = 100;
+    o->verify_boundary = 1;
+    o->top_k = 3;
+    o->rounds = 5;
+    o->seed = 1;
+    o->timeout_s = 10;
+    o->mode = bt__tune_mode_from_env();
+}
+
+void bt_result_free(bt_result *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->e[i].error);
+        free(r->e[i].log);
+        free(r->e[i].blob.data);
+    }
+    free(r->e);
+    bt_plan_free(r->plan);
+    free(r);
+}
+
+int bt_result_winner(const bt_result *r, bt_config *cfg, double *median_ms)
+{
+    if (!r || r->winner < 0)
+        return 0;
+    if (cfg)
+        *cfg = r->e[r->winner].ev.cfg;
+    if (median_ms)
+        *median_ms = r->e[r->winner].st.median;
+    return 1;
+}
+
+/* A new result for kernel kn at p with options o: the problem, the device and the provenance. */
+static bt_result *result_new(const bt_kernel *kn, const bt_problem *p, const bt_tune_options *o)
+{
+    const bt_kdesc *k = kn->k;
+    bt_result *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->k = k;
+    r->problem = *p;
+    r->dev = *bt_device_get_info(kn->dev);
+    r->opts = *o;
+    r->opts.strategy = NULL; /* borrowed: the result keeps the name in r->strategy */
+    r->winner = r->runner_up = -1;
+    snprintf(r->source_hash, sizeof r->source_hash, "%016llx", (unsigned long long)kn->src_hash);
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(r->timestamp, sizeof r->timestamp, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    snprintf(r->reference, sizeof r->reference, "%s",
+             k->ref == BT__REF_HOST     ? "host (fp64)"
+             : k->ref == BT__REF_CONFIG ? "baseline config"
+             : k->ref == BT__REF_KERNEL ? "reference kernel"
+                                        : "none (outputs checked for being written)");
+    return r;
+}
+
+/* The strategy by name, or the default for nvalid valid configs. NULL (diag says the names) for
+ * an unknown name. */
+static const bt__strategy *pick_strategy(const bt_tune_options *o, uint64_t nvalid, bt_diag *diag)
+{
+    if (!o->strategy || !o->strategy[0])
+        return bt__strategy_default(nvalid,
+                                    o->exhaustive_max > 0 ? (uint64_t)o->exhaustive_max : 0);
+    const bt__strategy *s = bt__strategy_find(o->strategy);
+    if (!s) {
+        size_t n;
+        const bt__strategy *const *all = bt__strategies(&n);
+        char names[200] = "";
+        size_t off = 0;
+        for (size_t i = 0; i < n && off < sizeof names; i++) {
+            int w = snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "", all[i]->name);
+            if (w > 0)
+                off += (size_t)w;
+        }
+        bt__diag_set(diag, "unknown strategy '%s' (one of: %s)", o->strategy, names);
+    }
+    return s;
+}
+
+/* The plan and the strategy over its valid configs; the measurement budget, the configs per
+ * round (the compile threads) and the search's target. */
+static bt_status plan_search(bt__tctx *T, const bt__strategy **strat, bt_diag *diag)
+{
+    bt_result *r = T->r;
+    bt_plan_options po = {.rules = T->o.rules};
+    bt_status st = bt_plan_create(T->k, T->p, T->g, &po, &r->plan, diag);
+    if (st)
+        return st;
+    *strat = pick_strategy(&T->o, r->plan->ncand, diag);
+    if (!*strat)
+        return BT_INVALID_ARG;
+    snprintf(r->strategy, sizeof r->strategy, "%s", (*strat)->name);
+    bool exhaustive = !strcmp((*strat)->name, "exhaustive");
+    r->budget = T->o.budget > 0                             ? (size_t)T->o.budget
+                : exhaustive || T->o.time_limit_s > 0       ? 0
+                                                            : BT__TUNE_DEFAULT_BUDGET;
+    int nthreads = T->o.threads > 0 ? T->o.threads : bt__pool_cores();
+    r->compile_threads = nthreads < 1 ? 1 : nthreads > 128 ? 128 : nthreads;
+    r->target_ms = T->o.target_ms < 0 ? r->plan->model.roof.floor_us * 1e-3 : T->o.target_ms;
+    return BT_OK;
+}
+
+/* Throughput and efficiency from each final median, and every entry's launch geometry. */
+static void derive(bt__tctx *T)
+{
+    bt_result *r = T->r;
+    const bt__roofline *rf = &r->plan->model.roof;
+    for (size_t i = 0; i < r->n; i++) {
+        bt__entry *e = &r->e[i];
+        if (e->status == BT__CS_OK && e->st.median > 0) {
+            e->gbps = rf->bytes / (e->st.median * 1e-3) / 1e9;
+            e->tflops = rf->flops / (e->st.median * 1e-3) / 1e12;
+            e->eff = rf->floor_us > 0 ? rf->floor_us / (e->st.median * 1e3) : 0;
+        }
+        bt__geometry(T->k, &e->ev.cfg, T->p, T->g, e->grid, e->block, &e->dyn_smem, NULL);
+    }
+}
+
+/* After the search: the finals (their time counts as measuring) and what follows from them. */
+static void finish(bt__tctx *T)
+{
+    bt_result *r = T->r;
+    r->not_measured = r->plan->ncand > r->n ? r->plan->ncand - r->n : 0;
+    double t = bt__now();
+    bt__select(T);
+    r->t_measure += bt__now() - t;
+    derive(T);
+}
+
+/* The winner enters the dispatch table (which then owns its module). */
+static void dispatch_winner(bt__tctx *T)
+{
+    bt_result *r = T->r;
+    if (r->winner < 0)
+        return;
+    bt__entry *w = &r->e[r->winner];
+    if (w->mod && bt__dispatch_put(T->kn, T->p, &w->ev.cfg, w->mod, w->fn) == BT_OK) {
+        w->mod = NULL;
+        w->fn = NULL;
+    }
+}
+
+bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *opts,
+                   bt_buffer *const *caller, int ncaller, bt_result **out, bt_diag *diag)
+{
+    *out = NULL;
+    bt__diag_clear(diag);
+    bt__tctx T = {.kn = kn, .k = kn->k, .I = kn->iface, .D = kn->bdev, .p = p,
+                  .caller = caller != NULL, .t0 = bt__now()};
+    T.g = &bt_device_get_info(kn->dev)->props;
+    if (opts)
+        T.o = *opts;
+    else
+        bt_tune_options_default(&T.o);
+    pthread_mutex_init(&T.wmu, NULL);
+    bt__pdata data;
+    bool have_data = false;
+    const bt__strategy *strat = NULL;
+    bt_status st = BT_NOMEM;
+    T.r = result_new(kn, p, &T.o);
+    if (!T.r)
+        goto done;
+    /* 1. plan, and the search over its valid configs */
+    if ((st = plan_search(&T, &strat, diag)) != BT_OK)
+        goto done;
+    /* measurements the store already holds for this source, device and key are not repeated (a
+     * killed tune resumes; an added config costs only itself) */
+    T.store = bt__record_store(kn, &T.o, T.r);
+    /* 2. data and reference; from here on a watchdog guards every run on the device */
+    bt__watchdog_start(&T);
+    if ((st = bt__pdata_init(&T, &data, p, T.o.seed, caller, ncaller, diag)) != BT_OK)
+        goto done;
+    have_data = true;
+    T.main = &data;
+    /* the baseline config is compiled and run first, whatever the strategy */
+    if (T.k->ref == BT__REF_CONFIG && (st = bt__baseline(&T, &data, diag)) != BT_OK)
+        goto done;
+    bt__bench_setup(&T);
+    /* 3. the search: rounds of compile (in parallel) → load → verify → measure */
+    st = bt__search(&T, strat, bt__search_time_limit(&T.o, bt__now() - T.t0), diag);
+    if (st)
+        goto done;
+    /* 4. select: finalists re-measured interleaved A B C A B C ... */
+    finish(&T);
+    /* the caller's buffers go back to what the caller gave: the launch that follows must see
+     * its own inputs, not what the last measured run left in them */
+    if (caller)
+        bt__pdata_give_back(&T, &data);
+done:
+    if (have_data)
+        bt__pdata_free(&T, &data);
+    /* 5. the winner enters the dispatch table; everything else is unloaded */
+    if (st == BT_OK)
+        dispatch_winner(&T);
+    if (T.r && T.r->e)
+        bt__unload_all(&T);
+    if (st == BT_OK) {
+        T.r->t_total = bt__now() - T.t0;
+        *out = T.r;
+    } else
+        bt_result_free(T.r);
+    bt__watchdog_stop(&T);
+    pthread_mutex_destroy(&T.wmu);
+    return st;
+}
