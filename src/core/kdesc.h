@@ -112,7 +112,18 @@ typedef struct bt__argspec {
     bt__kexpr size;        /* buffer: elements; local: bytes; scalar: value */
     bt__init_kind init;
     double init_a, init_b;
-    bool output, reset_to_zero, restore_value, constant;
+    bool output, reset_to_zero, restore_value;
+    /* "kind": "constant": read-only data in constant memory, otherwise a buffer (role BUFFER):
+     * on CUDA the __constant__ symbol `symbol` of the module (the argument's name unless given),
+     * filled before each launch and not a kernel parameter; on OpenCL a __constant pointer
+     * argument */
+    bool cmem;
+    char symbol[128];
+    /* input data read from a file (raw binary in the argument's dtype, or .npy), resolved
+     * against the spec's directory; NULL: made by `init` */
+    char *file;
+    /* the expected output (same formats) when the reference is "answers"; NULL otherwise */
+    char *answer;
     /* tensor maps: the buffer argument mapped, its dimensions (elements, innermost first; dense
      * row-major strides), the box copied per request (may use parameters) and the swizzle span */
     int tm_buffer, tm_rank, tm_swizzle;
@@ -124,6 +135,7 @@ typedef enum bt__ref_kind {
     BT__REF_HOST,   /* a host reference built into the library (built-in kernels) */
     BT__REF_CONFIG, /* a baseline config of the same kernel */
     BT__REF_KERNEL, /* a separate reference kernel in the spec */
+    BT__REF_ANSWERS, /* expected outputs read from files (one problem's sizes) */
 } bt__ref_kind;
 
 #define BT__MAX_ARGS 32
@@ -131,6 +143,17 @@ typedef enum bt__ref_kind {
 #define BT__MAX_PROBLEM 16
 #define BT__MAX_BOUNDARY 16
 #define BT__MAX_DTYPES 8
+#define BT__MAX_PDEFINES 16       /* "defines": problem values passed as -D */
+#define BT__MAX_CONSTRAINTS 4096
+#define BT__MAX_SOURCES 64        /* files in one "sources" list */
+#define BT__MAX_CONFIGS 1000000   /* an explicit "configs" list */
+#define BT__MAX_GRID_DIV 8        /* factors a grid dimension's problem size is divided by */
+
+/* A -D define whose value is an expression over problem variables, evaluated per problem. */
+typedef struct bt__pdefine {
+    char name[BT_NAME_MAX];
+    bt__kexpr value;
+} bt__pdefine;
 
 typedef struct bt__tolerance {
     double rtol, atol;
@@ -178,8 +201,11 @@ struct bt_kdesc {
     int ntiles;
     int p_num_warps, p_num_stages, p_num_ctas; /* parameter indices, -1 if absent */
 
-    /* launch geometry */
+    /* launch geometry (from "grid"/"block", or from parameters named block_size_x/y/z and
+     * "problem_size" / "grid_div") */
     bt__kexpr grid[3], block[3], dyn_smem;
+    bt__pdefine pdefines[BT__MAX_PDEFINES];
+    int npdefines;
     bt__kexpr flops, bytes;
 
     /* arguments and verification */
@@ -226,5 +252,10 @@ void bt__kdesc_fill_slots(const bt_kdesc *k, const bt_config *c, const bt_proble
 /* Evaluates a kexpr; on error fills diag with field, position and message. */
 bt_status bt__kexpr_eval(const bt_kdesc *k, const bt__kexpr *x, const int64_t *slots,
                          int64_t *out, bt_diag *diag);
+
+/* The "defines" of k evaluated for problem p (and GPU g, may be NULL) as "NAME=value" into defs
+ * (BT__MAX_PDEFINES entries); *n gets how many. An evaluation error names the define. */
+bt_status bt__kdesc_pdefines(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g,
+                             char defs[][96], int *n, bt_diag *diag);
 
 #endif
