@@ -798,6 +798,20 @@ static bool parse_primary(parser *p, span *out)
     }
 }
 
+/* At an operator token: parses what follows it with `operand`, one nesting level deeper, and
+ * spans the whole from `from`. */
+static bool operand_after(parser *p, bool (*operand)(parser *, span *), uint32_t from, span *out)
+{
+    if (!enter(p) || !next(p))
+        return false;
+    span r;
+    if (!operand(p, &r))
+        return false;
+    p->depth--;
+    *out = (span){from, r.end};
+    return true;
+}
+
 /* power := primary [ '**' unary ]   (right-associative; binds tighter than unary minus) */
 static bool parse_power(parser *p, span *out)
 {
@@ -807,14 +821,7 @@ static bool parse_power(parser *p, span *out)
     *out = l;
     if (p->t.kind != T_POW)
         return true;
-    if (!enter(p) || !next(p))
-        return false;
-    span r;
-    if (!parse_unary(p, &r))
-        return false;
-    p->depth--;
-    *out = (span){l.start, r.end};
-    return emit(p, OP_POW, 0, 0, *out) >= 0;
+    return operand_after(p, parse_unary, l.start, out) && emit(p, OP_POW, 0, 0, *out) >= 0;
 }
 
 /* unary := ('-' | '+' | '!') unary | power */
@@ -823,13 +830,8 @@ static bool parse_unary(parser *p, span *out)
     tok t = p->t;
     if (t.kind != T_MINUS && t.kind != T_PLUS && t.kind != T_BANG)
         return parse_power(p, out);
-    if (!enter(p) || !next(p))
+    if (!operand_after(p, parse_unary, t.pos, out))
         return false;
-    span r;
-    if (!parse_unary(p, &r))
-        return false;
-    p->depth--;
-    *out = (span){t.pos, r.end};
     if (t.kind == T_MINUS)
         return emit(p, OP_NEG, 0, 0, *out) >= 0;
     if (t.kind == T_BANG)
@@ -992,14 +994,7 @@ static bool parse_not(parser *p, span *out)
     tok t = p->t;
     if (t.kind != T_NOT)
         return parse_compare(p, out);
-    if (!enter(p) || !next(p))
-        return false;
-    span r;
-    if (!parse_not(p, &r))
-        return false;
-    p->depth--;
-    *out = (span){t.pos, r.end};
-    return emit(p, OP_NOT, 0, 0, *out) >= 0;
+    return operand_after(p, parse_not, t.pos, out) && emit(p, OP_NOT, 0, 0, *out) >= 0;
 }
 
 /* and := not { ('&&' | 'and') not }     or := and { ('||' | 'or') and }   (short-circuit,
