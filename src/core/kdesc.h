@@ -51,7 +51,9 @@ typedef enum bt__rule {
     BT__RULE_THREADS,        /* threads per block <= max_threads_per_block */
     BT__RULE_NUM_WARPS,      /* num_warps in {1,2,4,8,16,32} */
     BT__RULE_STAGES,         /* num_stages >= 1 */
-    BT__RULE_FITS_SM,        /* at least one block fits on an SM (smem, registers, threads) */
+    BT__RULE_FITS_SM,        /* at least one block fits on an SM (smem, threads; registers only
+                                when counted exactly by a compiler: plan --exact) */
+    BT__RULE_SMEM_STATIC,    /* static smem <= the default per-block size (CUDA: 48 KiB) */
     BT__RULE__COUNT
 } bt__rule;
 
@@ -195,6 +197,7 @@ struct bt_kdesc {
     bt__kind kind;
     bt__compute_unit unit;
     bt__kexpr smem, regs, threads, acc_bytes, tensor_core, vector_ok, traffic, perf;
+    bt__kexpr static_smem; /* the static part of smem (default: smem - launch.local_mem) */
     int vector_bytes;
     int inner_tile; /* parameter index of the innermost tile width, -1 if none */
     bt__tile tiles[BT__MAX_TILES];

@@ -256,7 +256,7 @@ static bt_status load_model(bt__ld *L, const json_t *m)
         return BT_OK;
     if (!json_is_object(m))
         return bt__ld_fail(L, "model", "expected an object");
-    static const char *const keys[] = {"kind", "unit", "smem", "regs", "threads",
+    static const char *const keys[] = {"kind", "unit", "smem", "static_smem", "regs", "threads",
                                        "accumulator_bytes", "tensor_core", "vector_ok",
                                        "vector_bytes", "traffic", "perf", "tiles", "inner", NULL};
     BT__TRY(bt__ld_keys(L, m, "model", keys));
@@ -289,7 +289,8 @@ static bt_status load_model(bt__ld *L, const json_t *m)
     } ex[] = {{"smem", &k->smem},           {"regs", &k->regs},
               {"threads", &k->threads},     {"accumulator_bytes", &k->acc_bytes},
               {"tensor_core", &k->tensor_core}, {"vector_ok", &k->vector_ok},
-              {"traffic", &k->traffic},     {"perf", &k->perf}};
+              {"traffic", &k->traffic},     {"perf", &k->perf},
+              {"static_smem", &k->static_smem}};
     for (size_t i = 0; i < BT__ARRAY_LEN(ex); i++)
         if ((v = json_object_get(m, ex[i].key))) {
             char p[64];
@@ -798,9 +799,9 @@ void bt_kdesc_free(bt_kdesc *k)
     for (int i = 0; i < k->nconstraints; i++)
         bt__kexpr_free(&k->constraints[i]);
     free(k->constraints);
-    bt__kexpr *all[] = {&k->smem, &k->regs,  &k->threads, &k->acc_bytes, &k->tensor_core,
-                        &k->vector_ok, &k->traffic, &k->perf, &k->dyn_smem, &k->flops,
-                        &k->bytes};
+    bt__kexpr *all[] = {&k->smem,    &k->regs,      &k->threads,  &k->acc_bytes,
+                        &k->tensor_core, &k->vector_ok, &k->traffic, &k->perf,
+                        &k->dyn_smem, &k->flops,     &k->bytes,    &k->static_smem};
     for (size_t i = 0; i < BT__ARRAY_LEN(all); i++)
         bt__kexpr_free(all[i]);
     for (int i = 0; i < 3; i++) {
@@ -1116,9 +1117,20 @@ bt_status bt_kdesc_parse_config(const bt_kdesc *k, const char *text, bt_config *
         }
         char *end;
         errno = 0;
-        long long v = strtoll(val, &end, 0);
+        /* decimal ("010" is ten, not octal eight), or hexadecimal with 0x */
+        const char *digits = val;
+        while (isspace((unsigned char)*digits))
+            digits++;
+        const char *after_sign = digits + (*digits == '-' || *digits == '+');
+        bool hex = after_sign[0] == '0' && (after_sign[1] == 'x' || after_sign[1] == 'X');
+        long long v = strtoll(val, &end, hex ? 16 : 10);
         while (isspace((unsigned char)*end))
             end++;
+        if (errno == ERANGE) {
+            bt__diag_set(diag, "value of '%s' in --config does not fit in 64 bits: '%s'", key, val);
+            st = BT_INVALID_ARG;
+            break;
+        }
         if (errno || end == val || *end) {
             bt__diag_set(diag, "value of '%s' in --config is not an integer: '%s'", key, val);
             st = BT_INVALID_ARG;
