@@ -122,6 +122,13 @@ bt_status bt__model_init(bt__model *m, const bt_kdesc *k, const bt_problem *p, c
     if (!m->slots)
         return BT_NOMEM;
     bt__kdesc_fill_slots(k, NULL, p, g, m->slots);
+    if (k->npdefines) { /* a define the problem cannot take is the problem's error */
+        char defs[BT__MAX_PDEFINES][96];
+        int n;
+        bt_status st = bt__kdesc_pdefines(k, p, g, defs, &n, diag);
+        if (st)
+            return st;
+    }
     bt__roofline *r = &m->roof;
     int64_t v;
     if (k->flops.e) {

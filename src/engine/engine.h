@@ -72,6 +72,7 @@ typedef struct bt__entry {
     bt__stats st;
     double gbps, tflops, eff; /* from the final median */
     int64_t grid[3], block[3], dyn_smem;
+    const bt_problem *problem; /* compile for this problem's defines (NULL: the tune's) */
 } bt__entry;
 
 struct bt_result {
@@ -174,7 +175,7 @@ bt_status bt__scalar_karg(const bt__argspec *a, int64_t v, bt__karg *out, bt_dia
 /* The -D defines of a config: every parameter, BT_THREADS, BT_WARP_SIZE, BT_DTYPE_<T>,
  * BT_ELEM_BYTES, and BT_TYPE_<arg>_<DTYPE> for each buffer whose dtype depends on the problem.
  * defs must hold BT__MAX_DEFINES entries. Returns how many. */
-#define BT__MAX_DEFINES (BT_MAX_PARAMS + 8 + BT__MAX_ARGS)
+#define BT__MAX_DEFINES (BT_MAX_PARAMS + 8 + BT__MAX_ARGS + BT__MAX_PDEFINES)
 int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
                       char defs[][96]);
 /* The source a backend compiles for k: the built-in prelude (for built-in kernels) and the

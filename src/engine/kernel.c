@@ -7,6 +7,7 @@
 
 #include "core/util.h"
 #include "engine/record.h"
+#include "engine/userdata.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -390,6 +391,10 @@ bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const 
     }
     if (!e.grid[0] || !e.grid[1] || !e.grid[2])
         return BT_OK;
+    bt_status cst = bt__cmem_bind(k, kn->iface, kn->bdev, e.mod, p,
+                                  &bt_device_get_info(kn->dev)->props, e.args, diag);
+    if (cst)
+        return cst;
     bt__tmap_blob tm[BT__MAX_TMAPS];
     if (e.has_tmaps) {
         bt_status st = bt__tmap_bind(k, kn->iface, kn->bdev, e.tm, e.args, tm, diag);

@@ -11,6 +11,7 @@
 #include "core/util.h"
 #include "engine/kcache.h"
 #include "engine/record.h"
+#include "engine/userdata.h"
 #include "search/common.h"
 
 #include <math.h>
@@ -242,8 +243,9 @@ static bt_status pdata_init(tctx *T, pdata *d, const bt_problem *p, uint64_t see
                 st = T->I->buf_read(T->D, d->dev[i], 0, d->host[i].data, bytes, diag);
         } else {
             if (!a->output)
-                bt__hostbuf_init(&d->host[i], a->init, a->init_a, a->init_b, &rng);
-            st = T->I->buf_alloc(T->D, bytes, &d->dev[i], diag);
+                st = bt__arg_fill(a, &d->host[i], &rng, diag);
+            if (!st)
+                st = T->I->buf_alloc(T->D, bytes, &d->dev[i], diag);
             if (!st) {
                 d->owned[i] = true;
                 st = T->I->buf_write(T->D, d->dev[i], 0, d->host[i].data, bytes, diag);
@@ -264,6 +266,8 @@ static bt_status pdata_init(tctx *T, pdata *d, const bt_problem *p, uint64_t see
         bt__diag_set(diag, "kernel '%s' takes %d buffers, %d given", k->name, nbuf, ncaller);
         st = BT_INVALID_ARG;
     }
+    if (st == BT_OK && k->ref == BT__REF_ANSWERS)
+        d->have_ref = (st = bt__answers_load(k, d->host, d->ref, caller != NULL, diag)) == BT_OK;
     if (st == BT_OK && k->ref == BT__REF_HOST) {
         bt__href_fn fn = bt__hostref_find(k->ref_host);
         if (!fn) {
@@ -339,8 +343,9 @@ static bt_status entry_args(tctx *T, const bt__entry *e, const pdata *d, bt__kar
             args[i] = d->scalars[i];
         tmaps |= k->args[i].role == BT__KARG_TMAP;
     }
-    if (!tmaps)
-        return BT_OK;
+    bt_status cst = bt__cmem_bind(k, T->I, T->D, e->mod, &d->p, T->g, args, diag);
+    if (cst || !tmaps)
+        return cst;
     bt__tmap_req req[BT__MAX_TMAPS];
     bt_status st = bt__tmap_reqs(k, &e->ev.cfg, &d->p, T->g, req, diag);
     return st ? st : bt__tmap_bind(k, T->I, T->D, req, args, tm, diag);
@@ -461,6 +466,7 @@ int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p
     int m = 0;
     for (int i = 0; i < k->space.nparams; i++)
         snprintf(defs[m++], 96, "%s=%lld", k->space.params[i].name, (long long)c->v[i]);
+    m += bt__problem_defines(k, p, g, defs + m);
     int64_t grid[3], block[3], dyn;
     bt_diag d;
     if (bt__geometry(k, c, p, g, grid, block, &dyn, &d) == BT_OK)
@@ -481,7 +487,8 @@ static void compile_one(tctx *T, bt__entry *e, bool use_cache)
 {
     char defs[BT__MAX_DEFINES][96];
     const char *dp[BT__MAX_DEFINES];
-    int nd = bt__build_defines(T->k, &e->ev.cfg, &T->r->problem, T->g, defs);
+    int nd = bt__build_defines(T->k, &e->ev.cfg, e->problem ? e->problem : &T->r->problem, T->g,
+                               defs);
     for (int i = 0; i < nd; i++)
         dp[i] = defs[i];
     char opts[256];
@@ -490,13 +497,14 @@ static void compile_one(tctx *T, bt__entry *e, bool use_cache)
     double t0 = bt__now();
     const bt_device_info *di = bt_device_get_info(T->kn->dev);
     uint64_t key = bt__kcache_key(T->I->name, di->name, di->compiler_version, T->src, dp, nd, opts);
+    key = bt__compile_key(T->k, key);
     if (use_cache && bt__kcache_get(key, &e->blob)) {
         e->compile_s = bt__now() - t0;
         e->cached = true;
         return;
     }
     char *log = NULL;
-    bt_status st = T->I->compile(T->D, T->src, dp, nd, opts, &e->blob, &log);
+    bt_status st = bt__compile_kernel(T->I, T->D, T->k, T->src, dp, nd, opts, &e->blob, &log);
     e->compile_s = bt__now() - t0;
     if (st == BT_OK)
         bt__kcache_put(key, &e->blob);
@@ -798,6 +806,34 @@ static void compile_parallel(tctx *T, bt__entry **jobs, size_t n, int threads, c
     pthread_mutex_destroy(&P.mu);
 }
 
+/* A kernel with problem defines is compiled per problem: at boundary size bp its config is
+ * verified with a binary built for bp, made in *tmp (drop_binary frees it); without defines the
+ * round's own binary serves. */
+static bt__entry *boundary_binary(tctx *T, bt__entry *e, const bt_problem *bp, bt__entry *tmp)
+{
+    if (!T->k->npdefines)
+        return e;
+    memset(tmp, 0, sizeof *tmp);
+    tmp->ev = e->ev;
+    tmp->ev.reasons = NULL;
+    tmp->problem = bp;
+    compile_one(T, tmp, true);
+    if (tmp->status == BT__CS_PENDING)
+        load_entry(T, tmp, bp, false);
+    return tmp;
+}
+
+static void drop_binary(tctx *T, const bt__entry *e, bt__entry *be)
+{
+    if (be == e)
+        return;
+    if (be->mod)
+        T->I->module_free(T->D, be->mod);
+    free(be->blob.data);
+    free(be->log);
+    free(be->error);
+}
+
 /* After a device fault in a round: recover() and tell why it failed. */
 static bt_status round_recover(tsearch *S, size_t from)
 {
@@ -919,9 +955,17 @@ static bt_status measure_round(void *user, const uint64_t *idx, size_t n, bt__se
             }
             bt__verify v;
             bt_diag d2 = {0};
+            bt__entry tmp, *be = boundary_binary(T, e, &bp, &tmp);
             watch_begin(T, e, T->o.timeout_s);
-            st = verify_on(T, e, &bd, &v, &d2);
+            if (be->status == BT__CS_PENDING || be == e)
+                st = verify_on(T, be, &bd, &v, &d2);
+            else /* its binary for this size did not build or load */
+                bt__diag_set(&d2, "built for this size: %.240s",
+                             (st = fail_of(be->status)) == BT_COMPILE && be->log ? be->log
+                             : be->error                                         ? be->error
+                                                                                 : "?");
             watch_end(T);
+            drop_binary(T, e, be);
             char msg[400];
             if (st) {
                 snprintf(msg, sizeof msg, "at boundary size %s: %.250s", where, d2.msg);
@@ -1177,7 +1221,9 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
     strftime(r->timestamp, sizeof r->timestamp, "%Y-%m-%dT%H:%M:%SZ", &tmv);
     snprintf(r->reference, sizeof r->reference, "%s",
              k->ref == BT__REF_HOST ? "host (fp64)" : k->ref == BT__REF_CONFIG ? "baseline config"
-             : k->ref == BT__REF_KERNEL ? "reference kernel" : "none (outputs checked for being written)");
+             : k->ref == BT__REF_KERNEL ? "reference kernel"
+             : k->ref == BT__REF_ANSWERS ? "expected outputs (answer files)"
+                                         : "none (outputs checked for being written)");
 
     /* 1. plan, and the search over its valid configs */
     bt_plan_options po = {.rules = T.o.rules};
