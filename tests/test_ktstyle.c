@@ -13,6 +13,7 @@
 #include "backends/cuda/nvrtc.h"
 #include "engine/engine.h"
 
+#include <math.h>
 #include <unistd.h>
 
 static bt_device *ocl, *cu;
@@ -269,6 +270,85 @@ static void test_cuda_constant_memory_mistakes_are_named(void **state)
     }
 }
 
+/* bt_kernel_launch on the caller's buffers (output, input, then the constant filter): the first
+ * launch tunes on them, the second dispatches the winner; the output is the convolution of the
+ * caller's data with the caller's filter, checked here on the host. A kernel verified by answer
+ * files refuses to tune on a caller's buffers, saying why. */
+static void launch_conv(bt_device *dev)
+{
+    bt_kdesc *k = load_spec("kt_conv.json");
+    bt_diag d;
+    bt_kernel *kn;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt_tune_options o = quick();
+    bt_kernel_set_options(kn, &o);
+    bt_problem *p;
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    enum { W = 48, F = 5, P = W + F - 1 };
+    static float in[P * P], filt[F * F], out[W * W];
+    for (int i = 0; i < P * P; i++)
+        in[i] = (float)((i * 37) % 101 - 50) / 50.0f;
+    for (int i = 0; i < F * F; i++)
+        filt[i] = (float)(i % 7 + 1) / 8.0f;
+    bt_buffer *b[3];
+    size_t sizes[3] = {sizeof out, sizeof in, sizeof filt};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(bt_buffer_create(dev, sizes[i], &b[i], &d), BT_OK);
+    assert_int_equal(bt_buffer_write(b[1], 0, in, sizeof in, &d), BT_OK);
+    assert_int_equal(bt_buffer_write(b[2], 0, filt, sizeof filt, &d), BT_OK);
+    for (int launch = 0; launch < 2; launch++) {
+        memset(out, 0, sizeof out);
+        assert_int_equal(bt_buffer_write(b[0], 0, out, sizeof out, &d), BT_OK);
+        if (bt_kernel_launch(kn, p, b, 3, &d) != BT_OK)
+            fail_msg("launch %d: %s", launch, d.msg);
+        assert_int_equal(bt_device_sync(dev, &d), BT_OK);
+        assert_int_equal(bt_buffer_read(b[0], 0, out, sizeof out, &d), BT_OK);
+        for (int y = 0; y < W; y++)
+            for (int x = 0; x < W; x++) {
+                double want = 0;
+                for (int j = 0; j < F; j++)
+                    for (int i = 0; i < F; i++)
+                        want += (double)filt[j * F + i] * in[(y + j) * P + x + i];
+                if (fabs(out[y * W + x] - want) > 1e-4 * (1 + fabs(want)))
+                    fail_msg("launch %d: out[%d][%d] = %g, want %g", launch, y, x,
+                             (double)out[y * W + x], want);
+            }
+    }
+    assert_int_equal(bt_kernel_tune_count(kn), 1);
+    for (int i = 0; i < 3; i++)
+        bt_buffer_destroy(b[i]);
+    bt_problem_free(p);
+    bt_kernel_destroy(kn);
+    bt_kdesc_free(k);
+    /* answers belong to the spec's inputs, not the caller's */
+    k = load_spec("kt_conv_files.json");
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt_kernel_set_options(kn, &o);
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(bt_buffer_create(dev, sizes[i], &b[i], &d), BT_OK);
+    assert_int_equal(bt_kernel_launch(kn, p, b, 3, &d), BT_UNSUPPORTED);
+    assert_non_null(strstr(d.msg, "verified against answer files"));
+    for (int i = 0; i < 3; i++)
+        bt_buffer_destroy(b[i]);
+    bt_problem_free(p);
+    bt_kernel_destroy(kn);
+    bt_kdesc_free(k);
+}
+
+static void test_opencl_launch_on_the_callers_buffers(void **state)
+{
+    (void)state;
+    launch_conv(ocl);
+}
+
+static void test_cuda_launch_fills_constant_memory(void **state)
+{
+    (void)state;
+    NEED_CUDA();
+    launch_conv(cu);
+}
+
 int main(void)
 {
     setenv("CUDA_CACHE_DISABLE", "1", 1);
@@ -298,12 +378,14 @@ int main(void)
         cmocka_unit_test(test_opencl_conv_with_defines_constant_filter_and_boundaries),
         cmocka_unit_test(test_opencl_conv_on_files_against_answers),
         cmocka_unit_test(test_a_wrong_answer_fails_every_config),
+        cmocka_unit_test(test_opencl_launch_on_the_callers_buffers),
     };
     const struct CMUnitTest cuda[] = {
         cmocka_unit_test(test_cuda_conv_cpp_name_constant_memory_and_answers),
         cmocka_unit_test(test_cuda_conv_boundary_sizes_get_their_own_binary),
         cmocka_unit_test(test_cuda_template_entry),
         cmocka_unit_test(test_cuda_constant_memory_mistakes_are_named),
+        cmocka_unit_test(test_cuda_launch_fills_constant_memory),
     };
     int failed = 0;
     if (ocl)
