@@ -893,7 +893,7 @@ bt_status bt_kdesc_load_file(const char *path, bt_kdesc **out, bt_diag *diag)
         if (diag) {
             bt__diag_clear(diag);
             snprintf(diag->file, sizeof diag->file, "%s", path);
-            bt__diag_set(diag, "cannot read spec '%s': %s", path, why);
+            bt__diag_set(diag, "cannot read spec: %s", why); /* diag->file names it */
         }
         return BT_IO;
     }
