@@ -142,6 +142,7 @@ static void it_define(txt *t, int i) { tx(t, "\"D%d\": \"n\"", i); }
 static void it_factor(txt *t, int i) { tx(t, "\"P%d\"", i % 2); }
 static void it_rule(txt *t, int i) { tx(t, "\"%s\"", i % 2 ? "smem_limit" : "threads_limit"); }
 static void it_output(txt *t, int i) { tx(t, "\"%s\"", i ? "y" : "x"); }
+static void it_entry(txt *t, int i) { tx(t, "%d", i % 10); }
 
 static void test_every_list_is_bounded_and_unique(void **state)
 {
@@ -182,6 +183,9 @@ static void test_every_list_is_bounded_and_unique(void **state)
                      "\"block\": [32]}}",
          9, it_factor, "launch.grid_div.x", "a list of 1 to 8 factors"},
         {"rules", "%s \"rules\": [%s]}", 40, it_rule, "rules", "longer than 63 characters"},
+        {"entry", "%s \"sources\": {\"cuda\": {\"inline\": \"\"}}, \"launch\": {\"grid\": [1], "
+                  "\"block\": [1]}, \"entry\": \"k<%s>\"}",
+         64, it_entry, "entry", "the entry must be 1..127 characters"},
         {"outputs twice", "%s \"args\": [{\"name\": \"x\", \"size\": 4}, {\"name\": \"y\", "
                           "\"size\": 4}], \"outputs\": [%s, \"x\"]}",
          2, it_output, "outputs[2]", "'x' is listed twice"},

@@ -150,6 +150,7 @@ typedef enum bt__ref_kind {
 #define BT__MAX_SOURCES 64        /* files in one "sources" list */
 #define BT__MAX_CONFIGS 1000000   /* an explicit "configs" list */
 #define BT__MAX_GRID_DIV 8        /* factors a grid dimension's problem size is divided by */
+#define BT__MAX_ENTRY 127         /* characters of "entry" ("matmul<float, tile_size_x>") */
 
 /* A -D define whose value is an expression over problem variables, evaluated per problem. */
 typedef struct bt__pdefine {

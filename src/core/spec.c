@@ -708,8 +708,8 @@ static bt_status load_code(bt__ld *L, const json_t *root)
             return bt__ld_fail(L, "", "a spec with sources needs \"entry\" (the kernel function "
                                "name)");
         BT__TRY(bt__ld_str(L, x, "entry", &s));
-        if (!s[0])
-            return bt__ld_fail(L, "entry", "the entry is empty");
+        if (!s[0] || strlen(s) > BT__MAX_ENTRY)
+            return bt__ld_fail(L, "entry", "the entry must be 1..%d characters", BT__MAX_ENTRY);
         if (!(k->entry = bt__strdup(s)))
             return BT_NOMEM;
         if (!k->grid[0].e)

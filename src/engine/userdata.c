@@ -19,6 +19,9 @@ int bt__problem_defines(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g,
     return n;
 }
 
+_Static_assert(BT__MAX_ENTRY + 1 <= 136 && sizeof(((bt__argspec *)0)->symbol) + 1 <= 136,
+               "a resolved name (the entry, or '&' and a symbol) fits names[i]");
+
 int bt__compile_names(const bt_kdesc *k, char names[][136], const char *ptrs[])
 {
     int n = 0;

@@ -23,7 +23,7 @@ int bt__problem_defines(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g,
 
 /* The names a compile of k resolves (backend.h: compile_named): the entry, then "&symbol" for
  * each constant-memory argument. ptrs[i] points at names[i]; returns how many. */
-#define BT__MAX_NAMES (1 + BT__MAX_ARGS)
+#define BT__MAX_NAMES (1 + BT__MAX_ARGS) /* each name fits 136 bytes: BT__MAX_ENTRY, "&" symbol */
 int bt__compile_names(const bt_kdesc *k, char names[][136], const char *ptrs[]);
 
 /* The kernel-cache key of a compile, with the names it resolves folded in (a blob holds them). */
