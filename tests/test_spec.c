@@ -425,6 +425,9 @@ static void test_constant_memory_arguments(void **state)
         {"{\"name\": \"c\", \"kind\": \"constant\", \"size\": \"n\"}, {\"name\": \"t\", \"kind\": "
          "\"tensormap\", \"buffer\": \"c\", \"dims\": [\"n\"], \"box\": [8]}",
          "args[1].buffer", "'c' is not a buffer argument"},
+        {"{\"name\": \"c\", \"size\": \"n\"}, {\"name\": \"t\", \"kind\": \"tensormap\", "
+         "\"buffer\": \"c\", \"dims\": [\"n\"], \"box\": [8], \"symbol\": \"s\"}",
+         "args[1]", "a tensormap takes no \"symbol\""},
         {"{\"name\": \"c\", \"kind\": \"cmem\", \"size\": 4}", "args[0].kind",
          "unknown kind 'cmem' (buffer, scalar, local, constant, tensormap)"},
     };

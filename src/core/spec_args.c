@@ -55,7 +55,8 @@ static bt_status load_init(bt__ld *L, const json_t *v, const char *path, bt__arg
 static bt_status load_tmap(bt__ld *L, const json_t *a, const char *p, bt__argspec *as)
 {
     char fp[96];
-    static const char *const not_here[] = {"size", "value", "init", "output", "dtype"};
+    static const char *const not_here[] = {"size", "value", "init", "output", "dtype", "file",
+                                           "symbol"};
     for (size_t t = 0; t < BT__ARRAY_LEN(not_here); t++)
         if (json_object_get(a, not_here[t]))
             return bt__ld_fail(L, p, "a tensormap takes no \"%s\" (it maps its buffer's elements)",
