@@ -330,7 +330,9 @@ BT_API bt_status bt_kernel_tune(bt_kernel *kn, const bt_problem *p, const bt_tun
                                 bt_result **out, bt_diag *diag);
 
 /* Launches for a problem with the caller's buffers, given in the order of the spec's buffer
- * arguments (scalars and local memory come from the spec). The first launch for a new key tunes
+ * arguments, constant-memory ones included (scalars and local memory come from the spec; a
+ * constant-memory buffer is copied into the kernel's __constant__ array before the launch on
+ * CUDA). The first launch for a new key tunes
  * on the caller's data (inputs are read, outputs poisoned and then rewritten by the winner;
  * reset_to_zero / restore_value are honoured); later launches find the key in memory and launch
  * the compiled winner. Safe from several threads. Asynchronous: see bt_device_sync. */

@@ -30,6 +30,7 @@
 #include "engine/engine.h"
 
 #include <dlfcn.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1260,6 +1261,129 @@ static void test_corrupt_blobs(void **state)
     free(blob.data);
 }
 
+/* C++ kernels, a template instance and a __constant__ array, as Kernel Tuner users write them. */
+static const char *kt_src =
+    "__constant__ float d_filter[FSIZE];\n"
+    "__global__ void convolution_kernel(float *output, const float *input)\n"
+    "{\n"
+    "    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;\n"
+    "    if (x >= image_width || y >= image_height)\n"
+    "        return;\n"
+    "    float s = 0.0f;\n"
+    "    for (int j = 0; j < filter_height; j++)\n"
+    "        for (int i = 0; i < filter_width; i++)\n"
+    "            s += d_filter[j * filter_width + i] *\n"
+    "                 input[(y + j) * (image_width + filter_width - 1) + x + i];\n"
+    "    output[y * image_width + x] = s;\n"
+    "}\n"
+    "template <typename T, int PER> __global__ void scale(T *y, const T *x)\n"
+    "{\n"
+    "    int first = (blockIdx.x * blockDim.x + threadIdx.x) * PER;\n"
+    "    for (int k = 0; k < PER; k++)\n"
+    "        if (first + k < N)\n"
+    "            y[first + k] = T(2) * x[first + k];\n"
+    "}\n";
+
+/* compile_named resolves C++ names, templates and __constant__ symbols; the names travel in the
+ * blob (as through the kernel cache) to function_get and module_set_global; a constant-memory
+ * argument is no kernel parameter (BT__ARG_NONE); mistakes are named; older blobs still load. */
+static void test_cpp_names_templates_and_constant_memory(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    const char *defs[] = {"FSIZE=9",         "image_width=8", "image_height=8", "filter_width=3",
+                          "filter_height=3", "ITEMS=2",       "N=100"};
+    const char *names[] = {"convolution_kernel", "scale<float, ITEMS>", "&d_filter"};
+    bt__blob blob = {0};
+    char *log = NULL;
+    bt_diag d = {0};
+    bt_status st = g_if->compile_named(g_bd, kt_src, defs, 7, NULL, names, 3, &blob, &log);
+    if (st)
+        fail_msg("compile_named: %s\n%s", bt_err_name(st), log ? log : "");
+    free(log);
+    /* the blob travels by value (the kernel cache stores its bytes) */
+    unsigned char *copy = malloc(blob.size);
+    memcpy(copy, blob.data, blob.size);
+    bt__bmod *m = NULL;
+    assert_int_equal(g_if->module_load(g_bd, copy, blob.size, &m, &d), BT_OK);
+    free(copy);
+    bt__bfn *conv = NULL, *scale = NULL, *mangled = NULL;
+    assert_int_equal(g_if->function_get(g_bd, m, "convolution_kernel", &conv, NULL, &d), BT_OK);
+    assert_int_equal(g_if->function_get(g_bd, m, "scale<float, ITEMS>", &scale, NULL, &d), BT_OK);
+    assert_int_equal(g_if->function_get(g_bd, m, "_Z5scaleIfLi2EEvPT_PKS0_", &mangled, NULL, &d),
+                     BT_OK);
+    /* the filter: a symbol that is missing, too small for the data, and right */
+    float filt[10], in[100], out[64], x[100], y[100];
+    for (int i = 0; i < 10; i++)
+        filt[i] = (float)(i + 1) / 8.0f;
+    for (int i = 0; i < 100; i++)
+        in[i] = x[i] = (float)((int)(rnd() % 2001) - 1000) / 500.0f;
+    bt__bbuf *bf = alloc(sizeof filt), *bi = alloc(sizeof in), *bo = alloc(sizeof out),
+             *bx = alloc(sizeof x), *by = alloc(sizeof y);
+    assert_int_equal(g_if->buf_write(g_bd, bf, 0, filt, sizeof filt, &d), BT_OK);
+    assert_int_equal(g_if->buf_write(g_bd, bi, 0, in, sizeof in, &d), BT_OK);
+    assert_int_equal(g_if->buf_write(g_bd, bx, 0, x, sizeof x, &d), BT_OK);
+    assert_int_equal(g_if->module_set_global(g_bd, m, "nosuch", bf, 36, &d), BT_NOT_FOUND);
+    assert_non_null(strstr(d.msg, "no __constant__ symbol 'nosuch'"));
+    assert_int_equal(g_if->module_set_global(g_bd, m, "d_filter", bf, 40, &d), BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "'d_filter' holds 36 bytes, the argument has 40"));
+    assert_int_equal(g_if->module_set_global(g_bd, m, "d_filter", bf, 36, &d), BT_OK);
+    /* the filter is no parameter: output, (filter), input */
+    bt__karg cargs[] = {buf_arg(bo), {.kind = BT__ARG_NONE}, buf_arg(bi)};
+    uint32_t grid[3] = {1, 1, 1}, block[3] = {8, 8, 1};
+    st = g_if->launch(g_bd, conv, grid, block, 0, cargs, 3, NULL, &d);
+    if (st)
+        fail_msg("launch: %s", d.msg);
+    bt__karg sargs[] = {buf_arg(by), buf_arg(bx)};
+    uint32_t sgrid[3] = {2, 1, 1}, sblock[3] = {32, 1, 1}; /* 2 x 32 threads x 2 items >= 100 */
+    assert_int_equal(g_if->launch(g_bd, scale, sgrid, sblock, 0, sargs, 2, NULL, &d), BT_OK);
+    assert_int_equal(g_if->buf_read(g_bd, bo, 0, out, sizeof out, &d), BT_OK);
+    assert_int_equal(g_if->buf_read(g_bd, by, 0, y, sizeof y, &d), BT_OK);
+    for (int yy = 0; yy < 8; yy++)
+        for (int xx = 0; xx < 8; xx++) {
+            double want = 0;
+            for (int j = 0; j < 3; j++)
+                for (int i = 0; i < 3; i++)
+                    want += (double)filt[j * 3 + i] * in[(yy + j) * 10 + xx + i];
+            if (fabs(out[yy * 8 + xx] - want) > 1e-4 * (1 + fabs(want)))
+                fail_msg("out[%d][%d] = %g, want %g", yy, xx, (double)out[yy * 8 + xx], want);
+        }
+    for (int i = 0; i < 100; i++)
+        assert_true(y[i] == 2 * x[i]);
+    g_if->module_free(g_bd, m);
+    /* a module compiled without the names knows the kernel only by its mangled name */
+    bt__blob plain = {0};
+    assert_int_equal(g_if->compile(g_bd, kt_src, defs, 7, NULL, &plain, &log), BT_OK);
+    free(log);
+    assert_int_equal(g_if->module_load(g_bd, plain.data, plain.size, &m, &d), BT_OK);
+    assert_int_equal(g_if->function_get(g_bd, m, "convolution_kernel", &conv, NULL, &d),
+                     BT_NOT_FOUND);
+    assert_non_null(strstr(d.msg, "extern \"C\""));
+    g_if->module_free(g_bd, m);
+    /* a blob of a blocktune before names (BTCUBIN1: a 32-byte header, no name table) loads */
+    unsigned char *v1 = malloc(plain.size);
+    memcpy(v1, "BTCUBIN1", 8);
+    memcpy(v1 + 8, (unsigned char *)plain.data + 8, 24);
+    memcpy(v1 + 32, (unsigned char *)plain.data + 40, plain.size - 40);
+    assert_int_equal(g_if->module_load(g_bd, v1, plain.size - 8, &m, &d), BT_OK);
+    assert_int_equal(g_if->function_get(g_bd, m, "_Z18convolution_kernelPfPKf", &conv, NULL, &d),
+                     BT_OK);
+    g_if->module_free(g_bd, m);
+    free(blob.data);
+    /* a name the source does not have fails the compile, naming it */
+    const char *typo[] = {"convolution_kernal"};
+    assert_int_equal(g_if->compile_named(g_bd, kt_src, defs, 7, NULL, typo, 1, &blob, &log),
+                     BT_COMPILE);
+    assert_non_null(strstr(log, "'convolution_kernal'"));
+    free(log);
+    assert_null(blob.data);
+    free(v1);
+    free(plain.data);
+    bt__bbuf *bufs[] = {bf, bi, bo, bx, by};
+    for (size_t i = 0; i < 5; i++)
+        g_if->buf_free(g_bd, bufs[i]);
+}
+
 static void test_compile_errors_on_device(void **state)
 {
     (void)state;
@@ -1682,6 +1806,7 @@ int main(void)
         cmocka_unit_test_teardown(test_tmap_encode, ctx_balanced),
         cmocka_unit_test_teardown(test_vector_add_timed, ctx_balanced),
         cmocka_unit_test_teardown(test_corrupt_blobs, ctx_balanced),
+        cmocka_unit_test_teardown(test_cpp_names_templates_and_constant_memory, ctx_balanced),
         cmocka_unit_test_teardown(test_compile_errors_on_device, ctx_balanced),
         cmocka_unit_test_teardown(test_compile_from_threads_on_device, ctx_balanced),
         cmocka_unit_test_teardown(test_dynamic_smem_above_48k, ctx_balanced),

@@ -37,6 +37,9 @@ static const struct {
     {"big", INT64_MAX},
     {"small", INT64_MIN},
     {"one", 1},
+    {"block_size_x", 32},
+    {"block_size_y", 8},
+    {"tile_size_x", 4},
 };
 
 static bt__symtab *syms;
@@ -151,14 +154,15 @@ static void test_symtab_assigns_slots_and_rejects_bad_names(void **state)
     assert_int_equal(bt__symtab_add(t, "é"), -1);
     assert_int_equal(bt__symtab_add(t, NULL), -1);
     /* reserved words */
-    const char *reserved[] = {"true",    "false", "cdiv",     "min", "max",
-                              "is_pow2", "log2",  "align_up", "abs", "clamp"};
+    const char *reserved[] = {"true",  "false", "cdiv", "min",  "max",  "is_pow2", "log2",
+                              "align_up", "abs", "clamp", "True", "False", "and", "or",
+                              "not",   "in",    "is",   "if",   "else", "None",    "lambda"};
     for (size_t i = 0; i < BT__ARRAY_LEN(reserved); i++) {
         assert_true(bt__expr_is_reserved(reserved[i]));
         assert_int_equal(bt__symtab_add(t, reserved[i]), -1);
     }
-    assert_false(bt__expr_is_reserved("True"));
-    assert_int_equal(bt__symtab_add(t, "True"), 3); /* names are case-sensitive, so allowed */
+    assert_false(bt__expr_is_reserved("TRUE"));
+    assert_int_equal(bt__symtab_add(t, "TRUE"), 3); /* names are case-sensitive, so allowed */
     assert_int_equal(bt__symtab_count(t), 4);
     /* lookups */
     assert_int_equal(bt__symtab_find(t, "_x9"), 1);
@@ -222,11 +226,15 @@ static void test_precedence_and_associativity(void **state)
         {"2 <= 2", 1},
         {"3 > 4", 0},
         {"4 >= 5", 0},
-        {"1 < 2 < 3", 1}, /* C chaining: (1<2)<3 */
-        {"3 > 2 > 1", 0}, /* (3>2)>1 == 1>1 */
+        {"1 < 2 < 3", 1}, /* chained as in Python and mathematics: 1 < 2 && 2 < 3 */
+        {"3 > 2 > 1", 1}, /* 3 > 2 && 2 > 1 (C would read (3>2)>1 == 0) */
         {"1 == 1 == 1", 1},
-        {"2 == 2 == 2", 0}, /* (2==2)==2 */
-        {"1 < 2 == 1", 1},  /* relational binds tighter than equality */
+        {"2 == 2 == 2", 1}, /* 2 == 2 && 2 == 2 */
+        {"1 < 2 == 1", 0},  /* one level: 1 < 2 && 2 == 1 */
+        {"(1 < 2) == 1", 1},
+        {"1 < 3 > 2", 1},
+        {"1 < 3 > 4", 0},
+        {"5 > 3 < 4 <= 4 != 0", 1},
         {"1 != 2", 1},
         {"1 + 1 == 2", 1},
         {"1 || 0 && 0", 1}, /* && binds tighter than || */
@@ -510,11 +518,14 @@ static void test_every_parse_error_kind(void **state)
                 "unexpected '&' at column 3 (did you mean '&&'? there are no bitwise operators)");
     parse_fails("x | 1", 3,
                 "unexpected '|' at column 3 (did you mean '||'? there are no bitwise operators)");
-    parse_fails("x << 1", 4, "expected an operand but found '<' at column 4");
+    parse_fails("x << 1", 3,
+                "unexpected '<<' at column 3: there are no bitwise operators (a shift by k is "
+                "'* 2**k' or '// 2**k')");
     parse_fails("x + @", 5, "unexpected character '@' at column 5");
-    parse_fails("x ^ 2", 3, "unexpected character '^' at column 3");
+    parse_fails("x ^ 2", 3, "unexpected '^' at column 3: there are no bitwise operators; a power "
+                            "is '**'");
     parse_fails("x;", 2, "unexpected character ';' at column 2");
-    parse_fails("1.5", 2, "unexpected character '.' at column 2");
+    parse_fails("1.5", 1, "floating-point number '1.5' at column 1: expressions are integer-only");
     parse_fails("x + \x01", 5, "unexpected byte 0x01 at column 5");
     parse_fails("x \xc3\x97 2", 3, "unexpected byte 0xc3 at column 3");
     /* numbers */
@@ -768,7 +779,7 @@ static void test_stack_limit_is_enforced_at_parse_time(void **state)
     (void)state;
     /* Each nesting level leaves operands pending: a+(b*(c+...)). Within the depth limit the stack
      * can still grow past BT__EXPR_MAX_STACK; that is a parse error, not an evaluation overrun. */
-    char *s = nest("1==1<1+1*clamp(1,1,", 200, "1", "))");
+    char *s = nest("1==1<1+1*clamp(1,1,", 240, "1", "))");
     bt__expr *e = NULL;
     bt_diag d = {0};
     assert_int_equal(bt__expr_parse(s, syms, &e, &d), BT_PARSE);
@@ -789,6 +800,93 @@ static void test_stack_limit_is_enforced_at_parse_time(void **state)
     }
     strcat(big, ")");
     assert_int_equal(ev(big), 3000);
+}
+
+/* Kernel Tuner's restriction strings are Python expressions: and/or/not, True/False, 'in' and
+ * 'not in' a list, //, chained comparisons; what Python has and this language does not is a
+ * parse error saying what to write instead. */
+static void test_kernel_tuner_restriction_strings(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *src;
+        int64_t want;
+    } cases[] = {
+        {"block_size_x*block_size_y<=1024", 1},
+        {"block_size_x*block_size_y>=32 and tile_size_x in [1,2,4]", 1},
+        {"32 <= block_size_x*block_size_y <= 1024", 1},
+        {"block_size_x*block_size_y >= 512 or tile_size_x == 4", 1},
+        {"x in [1,2]", 0},
+        {"x in [1, 7]", 1},
+        {"x in (7,)", 1},
+        {"x in [1, 2, ]", 0},
+        {"x in []", 0},
+        {"x not in [1, 2]", 1},
+        {"x not in [7]", 0},
+        {"x in [1, x - 0, 3] and x < 10", 1},
+        {"(x in [7]) + 1", 2},
+        {"not x == 7", 0}, /* Python's not binds looser than == */
+        {"not x == 8", 1},
+        {"!x == 0", 1},    /* C's ! binds tighter: (!x) == 0 */
+        {"not not x", 1},
+        {"x == 7 or x == 8", 1},
+        {"x != 7 and True", 0},
+        {"False or True", 1},
+        {"not False and not 0", 1},
+        {"x // 2", 3},
+        {"neg // 2", -4}, /* floor, as in Python; / truncates */
+        {"neg / 2", -3},
+        {"x // -2", -4},
+        {"neg // -2", 3},
+        {"x // 7 * 7", 7},
+        {"1 < x < 5", 0},
+        {"1 < x < 10 > 3", 1},
+        {"1 > 2 < N // K", 0}, /* short-circuits: N // K (K = 0) is never evaluated */
+        {"block_size_x % 32 == 0", 1},
+        {"x in [7] and block_size_x in [16, 32] and block_size_y not in [1]", 1},
+    };
+    for (size_t i = 0; i < BT__ARRAY_LEN(cases); i++) {
+        int64_t got = ev(cases[i].src);
+        if (got != cases[i].want)
+            print_error("\"%s\" = %" PRId64 ", expected %" PRId64 "\n", cases[i].src, got,
+                        cases[i].want);
+        assert_int_equal(got, cases[i].want);
+    }
+    eval_fails("x // K", "division by zero in 'x // K'");
+    eval_fails("small // -1", "integer overflow in 'small // -1' (-9223372036854775808 // -1)");
+    /* what Kernel Tuner users may write that is not supported */
+    parse_fails("x in range(4)", 6,
+                "'range' at column 6 is not supported (list the values, or write 'lo <= x < hi')");
+    parse_fails("x is 1", 3, "Python's 'is' at column 3 is not supported (use '==' or '!=')");
+    parse_fails("x if x else 1", 3,
+                "Python's 'if' at column 3 is not supported (a conditional is written "
+                "'cond ? a : b')");
+    parse_fails("lambda p: 1", 1,
+                "Python's 'lambda' at column 1 is not supported (a restriction is an expression "
+                "over the parameters)");
+    parse_fails("1.5 > x", 1, "floating-point number '1.5' at column 1: expressions are integer-only");
+    parse_fails("x < 1e3", 5, "floating-point number '1e3' at column 5: expressions are integer-only");
+    parse_fails("'a' == x", 1, "unexpected ''' at column 1: strings are not supported");
+    parse_fails("math.ceil(x)", 5,
+                "unexpected '.' at column 5: attribute access ('.') is not supported");
+    parse_fails("x in [1,2] < 3", 12,
+                "a comparison after 'in' (column 3) at column 12: join them with 'and'");
+    parse_fails("[1,2]", 1, "a list at column 1: lists are only taken after 'in' ('x in [1, 2]')");
+    parse_fails("x in y", 6, "expected a list '[...]' after 'in' but found 'y' at column 6");
+    parse_fails("x in [1, 2", 11, "expected ',' or ']' but found end of input at column 11");
+    parse_fails("x ~ 2", 3, "unexpected '~' at column 3: there are no bitwise operators");
+    parse_fails("x >> 1", 3,
+                "unexpected '>>' at column 3: there are no bitwise operators (a shift by k is "
+                "'* 2**k' or '// 2**k')");
+    /* rendering keeps the words and lists */
+    bt__expr *e = NULL;
+    bt_diag d = {0};
+    assert_int_equal(bt__expr_parse("block_size_x*block_size_y<=1024 and x in [1,2]", syms, &e, &d),
+                     BT_OK);
+    char buf[128];
+    assert_string_equal(bt__expr_render(e, slots, buf, sizeof buf),
+                        "32\xc3\x97" "8<=1024 and 7 in [1,2]");
+    bt__expr_free(e);
 }
 
 static void test_parse_failure_leaves_no_leak_or_output(void **state)
@@ -863,6 +961,7 @@ int main(void)
         cmocka_unit_test(test_source_uses_and_is_const),
         cmocka_unit_test(test_deep_nesting_is_rejected_cleanly),
         cmocka_unit_test(test_stack_limit_is_enforced_at_parse_time),
+        cmocka_unit_test(test_kernel_tuner_restriction_strings),
         cmocka_unit_test(test_parse_failure_leaves_no_leak_or_output),
         cmocka_unit_test(test_evaluation_is_fast),
     };

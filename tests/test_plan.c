@@ -4,6 +4,7 @@
  */
 #include "test_util.h"
 
+#include "backends/cuda/nvrtc.h"
 #include "core/plan.h"
 #include "engine/engine.h"
 
@@ -548,6 +549,207 @@ static void test_json_has_the_documented_fields(void **state)
     bt_plan_free(pl);
 }
 
+/* Plans one config of a spec (text) on a GPU of the table; caller frees the plan and *kout. */
+static bt_plan *plan_spec(fx *f, const char *text, const char *gpu_name, const char *cfg,
+                          bool exact, bt_kdesc **kout)
+{
+    bt_kdesc *k;
+    bt_diag d;
+    if (bt_kdesc_load_string(text, "t.json", &k, &d) != BT_OK)
+        fail_msg("spec: %s:%d:%d %s", d.file, d.line, d.column, d.msg);
+    bt_problem *p;
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    bt_config c;
+    if (cfg)
+        assert_int_equal(bt_kdesc_parse_config(k, cfg, &c, &d), BT_OK);
+    bt_plan_options o = {.only = cfg ? &c : NULL, .exact = exact};
+    bt_plan *pl = NULL;
+    bt_status st = bt_plan_create(k, p, gpu(f->db, gpu_name), &o, &pl, &d);
+    if (st)
+        fail_msg("plan: %s", d.msg);
+    bt_problem_free(p);
+    *kout = k;
+    return pl;
+}
+
+/* CUDA limits static __shared__ arrays to 48 KiB per block (more must be dynamic): a config above
+ * it is eliminated with the numbers; the same bytes requested as dynamic memory are not. */
+static void test_static_shared_memory_above_48k_is_eliminated(void **state)
+{
+    fx *f = *state;
+    const char *fmt = "{\"name\": \"s\", \"problem\": {\"n\": 4096}, \"params\": {\"T\": [8192, 16384]},\n"
+                      " \"model\": {\"smem\": \"T * 4\"},\n"
+                      " \"launch\": {\"grid\": [\"cdiv(n, T)\"], \"block\": [256]%s}}";
+    char text[512];
+    snprintf(text, sizeof text, fmt, "");
+    bt_kdesc *k;
+    bt_plan *pl = plan_spec(f, text, "h200", NULL, false, &k);
+    assert_int_equal(pl->ncand, 1); /* T=8192: 32 KiB */
+    assert_int_equal(pl->nelim, 1);
+    assert_true(pl->elim[0].broken & (1u << BT__RULE_SMEM_STATIC));
+    assert_non_null(strstr(pl->elim[0].reasons, "static shared memory 65536 B > 49152 B per block "
+                                                 "(16384 \xc3\x97 4 B)"));
+    assert_non_null(strstr(pl->elim[0].reasons, "(smem_static)"));
+    bt_plan_free(pl);
+    bt_kdesc_free(k);
+    /* dynamic: requested with launch.local_mem (opted in above 48 KiB at launch) */
+    snprintf(text, sizeof text, fmt, ", \"local_mem\": \"T * 4\"");
+    pl = plan_spec(f, text, "h200", NULL, false, &k);
+    assert_int_equal(pl->ncand, 2);
+    bt_plan_free(pl);
+    bt_kdesc_free(k);
+    /* model.static_smem says what is static when the model's figure is not */
+    snprintf(text, sizeof text,
+             "{\"name\": \"s\", \"problem\": {\"n\": 4096}, \"params\": {\"T\": [8192, 16384]},\n"
+             " \"model\": {\"smem\": \"T * 4\", \"static_smem\": 128},\n"
+             " \"launch\": {\"grid\": [\"cdiv(n, T)\"], \"block\": [256]}}");
+    pl = plan_spec(f, text, "h200", NULL, false, &k);
+    assert_int_equal(pl->ncand, 2);
+    bt_plan_free(pl);
+    /* a device that does not split static from opt-in memory (OpenCL: one local size) keeps only
+     * smem_limit */
+    bt_gpu g = *gpu(f->db, "h200");
+    g.smem_per_block = g.smem_per_block_optin;
+    bt_problem *p;
+    bt_problem_create(k, &p);
+    bt_diag d;
+    assert_int_equal(bt_plan_create(k, p, &g, NULL, &pl, &d), BT_OK);
+    assert_int_equal(pl->ncand, 2);
+    bt_plan_free(pl);
+    bt_problem_free(p);
+    bt_kdesc_free(k);
+}
+
+/* An estimated register count (model.regs, or the default) never eliminates: it warns and says it
+ * is an estimate. Kernel Tuner's pnpoly lost 320 valid configs to a guess. */
+static void test_estimated_registers_warn_but_do_not_eliminate(void **state)
+{
+    fx *f = *state;
+    const char *text = "{\"name\": \"r\", \"problem\": {\"n\": 1000000},\n"
+                       " \"params\": {\"block_size_x\": [256, 1024]},\n"
+                       " \"model\": {\"regs\": 120},\n"
+                       " \"launch\": {\"grid\": [\"cdiv(n, block_size_x)\"]}}";
+    bt_kdesc *k;
+    bt_plan *pl = plan_spec(f, text, "h200", NULL, false, &k);
+    assert_int_equal(pl->ncand, 2);
+    assert_int_equal(pl->nelim, 0);
+    const bt__cfg_eval *big = pl->cand[0].threads == 1024 ? &pl->cand[0] : &pl->cand[1];
+    assert_int_equal(big->threads, 1024);
+    bool warned = false;
+    for (int w = 0; w < big->nwarnings; w++)
+        warned |= strstr(big->warnings[w], "estimated ~120 registers x 1024 threads = 122880 > "
+                                           "65536") != NULL &&
+                  strstr(big->warnings[w], "an estimate, so not eliminated") != NULL;
+    assert_true(warned);
+    bt_plan_free(pl);
+    bt_kdesc_free(k);
+}
+
+/* plan --exact: the compiler's exact count does eliminate, and says it is exact. */
+static void test_exact_registers_eliminate(void **state)
+{
+    fx *f = *state;
+    bt_diag d;
+    if (!bt__nvrtc_available(&d)) {
+        printf("SKIPPED: no NVRTC (%s)\n", d.msg);
+        skip();
+    }
+    const char *text =
+        "{\"name\": \"heavy\", \"problem\": {\"n\": 1024},\n"
+        " \"params\": {\"block_size_x\": [128, 1024]},\n"
+        " \"sources\": {\"cuda\": {\"inline\": \"extern \\\"C\\\" __global__ void heavy(float *o, "
+        "const float *in) { float a[96];\\n#pragma unroll\\n for (int i = 0; i < 96; i++) a[i] = "
+        "in[i * 1024 + threadIdx.x]; float s = 0;\\n#pragma unroll\\n for (int i = 0; i < 96; "
+        "i++)\\n#pragma unroll\\n for (int j = i; j < 96; j += 7) s += a[i] * a[j] / (a[95 - i] + "
+        "1.0f); o[threadIdx.x] = s; }\"}},\n"
+        " \"entry\": \"heavy\", \"model\": {\"regs\": 16},\n"
+        " \"launch\": {\"grid\": [1]},\n"
+        " \"args\": [{\"name\": \"o\", \"size\": \"n\", \"output\": true}, {\"name\": \"in\", "
+        "\"size\": \"96 * n\"}]}";
+    bt_kdesc *k;
+    bt_plan *pl = plan_spec(f, text, "h200", NULL, true, &k);
+    assert_int_equal(pl->ncand, 1);
+    assert_int_equal(pl->nelim, 1);
+    const bt__cfg_eval *ev = &pl->elim[0];
+    assert_int_equal(ev->cfg.v[0], 1024);
+    assert_true(ev->x_regs > 64);
+    assert_true(ev->broken & (1u << BT__RULE_FITS_SM));
+    assert_non_null(strstr(ev->reasons, "exact counts from NVRTC for sm_90"));
+    assert_true(pl->cand[0].exact && pl->cand[0].x_blocks > 0);
+    bt_plan_free(pl);
+    bt_kdesc_free(k);
+}
+
+/* Without model.threads the block's threads come from launch.block (and block_size_x/y/z), not
+ * from a default of 4 warps. */
+static void test_threads_come_from_the_launch_block(void **state)
+{
+    fx *f = *state;
+    const char *text = "{\"name\": \"t\", \"problem\": {\"n\": 1000},\n"
+                       " \"params\": {\"B\": [64, 512]},\n"
+                       " \"launch\": {\"grid\": [\"cdiv(n, B)\"], \"block\": [\"B\", 2]}}";
+    bt_kdesc *k;
+    bt_plan *pl = plan_spec(f, text, "h200", "B=512", false, &k);
+    assert_int_equal(pl->cand[0].threads, 1024);
+    assert_int_equal(pl->cand[0].warps, 32);
+    bt_plan_free(pl);
+    bt_kdesc_free(k);
+    pl = plan_spec(f, text, "h200", "B=64", false, &k);
+    assert_int_equal(pl->cand[0].threads, 128);
+    assert_int_equal(pl->cand[0].block_dims[1], 2);
+    bt_plan_free(pl);
+    bt_kdesc_free(k);
+}
+
+/* plan --config with values near 2^63: the model saturates instead of overflowing (UBSan aborts
+ * the sanitizer build on an overflow) and the limits reject the config. */
+static void test_huge_config_values_do_not_overflow(void **state)
+{
+    fx *f = *state;
+    const char *const *names = bt_kdesc_builtin_names();
+    for (size_t i = 0; names[i]; i++) {
+        bt_kdesc *k;
+        bt_diag d;
+        assert_int_equal(bt_kdesc_builtin(names[i], &k, &d), BT_OK);
+        char cfg[2048] = "";
+        size_t o = 0;
+        for (int p = 0; p < k->space.nparams; p++)
+            o += (size_t)snprintf(cfg + o, sizeof cfg - o, "%s%s=%s", p ? "," : "",
+                                  k->space.params[p].name, p % 2 ? "9223372036854775807"
+                                                                 : "-9223372036854775807");
+        for (int pass = 0; pass < 2; pass++) {
+            bt_problem *pr;
+            bt_problem_create(k, &pr);
+            bt_config c;
+            assert_int_equal(bt_kdesc_parse_config(k, cfg, &c, &d), BT_OK);
+            if (pass)
+                for (int p = 0; p < k->space.nparams; p++)
+                    c.v[p] = INT64_MAX;
+            bt_plan_options po = {.only = &c};
+            bt_plan *pl;
+            assert_int_equal(bt_plan_create(k, pr, gpu(f->db, "h200"), &po, &pl, &d), BT_OK);
+            assert_int_equal(pl->nelim, 1);
+            assert_non_null(pl->elim[0].reasons);
+            bt_plan_free(pl);
+            bt_problem_free(pr);
+        }
+        bt_kdesc_free(k);
+    }
+    /* --config: decimal (a leading zero is not octal), 0x hexadecimal, and out of range said */
+    bt_config c;
+    bt_diag d;
+    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=010,BLOCK_N=0x40,BLOCK_K=32,"
+                                                    "num_warps=4,num_stages=3,GROUP_M=8", &c, &d),
+                     BT_OK);
+    assert_int_equal(c.v[0], 10);
+    assert_int_equal(c.v[1], 64);
+    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=99999999999999999999,BLOCK_N=64,"
+                                                    "BLOCK_K=32,num_warps=4,num_stages=3,GROUP_M=8",
+                                           &c, &d),
+                     BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "does not fit in 64 bits"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +771,11 @@ int main(void)
         cmocka_unit_test(test_dtype_that_depends_on_the_problem),
         cmocka_unit_test(test_100k_configs_filter_in_well_under_a_second),
         cmocka_unit_test(test_json_has_the_documented_fields),
+        cmocka_unit_test(test_static_shared_memory_above_48k_is_eliminated),
+        cmocka_unit_test(test_estimated_registers_warn_but_do_not_eliminate),
+        cmocka_unit_test(test_exact_registers_eliminate),
+        cmocka_unit_test(test_threads_come_from_the_launch_block),
+        cmocka_unit_test(test_huge_config_values_do_not_overflow),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -53,9 +53,11 @@ typedef enum bt__arg_kind {
     BT__ARG_F32,
     BT__ARG_F64,
     BT__ARG_LOCAL, /* dynamic local memory argument of u.local_bytes (OpenCL __local pointer) */
-    BT__ARG_TMAP   /* a tensor map passed by value (CUDA CUtensorMap, __grid_constant__): u.tmap
+    BT__ARG_TMAP,  /* a tensor map passed by value (CUDA CUtensorMap, __grid_constant__): u.tmap
                       points at BT__TMAP_BYTES bytes, 64-byte aligned, owned by the caller and
                       read during the launch call only */
+    BT__ARG_NONE   /* not a kernel parameter (constant memory filled with module_set_global):
+                      skipped, the parameters after it move up */
 } bt__arg_kind;
 
 #define BT__TMAP_BYTES 128
@@ -157,6 +159,22 @@ typedef struct bt__backend_iface {
     /* Optional: non-zero when a fault (illegal address, trap) has poisoned the device's context,
      * so that every later call fails until the device is closed and opened again. */
     int (*device_lost)(bt__bdev *d);
+
+    /* Optional (CUDA has it): compile() that also resolves `names` as the source spells them — a
+     * kernel ("matmul_kernel", a template instance "matmul<float, TILE>"; macros expand) or
+     * "&symbol" for a __device__ / __constant__ variable — to their names in the binary (C++
+     * mangling). The blob keeps the pairs, so that function_get(entry) and
+     * module_set_global(symbol) of a module loaded from it find what the source calls them. A
+     * name the source does not have fails the compile, the log naming it. */
+    bt_status (*compile_named)(bt__bdev *d, const char *src, const char *const *defines,
+                               int ndefines, const char *options, const char *const *names,
+                               int nnames, bt__blob *out, char **log);
+    /* Optional (CUDA has it): enqueues a copy of the first `bytes` bytes of buf into the
+     * module's global variable `symbol` (a __constant__ array), ordered before later launches.
+     * BT_NOT_FOUND when the module has no such symbol, BT_INVALID_ARG when it holds fewer bytes
+     * (diag says both sizes). */
+    bt_status (*module_set_global)(bt__bdev *d, bt__bmod *m, const char *symbol, bt__bbuf *buf,
+                                   size_t bytes, bt_diag *diag);
 } bt__backend_iface;
 
 /* The registered backends, in preference order, NULL-terminated. */

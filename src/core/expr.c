@@ -30,8 +30,11 @@ struct bt__symtab {
     int count, cap;
 };
 
-/* The words the language owns: they cannot be names. */
-static const char *const reserved_words[] = {"true", "false"};
+/* The words the language owns: they cannot be names (Python's keywords too, so that Kernel
+ * Tuner's restriction strings read as they do in Python). */
+static const char *const reserved_words[] = {"true", "false", "True",  "False", "and",
+                                             "or",   "not",   "in",    "is",    "if",
+                                             "else", "None",  "lambda", "for"};
 
 typedef enum fn_id {
     FN_CDIV,
@@ -200,6 +203,10 @@ typedef enum op {
     OP_ALIGN_UP,
     OP_ABS,
     OP_CLAMP,
+    OP_FLOORDIV, /* Python's //: rounds toward negative infinity */
+    OP_CMPK,     /* chained comparison: [x, y] -> [x <a> y, y] (a is the comparison's opcode) */
+    OP_CHAINJ,   /* [r, y]: r == 0: [0] and jump to a; else [y] */
+    OP_IN,       /* [x, e1..en] -> [x equals one of them] (a = n) */
     OP_END, /* result is the top of the stack */
 } op;
 
@@ -259,6 +266,11 @@ typedef enum tok_kind {
     T_PERCENT,
     T_POW,
     T_BANG,
+    T_FLOORDIV, /* // */
+    T_NOT,      /* not */
+    T_IN,       /* in */
+    T_LBRACKET,
+    T_RBRACKET,
 } tok_kind;
 
 typedef struct tok {
@@ -327,6 +339,125 @@ static bool fail_expected(parser *p, const char *what, const char *note)
 }
 
 /* Reads the next token into p->t. Returns false (error recorded) on a bad character or number. */
+/* Scans a number at s[i] (c1 is the byte after its first) into t; a fraction, exponent or
+ * trailing letters make it malformed (expressions are integer-only). */
+static bool scan_number(parser *p, size_t i, unsigned char c1, tok t)
+{
+    const char *s = p->src;
+    size_t j = i;
+    bool hex = s[i] == '0' && (c1 == 'x' || c1 == 'X');
+    uint64_t v = 0;
+    bool big = false, digits = false;
+    if (hex) {
+        for (j = i + 2; j < p->n; j++) {
+            int d = s[j] >= '0' && s[j] <= '9'   ? s[j] - '0'
+                    : s[j] >= 'a' && s[j] <= 'f' ? s[j] - 'a' + 10
+                    : s[j] >= 'A' && s[j] <= 'F' ? s[j] - 'A' + 10
+                                                 : -1;
+            if (d < 0)
+                break;
+            digits = true;
+            if (v > (uint64_t)INT64_MAX >> 4)
+                big = true;
+            v = v * 16 + (uint64_t)d;
+        }
+    } else {
+        for (; j < p->n && s[j] >= '0' && s[j] <= '9'; j++) {
+            digits = true;
+            if (v > ((uint64_t)INT64_MAX - (uint64_t)(s[j] - '0')) / 10)
+                big = true;
+            v = v * 10 + (uint64_t)(s[j] - '0');
+        }
+    }
+    bool frac = !hex && j < p->n && (s[j] == '.' || s[j] == 'e' || s[j] == 'E');
+    /* Swallow a fraction and trailing identifier characters so that "1.5", "1e3", "12ab" or "0x"
+     * is reported whole. */
+    bool junk = false;
+    while (j < p->n && (is_ident_char((unsigned char)s[j]) || (frac && s[j] == '.')))
+        j++, junk = true;
+    t.kind = T_NUM;
+    t.len = (uint32_t)(j - i);
+    p->t = t;
+    int shown = (int)(t.len > 40 ? 40 : t.len);
+    if (frac && digits)
+        return fail_at(p, BT_PARSE, t.pos,
+                       "floating-point number '%.*s' at column %u: expressions are integer-only",
+                       shown, s + i, (unsigned)t.pos + 1);
+    if (junk || !digits)
+        return fail_at(p, BT_PARSE, t.pos, "malformed number '%.*s' at column %u", shown, s + i,
+                       (unsigned)t.pos + 1);
+    if (big || v > (uint64_t)INT64_MAX)
+        return fail_at(p, BT_PARSE, t.pos,
+                       "number '%.*s' does not fit in a signed 64-bit integer at column %u", shown,
+                       s + i, (unsigned)t.pos + 1);
+    p->t.num = (int64_t)v;
+    return true;
+}
+
+/* Python words that restriction strings may hold but this language does not take, with what to
+ * write instead. */
+static const struct {
+    const char *word, *instead;
+} unsupported_words[] = {
+    {"is", "use '==' or '!='"},
+    {"if", "a conditional is written 'cond ? a : b'"},
+    {"else", "a conditional is written 'cond ? a : b'"},
+    {"lambda", "a restriction is an expression over the parameters"},
+    {"for", "list the values: 'x in [1, 2, 4]'"},
+    {"None", "values are integers"},
+};
+
+/* Scans a word at s[i]: a name, or one of Python's keywords (and, or, not, in become operators). */
+static bool scan_word(parser *p, size_t i, tok t)
+{
+    const char *s = p->src;
+    size_t j = i;
+    while (j < p->n && is_ident_char((unsigned char)s[j]))
+        j++;
+    t.kind = T_IDENT;
+    t.len = (uint32_t)(j - i);
+    static const struct {
+        const char *w;
+        tok_kind k;
+    } kw[] = {{"and", T_ANDAND}, {"or", T_OROR}, {"not", T_NOT}, {"in", T_IN}};
+    for (size_t k = 0; k < BT__ARRAY_LEN(kw); k++)
+        if (strlen(kw[k].w) == t.len && !memcmp(s + i, kw[k].w, t.len))
+            t.kind = kw[k].k;
+    p->t = t;
+    for (size_t k = 0; k < BT__ARRAY_LEN(unsupported_words); k++)
+        if (strlen(unsupported_words[k].word) == t.len &&
+            !memcmp(s + i, unsupported_words[k].word, t.len))
+            return fail_at(p, BT_PARSE, t.pos, "Python's '%s' at column %u is not supported (%s)",
+                           unsupported_words[k].word, (unsigned)t.pos + 1,
+                           unsupported_words[k].instead);
+    return true;
+}
+
+/* A byte that starts no token: say what it would have been. */
+static bool bad_char(parser *p, tok t, unsigned char c, unsigned char c1)
+{
+    const char *what = NULL;
+    if (c == '\'' || c == '"')
+        what = "strings are not supported";
+    else if (c == '.')
+        what = c1 >= '0' && c1 <= '9' ? "floating-point numbers are not supported: expressions "
+                                        "are integer-only"
+                                      : "attribute access ('.') is not supported";
+    else if (c == '^' || c == '~')
+        what = c == '^' ? "there are no bitwise operators; a power is '**'"
+                        : "there are no bitwise operators";
+    p->t = t;
+    if (what)
+        return fail_at(p, BT_PARSE, t.pos, "unexpected '%c' at column %u: %s", c,
+                       (unsigned)t.pos + 1, what);
+    if (c >= 0x21 && c < 0x7f)
+        return fail_at(p, BT_PARSE, t.pos, "unexpected character '%c' at column %u", c,
+                       (unsigned)t.pos + 1);
+    return fail_at(p, BT_PARSE, t.pos, "unexpected byte 0x%02x at column %u", c,
+                   (unsigned)t.pos + 1);
+}
+
+/* Reads the next token into p->t. Returns false (error recorded) on a bad character or number. */
 static bool next(parser *p)
 {
     const char *s = p->src;
@@ -341,96 +472,38 @@ static bool next(parser *p)
     unsigned char c = (unsigned char)s[i];
     unsigned char c1 = i + 1 < p->n ? (unsigned char)s[i + 1] : 0;
     t.len = 1;
-    if (c >= '0' && c <= '9') {
-        size_t j = i;
-        bool hex = c == '0' && (c1 == 'x' || c1 == 'X');
-        uint64_t v = 0;
-        bool big = false, digits = false;
-        if (hex) {
-            for (j = i + 2; j < p->n; j++) {
-                int d = s[j] >= '0' && s[j] <= '9'   ? s[j] - '0'
-                        : s[j] >= 'a' && s[j] <= 'f' ? s[j] - 'a' + 10
-                        : s[j] >= 'A' && s[j] <= 'F' ? s[j] - 'A' + 10
-                                                     : -1;
-                if (d < 0)
-                    break;
-                digits = true;
-                if (v > (uint64_t)INT64_MAX >> 4)
-                    big = true;
-                v = v * 16 + (uint64_t)d;
-            }
-        } else {
-            for (; j < p->n && s[j] >= '0' && s[j] <= '9'; j++) {
-                digits = true;
-                if (v > ((uint64_t)INT64_MAX - (uint64_t)(s[j] - '0')) / 10)
-                    big = true;
-                v = v * 10 + (uint64_t)(s[j] - '0');
-            }
-        }
-        /* Swallow trailing identifier characters so that "12ab" or "0x" is reported whole. */
-        bool junk = false;
-        while (j < p->n && is_ident_char((unsigned char)s[j]))
-            j++, junk = true;
-        t.kind = T_NUM;
-        t.len = (uint32_t)(j - i);
-        p->t = t;
-        if (junk || !digits)
-            return fail_at(p, BT_PARSE, t.pos, "malformed number '%.*s' at column %u",
-                           (int)(t.len > 40 ? 40 : t.len), s + i, (unsigned)t.pos + 1);
-        if (big || v > (uint64_t)INT64_MAX)
-            return fail_at(p, BT_PARSE, t.pos,
-                           "number '%.*s' does not fit in a signed 64-bit integer at column %u",
-                           (int)(t.len > 40 ? 40 : t.len), s + i, (unsigned)t.pos + 1);
-        p->t.num = (int64_t)v;
-        return true;
-    }
-    if (is_ident_start(c)) {
-        size_t j = i;
-        while (j < p->n && is_ident_char((unsigned char)s[j]))
-            j++;
-        t.kind = T_IDENT;
-        t.len = (uint32_t)(j - i);
-        p->t = t;
-        return true;
-    }
+    if (c >= '0' && c <= '9')
+        return scan_number(p, i, c1, t);
+    if (is_ident_start(c))
+        return scan_word(p, i, t);
     switch (c) {
-    case '(':
-        t.kind = T_LPAREN;
-        break;
-    case ')':
-        t.kind = T_RPAREN;
-        break;
-    case ',':
-        t.kind = T_COMMA;
-        break;
-    case '?':
-        t.kind = T_QUESTION;
-        break;
-    case ':':
-        t.kind = T_COLON;
-        break;
-    case '+':
-        t.kind = T_PLUS;
-        break;
-    case '-':
-        t.kind = T_MINUS;
-        break;
+    case '(': t.kind = T_LPAREN; break;
+    case ')': t.kind = T_RPAREN; break;
+    case '[': t.kind = T_LBRACKET; break;
+    case ']': t.kind = T_RBRACKET; break;
+    case ',': t.kind = T_COMMA; break;
+    case '?': t.kind = T_QUESTION; break;
+    case ':': t.kind = T_COLON; break;
+    case '+': t.kind = T_PLUS; break;
+    case '-': t.kind = T_MINUS; break;
+    case '%': t.kind = T_PERCENT; break;
     case '/':
-        t.kind = T_SLASH;
-        break;
-    case '%':
-        t.kind = T_PERCENT;
+        t.kind = c1 == '/' ? T_FLOORDIV : T_SLASH;
+        t.len = c1 == '/' ? 2 : 1;
         break;
     case '*':
         t.kind = c1 == '*' ? T_POW : T_STAR;
         t.len = c1 == '*' ? 2 : 1;
         break;
     case '<':
-        t.kind = c1 == '=' ? T_LE : T_LT;
-        t.len = c1 == '=' ? 2 : 1;
-        break;
     case '>':
-        t.kind = c1 == '=' ? T_GE : T_GT;
+        if (c1 == c) {
+            p->t = t;
+            return fail_at(p, BT_PARSE, t.pos, "unexpected '%c%c' at column %u: there are no "
+                           "bitwise operators (a shift by k is '* 2**k' or '// 2**k')",
+                           c, c, (unsigned)t.pos + 1);
+        }
+        t.kind = c == '<' ? (c1 == '=' ? T_LE : T_LT) : (c1 == '=' ? T_GE : T_GT);
         t.len = c1 == '=' ? 2 : 1;
         break;
     case '!':
@@ -459,12 +532,7 @@ static bool next(parser *p)
         t.len = 2;
         break;
     default:
-        p->t = t;
-        if (c >= 0x21 && c < 0x7f)
-            return fail_at(p, BT_PARSE, t.pos, "unexpected character '%c' at column %u", c,
-                           (unsigned)t.pos + 1);
-        return fail_at(p, BT_PARSE, t.pos, "unexpected byte 0x%02x at column %u", c,
-                       (unsigned)t.pos + 1);
+        return bad_char(p, t, c, c1);
     }
     p->t = t;
     return true;
@@ -493,7 +561,10 @@ static int stack_effect(op o)
     case OP_ANDJ:
     case OP_ORJ:
     case OP_JZ:
+    case OP_CHAINJ:
         return -1;
+    case OP_CMPK:
+        return 0;
     case OP_CLAMP:
         return -2;
     default:
@@ -520,7 +591,7 @@ static int emit(parser *p, op o, int32_t a, int64_t k, span sp)
     }
     p->code[p->ncode] = (ins){(int32_t)o, a, k};
     p->spans[p->ncode] = sp;
-    p->sp += stack_effect(o);
+    p->sp += o == OP_IN ? -a : stack_effect(o);
     if (p->sp > p->max_sp) {
         p->max_sp = p->sp;
         if (p->max_sp > BT__EXPR_MAX_STACK)
@@ -683,9 +754,9 @@ static bool parse_primary(parser *p, span *out)
         if (!next(p))
             return false;
         bool call = p->t.kind == T_LPAREN;
-        if (!call && t.len == 4 && memcmp(w, "true", 4) == 0)
+        if (!call && t.len == 4 && (!memcmp(w, "true", 4) || !memcmp(w, "True", 4)))
             return emit(p, OP_CONST, 0, 1, *out) >= 0;
-        if (!call && t.len == 5 && memcmp(w, "false", 5) == 0)
+        if (!call && t.len == 5 && (!memcmp(w, "false", 5) || !memcmp(w, "False", 5)))
             return emit(p, OP_CONST, 0, 0, *out) >= 0;
         const fn_info *fn = find_function(w, t.len);
         if (fn) {
@@ -719,9 +790,26 @@ static bool parse_primary(parser *p, span *out)
         }
         return add_ref(p, t.pos, t.len, slot) && emit(p, OP_LOAD, slot, 0, *out) >= 0;
     }
+    case T_LBRACKET:
+        return fail_at(p, BT_PARSE, t.pos, "a list at column %u: lists are only taken after "
+                       "'in' ('x in [1, 2]')", (unsigned)t.pos + 1);
     default:
         return fail_expected(p, "an operand", NULL);
     }
+}
+
+/* At an operator token: parses what follows it with `operand`, one nesting level deeper, and
+ * spans the whole from `from`. */
+static bool operand_after(parser *p, bool (*operand)(parser *, span *), uint32_t from, span *out)
+{
+    if (!enter(p) || !next(p))
+        return false;
+    span r;
+    if (!operand(p, &r))
+        return false;
+    p->depth--;
+    *out = (span){from, r.end};
+    return true;
 }
 
 /* power := primary [ '**' unary ]   (right-associative; binds tighter than unary minus) */
@@ -733,14 +821,7 @@ static bool parse_power(parser *p, span *out)
     *out = l;
     if (p->t.kind != T_POW)
         return true;
-    if (!enter(p) || !next(p))
-        return false;
-    span r;
-    if (!parse_unary(p, &r))
-        return false;
-    p->depth--;
-    *out = (span){l.start, r.end};
-    return emit(p, OP_POW, 0, 0, *out) >= 0;
+    return operand_after(p, parse_unary, l.start, out) && emit(p, OP_POW, 0, 0, *out) >= 0;
 }
 
 /* unary := ('-' | '+' | '!') unary | power */
@@ -749,13 +830,8 @@ static bool parse_unary(parser *p, span *out)
     tok t = p->t;
     if (t.kind != T_MINUS && t.kind != T_PLUS && t.kind != T_BANG)
         return parse_power(p, out);
-    if (!enter(p) || !next(p))
+    if (!operand_after(p, parse_unary, t.pos, out))
         return false;
-    span r;
-    if (!parse_unary(p, &r))
-        return false;
-    p->depth--;
-    *out = (span){t.pos, r.end};
     if (t.kind == T_MINUS)
         return emit(p, OP_NEG, 0, 0, *out) >= 0;
     if (t.kind == T_BANG)
@@ -763,44 +839,22 @@ static bool parse_unary(parser *p, span *out)
     return true;
 }
 
-/* Binary precedence levels, loosest first; each is left-associative. */
-enum { LV_EQ, LV_REL, LV_ADD, LV_MUL, LV__COUNT };
+/* Binary arithmetic levels, loosest first; each is left-associative. */
+enum { LV_ADD, LV_MUL, LV__COUNT };
 
 static bool binop_of(tok_kind k, int level, op *o)
 {
-    switch (level) {
-    case LV_EQ:
-        if (k == T_EQ || k == T_NE)
-            return *o = k == T_EQ ? OP_EQ : OP_NE, true;
-        return false;
-    case LV_REL:
-        switch (k) {
-        case T_LT:
-            return *o = OP_LT, true;
-        case T_LE:
-            return *o = OP_LE, true;
-        case T_GT:
-            return *o = OP_GT, true;
-        case T_GE:
-            return *o = OP_GE, true;
-        default:
-            return false;
-        }
-    case LV_ADD:
+    if (level == LV_ADD) {
         if (k == T_PLUS || k == T_MINUS)
             return *o = k == T_PLUS ? OP_ADD : OP_SUB, true;
         return false;
-    default:
-        switch (k) {
-        case T_STAR:
-            return *o = OP_MUL, true;
-        case T_SLASH:
-            return *o = OP_DIV, true;
-        case T_PERCENT:
-            return *o = OP_MOD, true;
-        default:
-            return false;
-        }
+    }
+    switch (k) {
+    case T_STAR: return *o = OP_MUL, true;
+    case T_SLASH: return *o = OP_DIV, true;
+    case T_FLOORDIV: return *o = OP_FLOORDIV, true;
+    case T_PERCENT: return *o = OP_MOD, true;
+    default: return false;
     }
 }
 
@@ -824,18 +878,138 @@ static bool parse_binary(parser *p, int level, span *out)
     return true;
 }
 
-/* and := binary { '&&' binary }     or := and { '||' and }   (short-circuit, result 0/1) */
+/* The comparison operator at the current token, or false; 'not in' (two tokens) is OP_IN with
+ * *negate. Does not move past the token. */
+static bool compare_op(parser *p, op *o, bool *negate)
+{
+    *negate = false;
+    switch (p->t.kind) {
+    case T_EQ: return *o = OP_EQ, true;
+    case T_NE: return *o = OP_NE, true;
+    case T_LT: return *o = OP_LT, true;
+    case T_LE: return *o = OP_LE, true;
+    case T_GT: return *o = OP_GT, true;
+    case T_GE: return *o = OP_GE, true;
+    case T_IN: return *o = OP_IN, true;
+    case T_NOT: { /* 'not in' */
+        parser peek = *p;
+        peek.diag = NULL;
+        if (!next(&peek) || peek.t.kind != T_IN)
+            return false;
+        *negate = true;
+        return *o = OP_IN, true;
+    }
+    default: return false;
+    }
+}
+
+/* The right side of 'in': a list [a, b, ...] or a tuple (a, b, ...) of expressions, pushed; the
+ * number of elements in *n. */
+static bool parse_in_list(parser *p, int *n, span *out)
+{
+    tok_kind close = p->t.kind == T_LBRACKET ? T_RBRACKET : T_RPAREN;
+    if (p->t.kind != T_LBRACKET && p->t.kind != T_LPAREN) {
+        if (p->t.kind == T_IDENT && p->t.len == 5 && !memcmp(p->src + p->t.pos, "range", 5))
+            return fail_at(p, BT_PARSE, p->t.pos, "'range' at column %u is not supported (list "
+                           "the values, or write 'lo <= x < hi')", (unsigned)p->t.pos + 1);
+        return fail_expected(p, "a list '[...]' after 'in'", NULL);
+    }
+    uint32_t start = p->t.pos;
+    *n = 0;
+    if (!next(p))
+        return false;
+    while (p->t.kind != close) {
+        span e;
+        if (!parse_ternary(p, &e))
+            return false;
+        (*n)++;
+        if (p->t.kind == T_COMMA) {
+            if (!next(p))
+                return false;
+        } else if (p->t.kind != close)
+            return fail_expected(p, close == T_RBRACKET ? "',' or ']'" : "',' or ')'", NULL);
+    }
+    *out = (span){start, p->t.pos + 1};
+    return next(p);
+}
+
+/* comparison := additive { compop additive }, chained as in Python: a < b <= c is a < b and
+ * b <= c, with b evaluated once and c only when a < b holds; 'x in [...]' and 'x not in [...]'
+ * end a chain. */
+static bool parse_compare(parser *p, span *out)
+{
+    span l;
+    if (!parse_binary(p, LV_ADD, &l))
+        return false;
+    int chain = -1; /* the last OP_CHAINJ; each one's a links to the one before until patched */
+    op o;
+    bool negate;
+    while (compare_op(p, &o, &negate)) {
+        uint32_t at = p->t.pos;
+        if (!next(p) || (negate && !next(p))) /* past the operator ('not' 'in': two tokens) */
+            return false;
+        span r;
+        if (o == OP_IN) {
+            int n = 0;
+            if (!parse_in_list(p, &n, &r))
+                return false;
+            l.end = r.end;
+            if (emit(p, OP_IN, n, 0, l) < 0 || (negate && emit(p, OP_NOT, 0, 0, l) < 0))
+                return false;
+            if (compare_op(p, &o, &negate))
+                return fail_at(p, BT_PARSE, p->t.pos, "a comparison after '%s' (column %u) at "
+                               "column %u: join them with 'and'", negate ? "not in" : "in",
+                               (unsigned)at + 1, (unsigned)p->t.pos + 1);
+            break;
+        }
+        if (!parse_binary(p, LV_ADD, &r))
+            return false;
+        span whole = {l.start, r.end};
+        bool more = compare_op(p, &(op){0}, &(bool){0});
+        if (!more) {
+            if (emit(p, o, 0, 0, whole) < 0)
+                return false;
+            l.end = r.end;
+            break;
+        }
+        int j;
+        if (emit(p, OP_CMPK, (int32_t)o, 0, whole) < 0 ||
+            (j = emit(p, OP_CHAINJ, chain, 0, whole)) < 0)
+            return false;
+        chain = j;
+        l.end = r.end;
+    }
+    while (chain >= 0 && !p->failed) { /* every link jumps past the chain */
+        int prev = p->code[chain].a;
+        p->code[chain].a = p->ncode;
+        chain = prev;
+    }
+    *out = l;
+    return true;
+}
+
+/* not := 'not' not | comparison   (Python's not binds looser than comparisons) */
+static bool parse_not(parser *p, span *out)
+{
+    tok t = p->t;
+    if (t.kind != T_NOT)
+        return parse_compare(p, out);
+    return operand_after(p, parse_not, t.pos, out) && emit(p, OP_NOT, 0, 0, *out) >= 0;
+}
+
+/* and := not { ('&&' | 'and') not }     or := and { ('||' | 'or') and }   (short-circuit,
+ * result 0/1) */
 static bool parse_and(parser *p, span *out)
 {
     span l;
-    if (!parse_binary(p, LV_EQ, &l))
+    if (!parse_not(p, &l))
         return false;
     while (p->t.kind == T_ANDAND) {
         int j = emit(p, OP_ANDJ, 0, 0, l);
         if (j < 0 || !next(p))
             return false;
         span r;
-        if (!parse_binary(p, LV_EQ, &r))
+        if (!parse_not(p, &r))
             return false;
         l.end = r.end;
         if (emit(p, OP_BOOL, 0, 0, l) < 0)
@@ -987,6 +1161,8 @@ static const char *op_symbol(op o)
         return "*";
     case OP_DIV:
         return "/";
+    case OP_FLOORDIV:
+        return "//";
     case OP_MOD:
         return "%";
     case OP_POW:
@@ -1241,6 +1417,43 @@ bt_status bt__expr_eval(const bt__expr *e, const int64_t *slots, int64_t *out, b
                 return eval_fail(e, pc - 1, E_CLAMP, a, b, c, diag);
             sp -= 2;
             sp[-1] = a < b ? b : a > c ? c : a;
+            break;
+        case OP_FLOORDIV:
+            a = sp[-2], b = sp[-1];
+            if (b == 0)
+                return eval_fail(e, pc - 1, E_DIV0, a, b, 0, diag);
+            if (a == INT64_MIN && b == -1)
+                return eval_fail(e, pc - 1, E_OVERFLOW, a, b, 0, diag);
+            r = a / b;
+            if (a % b != 0 && ((a < 0) != (b < 0)))
+                r--; /* the exact quotient is negative and was truncated up */
+            *(--sp - 1) = r;
+            break;
+        case OP_CMPK:
+            a = sp[-2], b = sp[-1];
+            switch ((op)in->a) {
+            case OP_EQ: r = a == b; break;
+            case OP_NE: r = a != b; break;
+            case OP_LT: r = a < b; break;
+            case OP_LE: r = a <= b; break;
+            case OP_GT: r = a > b; break;
+            default: r = a >= b; break;
+            }
+            sp[-2] = r;
+            break;
+        case OP_CHAINJ:
+            sp--;
+            if (sp[-1] == 0)
+                pc = in->a; /* [0] */
+            else
+                sp[-1] = sp[0]; /* [y]: the next comparison's left side */
+            break;
+        case OP_IN:
+            sp -= in->a;
+            r = 0;
+            for (int32_t i = 0; i < in->a; i++)
+                r |= sp[i] == sp[-1];
+            sp[-1] = r;
             break;
         case OP_END:
             *out = sp[-1];

@@ -4,18 +4,29 @@
  * A small, safe, C-like integer language used for constraints ("BLOCK_M * BLOCK_K <= 4096"),
  * geometry ("cdiv(M, BLOCK_M)"), resource formulas and FLOP/byte counts. Values are int64_t.
  *
- *   literals     123, 0x40, true (1), false (0)
- *   operators    ?:  ||  &&  == !=  < <= > >=  + -  * / %  unary ! - +  ** (power, right-assoc,
- *                binds tighter than unary minus: -2**2 == -4)
+ *   literals     123, 0x40, true / True (1), false / False (0)
+ *   operators    ?:  || or  && and  not  comparisons (== != < <= > >= in, not in)  + -
+ *                * / // %  unary ! - +  ** (power, right-assoc, binds tighter than unary minus:
+ *                -2**2 == -4)
  *   functions    cdiv(a,b) min(a,b,...) max(a,b,...) is_pow2(a) log2(a) (floor) align_up(a,b)
  *                abs(a) clamp(x,lo,hi)
  *   names        looked up in a bt__symtab when parsed; each becomes a slot index, evaluated
  *                against an int64_t array of slot values.
  *
- * Semantics: / and % truncate toward zero (as C); a / 0, a % 0, cdiv(a, 0), align_up(a, 0),
- * log2(x<=0), a negative power, and any int64 overflow are evaluation errors (BT_EVAL with a
- * message), never a crash. && || and ?: short-circuit, so "K > 0 && N / K > 2" is safe.
- * Comparisons, ! && || and is_pow2 give 0 or 1; comparisons chain as in C ((1 < 2) < 3).
+ * The Python spellings are there so that Kernel Tuner's restriction strings read as they do in
+ * Python: "block_size_x*block_size_y <= 1024 and tile_size_x in [1, 2]". Comparisons are one
+ * level and chain as in Python (a < b <= c is a < b && b <= c, b evaluated once, c only when
+ * a < b holds); 'x in [a, b]' / 'x not in (a, b)' compare x with each element and end a chain;
+ * Python's not binds looser than comparisons (not x == 1 is !(x == 1)) while C's ! binds like
+ * unary minus. What Python has and this language does not (floats, strings, 'is', 'if ... else',
+ * lambda, range(), attributes, bitwise operators) is a parse error that says so.
+ *
+ * Semantics: / and % truncate toward zero (as C; Python's / is true division, its % follows the
+ * divisor's sign: they agree with Python where the quotient is whole or the operands are
+ * non-negative), // rounds toward negative infinity (as Python); a / 0, a // 0, a % 0,
+ * cdiv(a, 0), align_up(a, 0), log2(x<=0), a negative power, and any int64 overflow are evaluation
+ * errors (BT_EVAL with a message), never a crash. && || and ?: short-circuit, so
+ * "K > 0 && N / K > 2" is safe. Comparisons, ! not && || in and is_pow2 give 0 or 1.
  * cdiv(a, b) is the exact ceiling of a/b for any signs; align_up(a, b) is the smallest multiple of
  * b that is >= a and needs b > 0 (a negative alignment is an error too); clamp(x, lo, hi) needs
  * lo <= hi; INT64_MIN % -1 is 0; 0 ** 0 is 1. Literals must fit in int64 (9223372036854775807 at

@@ -51,7 +51,9 @@ typedef enum bt__rule {
     BT__RULE_THREADS,        /* threads per block <= max_threads_per_block */
     BT__RULE_NUM_WARPS,      /* num_warps in {1,2,4,8,16,32} */
     BT__RULE_STAGES,         /* num_stages >= 1 */
-    BT__RULE_FITS_SM,        /* at least one block fits on an SM (smem, registers, threads) */
+    BT__RULE_FITS_SM,        /* at least one block fits on an SM (smem, threads; registers only
+                                when counted exactly by a compiler: plan --exact) */
+    BT__RULE_SMEM_STATIC,    /* static smem <= the default per-block size (CUDA: 48 KiB) */
     BT__RULE__COUNT
 } bt__rule;
 
@@ -112,7 +114,18 @@ typedef struct bt__argspec {
     bt__kexpr size;        /* buffer: elements; local: bytes; scalar: value */
     bt__init_kind init;
     double init_a, init_b;
-    bool output, reset_to_zero, restore_value, constant;
+    bool output, reset_to_zero, restore_value;
+    /* "kind": "constant": read-only data in constant memory, otherwise a buffer (role BUFFER):
+     * on CUDA the __constant__ symbol `symbol` of the module (the argument's name unless given),
+     * filled before each launch and not a kernel parameter; on OpenCL a __constant pointer
+     * argument */
+    bool cmem;
+    char symbol[128];
+    /* input data read from a file (raw binary in the argument's dtype, or .npy), resolved
+     * against the spec's directory; NULL: made by `init` */
+    char *file;
+    /* the expected output (same formats) when the reference is "answers"; NULL otherwise */
+    char *answer;
     /* tensor maps: the buffer argument mapped, its dimensions (elements, innermost first; dense
      * row-major strides), the box copied per request (may use parameters) and the swizzle span */
     int tm_buffer, tm_rank, tm_swizzle;
@@ -124,6 +137,7 @@ typedef enum bt__ref_kind {
     BT__REF_HOST,   /* a host reference built into the library (built-in kernels) */
     BT__REF_CONFIG, /* a baseline config of the same kernel */
     BT__REF_KERNEL, /* a separate reference kernel in the spec */
+    BT__REF_ANSWERS, /* expected outputs read from files (one problem's sizes) */
 } bt__ref_kind;
 
 #define BT__MAX_ARGS 32
@@ -131,6 +145,18 @@ typedef enum bt__ref_kind {
 #define BT__MAX_PROBLEM 16
 #define BT__MAX_BOUNDARY 16
 #define BT__MAX_DTYPES 8
+#define BT__MAX_PDEFINES 16       /* "defines": problem values passed as -D */
+#define BT__MAX_CONSTRAINTS 4096
+#define BT__MAX_SOURCES 64        /* files in one "sources" list */
+#define BT__MAX_CONFIGS 1000000   /* an explicit "configs" list */
+#define BT__MAX_GRID_DIV 8        /* factors a grid dimension's problem size is divided by */
+#define BT__MAX_ENTRY 127         /* characters of "entry" ("matmul<float, tile_size_x>") */
+
+/* A -D define whose value is an expression over problem variables, evaluated per problem. */
+typedef struct bt__pdefine {
+    char name[BT_NAME_MAX];
+    bt__kexpr value;
+} bt__pdefine;
 
 typedef struct bt__tolerance {
     double rtol, atol;
@@ -172,14 +198,18 @@ struct bt_kdesc {
     bt__kind kind;
     bt__compute_unit unit;
     bt__kexpr smem, regs, threads, acc_bytes, tensor_core, vector_ok, traffic, perf;
+    bt__kexpr static_smem; /* the static part of smem (default: smem - launch.local_mem) */
     int vector_bytes;
     int inner_tile; /* parameter index of the innermost tile width, -1 if none */
     bt__tile tiles[BT__MAX_TILES];
     int ntiles;
     int p_num_warps, p_num_stages, p_num_ctas; /* parameter indices, -1 if absent */
 
-    /* launch geometry */
+    /* launch geometry (from "grid"/"block", or from parameters named block_size_x/y/z and
+     * "problem_size" / "grid_div") */
     bt__kexpr grid[3], block[3], dyn_smem;
+    bt__pdefine pdefines[BT__MAX_PDEFINES];
+    int npdefines;
     bt__kexpr flops, bytes;
 
     /* arguments and verification */
@@ -226,5 +256,10 @@ void bt__kdesc_fill_slots(const bt_kdesc *k, const bt_config *c, const bt_proble
 /* Evaluates a kexpr; on error fills diag with field, position and message. */
 bt_status bt__kexpr_eval(const bt_kdesc *k, const bt__kexpr *x, const int64_t *slots,
                          int64_t *out, bt_diag *diag);
+
+/* The "defines" of k evaluated for problem p (and GPU g, may be NULL) as "NAME=value" into defs
+ * (BT__MAX_PDEFINES entries); *n gets how many. An evaluation error names the define. */
+bt_status bt__kdesc_pdefines(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g,
+                             char defs[][96], int *n, bt_diag *diag);
 
 #endif

@@ -74,6 +74,9 @@ void bt__model_fini(bt__model *m);
  * thread-safe on one model (it uses m->slots). */
 bt_status bt__model_eval(bt__model *m, const bt_config *c, bt__cfg_eval *ev);
 void bt__cfg_eval_clear(bt__cfg_eval *ev);
+/* Marks ev invalid for a broken rule (bit) and appends the reason. */
+void bt__cfg_eval_reason(bt__cfg_eval *ev, uint32_t bit, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Peak for a dtype and unit ("fp16 tensor"); 0 if the GPU lacks it. */
 double bt__peak_for(const bt_gpu *g, bt__dtype t, bt__compute_unit u, bool allow_tf32,

@@ -41,6 +41,51 @@ static bt_status push(bt__cfg_eval **arr, size_t *n, size_t *cap, const bt__cfg_
     return BT_OK;
 }
 
+static int cmp_index(const void *a, const void *b)
+{
+    const bt__cfg_eval *x = a, *y = b;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* After plan --exact: a candidate whose exact registers and shared memory (the compiler's, not
+ * the model's estimate) fit no block on an SM cannot launch, and is eliminated saying so. */
+static bt_status exact_eliminate(bt_plan *pl)
+{
+    if (!(pl->rules & (1u << BT__RULE_FITS_SM)))
+        return BT_OK;
+    size_t keep = 0, cap = pl->nelim;
+    for (size_t i = 0; i < pl->ncand; i++) {
+        bt__cfg_eval ev = pl->cand[i];
+        if (!ev.exact || ev.x_blocks > 0) {
+            pl->cand[keep++] = ev;
+            continue;
+        }
+        bt__cfg_eval_reason(&ev, 1u << BT__RULE_FITS_SM,
+                            "no block fits on an SM: %d registers x %lld threads, %lld B shared "
+                            "memory (exact counts from NVRTC for sm_%d%d; the limit: %s) "
+                            "(fits_sm)",
+                            ev.x_regs, (long long)ev.threads, (long long)ev.x_smem,
+                            pl->gpu.cc_major, pl->gpu.cc_minor, ev.x_limiter ? ev.x_limiter : "?");
+        pl->broken_count[BT__RULE_FITS_SM]++;
+        if (pl->nelim >= BT__MAX_KEPT_ELIMINATED) {
+            pl->elim_dropped++;
+            bt__cfg_eval_clear(&ev);
+            continue;
+        }
+        bt_status st = push(&pl->elim, &pl->nelim, &cap, &ev);
+        if (st) {
+            bt__cfg_eval_clear(&ev);
+            pl->ncand = keep + (pl->ncand - i - 1);
+            memmove(&pl->cand[keep], &pl->cand[i + 1], sizeof *pl->cand * (pl->ncand - keep));
+            return st;
+        }
+    }
+    pl->ncand = keep;
+    if (pl->nelim > 1)
+        qsort(pl->elim, pl->nelim, sizeof *pl->elim, cmp_index); /* enumeration order */
+    return BT_OK;
+}
+
 bt_status bt_plan_create(const bt_kdesc *k, const bt_problem *p, const bt_gpu *gpu,
                          const bt_plan_options *opts, bt_plan **out, bt_diag *diag)
 {
@@ -120,7 +165,8 @@ bt_status bt_plan_create(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g
     }
     if (pl->ncand > 1)
         qsort(pl->cand, pl->ncand, sizeof *pl->cand, cmp_pred);
-    if (opts && opts->exact && (st = bt__plan_exact(pl, diag)) != BT_OK) {
+    if (opts && opts->exact &&
+        ((st = bt__plan_exact(pl, diag)) != BT_OK || (st = exact_eliminate(pl)) != BT_OK)) {
         bt_plan_free(pl);
         return st;
     }

@@ -1,13 +1,16 @@
 /*
- * spec.c — loads a kernel spec (JSON, docs/spec.md) into a bt_kdesc, and the small public
- * functions around it (built-in kernels, problems, --config parsing).
+ * spec.c — loads a kernel spec (JSON, docs/spec.md) into a bt_kdesc: the root and the sections of
+ * the config space (params, problem, configs, constraints, rules), the model, the tuning key,
+ * tolerances, the reference and the boundary sizes; and the small public functions around it
+ * (built-in kernels, problems, --config parsing). Arguments are loaded by spec_args.c, the launch
+ * geometry and problem defines by spec_launch.c, with the helpers of specld.c.
  *
  * Loading is all-or-nothing: the description is built privately and handed out only when every
  * field has been checked. Every error names file:line:column and the field (positions come from
- * jpos.c, since jansson does not keep them).
+ * jpos.c, since jansson does not keep them). Every list the loader keeps in a fixed-size array is
+ * bounded with an error, and a name listed twice is an error.
  */
-#include "core/jpos.h"
-#include "core/kdesc.h"
+#include "core/specld.h"
 #include "core/util.h"
 
 #include <ctype.h>
@@ -18,323 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---------------------------------------------------------------------------------------------
- * Loader context and error helpers
- * ------------------------------------------------------------------------------------------- */
-typedef struct ld {
-    bt_kdesc *k;
-    const char *file;
-    bt__jpos *pos;
-    bt_diag *diag;
-    bool embedded; /* sources resolve against the embedded files */
-} ld;
-
-static bt_status failv(ld *L, const char *path, bt_status st, const char *fmt, va_list ap)
-{
-    if (!L->diag)
-        return st;
-    bt__diag_clear(L->diag);
-    snprintf(L->diag->file, sizeof L->diag->file, "%s", L->file);
-    int line = 0, col = 0;
-    if (path && bt__jpos_find(L->pos, path, &line, &col)) {
-        L->diag->line = line;
-        L->diag->column = col;
-    }
-    if (path)
-        bt__diag_field(L->diag, path);
-    vsnprintf(L->diag->msg, sizeof L->diag->msg, fmt, ap);
-    return st;
-}
-
-static bt_status fail(ld *L, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static bt_status fail(ld *L, const char *path, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    bt_status st = failv(L, path, BT_PARSE, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-#define TRY(x)                                                                                     \
-    do {                                                                                           \
-        bt_status st_ = (x);                                                                       \
-        if (st_ != BT_OK)                                                                          \
-            return st_;                                                                            \
-    } while (0)
-
-static const char *jtype(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
-    }
-    return "?";
-}
-
-/* Rejects keys not in `allowed`, suggesting the closest. */
-static bt_status check_keys(ld *L, const json_t *obj, const char *path, const char *const *allowed)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)obj, key, v)
-    {
-        bool ok = false;
-        const char *best = NULL;
-        int bestd = 1000;
-        for (const char *const *a = allowed; *a; a++) {
-            if (!strcmp(key, *a)) {
-                ok = true;
-                break;
-            }
-            int d = bt__edit_distance(key, *a);
-            if (d < bestd) {
-                bestd = d;
-                best = *a;
-            }
-        }
-        if (!ok) {
-            char p[256];
-            snprintf(p, sizeof p, "%s%s%s", path, path[0] ? "." : "", key);
-            if (best && bestd <= 3)
-                return fail(L, p, "unknown field '%s' (did you mean '%s'?)", key, best);
-            return fail(L, p, "unknown field '%s'", key);
-        }
-    }
-    return BT_OK;
-}
-
-static bt_status get_int(ld *L, const json_t *v, const char *path, int64_t *out)
-{
-    if (json_is_integer(v)) {
-        *out = json_integer_value(v);
-        return BT_OK;
-    }
-    if (json_is_real(v)) {
-        double d = json_real_value(v);
-        if (d == floor(d) && fabs(d) < 9e18) {
-            *out = (int64_t)d;
-            return BT_OK;
-        }
-    }
-    return fail(L, path, "expected an integer but found %s", jtype(v));
-}
-
-static bt_status get_num(ld *L, const json_t *v, const char *path, double *out)
-{
-    if (!json_is_number(v))
-        return fail(L, path, "expected a number but found %s", jtype(v));
-    *out = json_number_value(v);
-    return BT_OK;
-}
-
-static bt_status get_bool(ld *L, const json_t *v, const char *path, bool *out)
-{
-    if (!json_is_boolean(v))
-        return fail(L, path, "expected true or false but found %s", jtype(v));
-    *out = json_is_true(v);
-    return BT_OK;
-}
-
-static bt_status get_str(ld *L, const json_t *v, const char *path, const char **out)
-{
-    if (!json_is_string(v))
-        return fail(L, path, "expected a string but found %s", jtype(v));
-    *out = json_string_value(v);
-    return BT_OK;
-}
-
-/* Parses an expression given as a string or an integer into x. */
-static bt_status get_expr(ld *L, const json_t *v, const char *path, bt__kexpr *x)
-{
-    char buf[32];
-    const char *src;
-    bool is_str = json_is_string(v);
-    if (is_str)
-        src = json_string_value(v);
-    else if (json_is_integer(v)) {
-        snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
-        src = buf;
-    } else
-        return fail(L, path, "expected an expression (string or integer) but found %s", jtype(v));
-    snprintf(x->field, sizeof x->field, "%s", path);
-    bt__jpos_find(L->pos, path, &x->line, &x->col);
-    bt_diag d;
-    bt__diag_clear(&d);
-    bt_status st = bt__expr_parse(src, L->k->syms, &x->e, &d);
-    if (st != BT_OK) {
-        if (L->diag) {
-            bt__diag_clear(L->diag);
-            snprintf(L->diag->file, sizeof L->diag->file, "%s", L->file);
-            L->diag->line = x->line;
-            /* the expression's column counts from its first character, after the quote */
-            L->diag->column = x->col + (is_str ? 1 : 0) + (d.column > 0 ? d.column - 1 : 0);
-            bt__diag_field(L->diag, path);
-            snprintf(L->diag->msg, sizeof L->diag->msg, "in '%.300s': %.600s", src, d.msg);
-        }
-        return st == BT_NOMEM ? st : BT_PARSE;
-    }
-    return BT_OK;
-}
-
-static void kexpr_free(bt__kexpr *x)
-{
-    bt__expr_free(x->e);
-    x->e = NULL;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Paths and sources
- * ------------------------------------------------------------------------------------------- */
-
-/* Joins dir and rel and removes "." and "dir/.." segments. */
-static char *path_join_norm(const char *dir, const char *rel)
-{
-    size_t n = strlen(dir) + strlen(rel) + 2;
-    char *joined = malloc(n);
-    if (!joined)
-        return NULL;
-    if (rel[0] == '/' || !dir[0])
-        snprintf(joined, n, "%s", rel);
-    else
-        snprintf(joined, n, "%s/%s", dir, rel);
-    /* normalise in place */
-    char *segs[256];
-    int ns = 0;
-    bool abs = joined[0] == '/';
-    char *save = NULL;
-    char *copy = bt__strdup(joined);
-    if (!copy) {
-        free(joined);
-        return NULL;
-    }
-    for (char *t = strtok_r(copy, "/", &save); t && ns < 256; t = strtok_r(NULL, "/", &save)) {
-        if (!strcmp(t, "."))
-            continue;
-        if (!strcmp(t, "..") && ns > 0 && strcmp(segs[ns - 1], "..")) {
-            ns--;
-            continue;
-        }
-        segs[ns++] = t;
-    }
-    size_t o = 0;
-    if (abs)
-        joined[o++] = '/';
-    for (int i = 0; i < ns; i++) {
-        size_t l = strlen(segs[i]);
-        if (i)
-            joined[o++] = '/';
-        memcpy(joined + o, segs[i], l);
-        o += l;
-    }
-    joined[o] = '\0';
-    free(copy);
-    return joined;
-}
-
-/* A source: "file.cl", {"file": "..."} or {"inline": "..."}. */
-static bt_status load_one_source(ld *L, const json_t *v, const char *path, char **out)
-{
-    const char *file = NULL, *inl = NULL;
-    char p2[256];
-    if (json_is_string(v))
-        file = json_string_value(v);
-    else if (json_is_object(v)) {
-        static const char *const keys[] = {"file", "inline", NULL};
-        TRY(check_keys(L, v, path, keys));
-        json_t *f = json_object_get(v, "file"), *i = json_object_get(v, "inline");
-        if ((f != NULL) == (i != NULL))
-            return fail(L, path, "give exactly one of \"file\" or \"inline\"");
-        snprintf(p2, sizeof p2, "%s.%s", path, f ? "file" : "inline");
-        TRY(get_str(L, f ? f : i, p2, f ? &file : &inl));
-    } else
-        return fail(L, path, "expected a file name or {\"file\"|\"inline\": ...} but found %s",
-                    jtype(v));
-    if (inl) {
-        *out = bt__strdup(inl);
-        return *out ? BT_OK : BT_NOMEM;
-    }
-    char *full = path_join_norm(L->k->dir ? L->k->dir : "", file);
-    if (!full)
-        return BT_NOMEM;
-    if (L->embedded) {
-        size_t size;
-        const char *data = bt__embedded(full, &size);
-        if (!data) {
-            bt_status st = fail(L, json_is_string(v) ? path : p2,
-                                "built-in source '%s' is not embedded", full);
-            free(full);
-            return st;
-        }
-        *out = malloc(size + 1);
-        if (!*out) {
-            free(full);
-            return BT_NOMEM;
-        }
-        memcpy(*out, data, size);
-        (*out)[size] = '\0';
-        free(full);
-        return BT_OK;
-    }
-    *out = bt__read_file(full, NULL);
-    if (!*out) {
-        bt_status st = fail(L, json_is_string(v) ? path : p2, "cannot read source '%s': %s", full,
-                            strerror(errno));
-        free(full);
-        return st == BT_PARSE ? BT_IO : st;
-    }
-    free(full);
-    return BT_OK;
-}
-
-/* SRC, or a list of them, concatenated in order (shared helpers first: "cuda": ["common.cuh",
- * "kernel.cu"]). An element names its place as path[i]. */
-static bt_status load_source(ld *L, const json_t *v, const char *path, char **out)
-{
-    if (!json_is_array(v))
-        return load_one_source(L, v, path, out);
-    size_t n = json_array_size(v);
-    if (n == 0)
-        return fail(L, path, "an empty list of sources");
-    char *all = NULL;
-    size_t len = 0;
-    for (size_t i = 0; i < n; i++) {
-        char p2[256], *part = NULL;
-        snprintf(p2, sizeof p2, "%s[%zu]", path, i);
-        const json_t *e = json_array_get(v, i);
-        bt_status st = json_is_array(e) ? fail(L, p2, "expected a file name or {\"file\"|\"inline\": ...}"
-                                                       " but found a list")
-                                        : load_one_source(L, e, p2, &part);
-        if (st) {
-            free(all);
-            return st;
-        }
-        size_t pl = strlen(part);
-        char *grown = realloc(all, len + pl + 2);
-        if (!grown) {
-            free(part);
-            free(all);
-            return BT_NOMEM;
-        }
-        all = grown;
-        memcpy(all + len, part, pl);
-        len += pl;
-        if (pl && part[pl - 1] != '\n') /* the next file starts on a line of its own */
-            all[len++] = '\n';
-        all[len] = '\0';
-        free(part);
-    }
-    *out = all;
-    return BT_OK;
-}
+#include <sys/stat.h>
 
 /* ---------------------------------------------------------------------------------------------
  * Sections
@@ -351,39 +38,36 @@ static bt__param_role role_from_name(const char *name)
     return BT__ROLE_NONE;
 }
 
-static bt_status load_params(ld *L, const json_t *params)
+static bt_status load_params(bt__ld *L, const json_t *params)
 {
     bt_kdesc *k = L->k;
     if (!json_is_object(params) || json_object_size(params) == 0)
-        return fail(L, "params", "expected an object with at least one parameter");
+        return bt__ld_fail(L, "params", "expected an object with at least one parameter");
     const char *name;
     json_t *v;
     json_object_foreach((json_t *)params, name, v)
     {
         char path[160];
         snprintf(path, sizeof path, "params.%s", name);
-        bool ident = isalpha((unsigned char)name[0]) || name[0] == '_';
-        for (const char *c = name; *c; c++)
-            ident = ident && (isalnum((unsigned char)*c) || *c == '_');
-        if (!ident)
-            return fail(L, path, "parameter name '%s' is not an identifier", name);
+        if (!bt__ld_ident(name))
+            return bt__ld_fail(L, path, "parameter name '%s' is not an identifier", name);
         const json_t *vals = v;
         const json_t *pow2 = NULL, *range = NULL;
         bt__param_role role = role_from_name(name);
         if (json_is_object(v)) {
             static const char *const keys[] = {"values", "pow2", "range", "role", NULL};
-            TRY(check_keys(L, v, path, keys));
+            BT__TRY(bt__ld_keys(L, v, path, keys));
             vals = json_object_get(v, "values");
             pow2 = json_object_get(v, "pow2");
             range = json_object_get(v, "range");
             if ((vals != NULL) + (pow2 != NULL) + (range != NULL) != 1)
-                return fail(L, path, "give exactly one of \"values\", \"pow2\" or \"range\"");
+                return bt__ld_fail(L, path, "give exactly one of \"values\", \"pow2\" or \"range\"");
             json_t *r = json_object_get(v, "role");
             if (r) {
                 char rp[192];
                 snprintf(rp, sizeof rp, "%s.role", path);
                 const char *rs;
-                TRY(get_str(L, r, rp, &rs));
+                BT__TRY(bt__ld_str(L, r, rp, &rs));
                 if (!strcmp(rs, "tile"))
                     role = BT__ROLE_TILE;
                 else if (!strcmp(rs, "num_warps"))
@@ -395,7 +79,7 @@ static bt_status load_params(ld *L, const json_t *params)
                 else if (!strcmp(rs, "none"))
                     role = BT__ROLE_NONE;
                 else
-                    return fail(L, rp,
+                    return bt__ld_fail(L, rp,
                                 "unknown role '%s' (tile, num_warps, num_stages, num_ctas, none)",
                                 rs);
             }
@@ -407,17 +91,17 @@ static bt_status load_params(ld *L, const json_t *params)
             char vp[192];
             snprintf(vp, sizeof vp, "%s%s", path, vals == v ? "" : ".values");
             if (!json_is_array(vals))
-                return fail(L, vp, "expected a list of integers but found %s", jtype(vals));
+                return bt__ld_fail(L, vp, "expected a list of integers but found %s", bt__ld_jtype(vals));
             size_t n = json_array_size(vals);
             if (n == 0 || n > 65536)
-                return fail(L, vp, "a parameter needs 1..65536 values (got %zu)", n);
+                return bt__ld_fail(L, vp, "a parameter needs 1..65536 values (got %zu)", n);
             int64_t *arr = malloc(sizeof *arr * n);
             if (!arr)
                 return BT_NOMEM;
             for (size_t i = 0; i < n; i++) {
                 char ip[220];
                 snprintf(ip, sizeof ip, "%s[%zu]", vp, i);
-                st = get_int(L, json_array_get(vals, i), ip, &arr[i]);
+                st = bt__ld_int(L, json_array_get(vals, i), ip, &arr[i]);
                 if (st) {
                     free(arr);
                     return st;
@@ -426,23 +110,23 @@ static bt_status load_params(ld *L, const json_t *params)
             st = bt__space_add_list(&k->space, name, arr, (int)n, &d);
             free(arr);
             if (st)
-                return fail(L, vp, "%s", d.msg);
+                return bt__ld_fail(L, vp, "%s", d.msg);
         } else {
             const json_t *a = pow2 ? pow2 : range;
             char ap[192];
             snprintf(ap, sizeof ap, "%s.%s", path, pow2 ? "pow2" : "range");
             size_t want = pow2 ? 2 : 3;
             if (!json_is_array(a) || json_array_size(a) < 2 || json_array_size(a) > want)
-                return fail(L, ap, pow2 ? "expected [lo, hi]" : "expected [lo, hi] or [lo, hi, step]");
+                return bt__ld_fail(L, ap, pow2 ? "expected [lo, hi]" : "expected [lo, hi] or [lo, hi, step]");
             int64_t lo, hi, step = 1;
-            TRY(get_int(L, json_array_get(a, 0), ap, &lo));
-            TRY(get_int(L, json_array_get(a, 1), ap, &hi));
+            BT__TRY(bt__ld_int(L, json_array_get(a, 0), ap, &lo));
+            BT__TRY(bt__ld_int(L, json_array_get(a, 1), ap, &hi));
             if (json_array_size(a) == 3)
-                TRY(get_int(L, json_array_get(a, 2), ap, &step));
+                BT__TRY(bt__ld_int(L, json_array_get(a, 2), ap, &step));
             st = pow2 ? bt__space_add_pow2(&k->space, name, lo, hi, &d)
                       : bt__space_add_range(&k->space, name, lo, hi, step, &d);
             if (st)
-                return fail(L, ap, "%s", d.msg);
+                return bt__ld_fail(L, ap, "%s", d.msg);
         }
         k->space.params[k->space.nparams - 1].role = role;
     }
@@ -450,7 +134,7 @@ static bt_status load_params(ld *L, const json_t *params)
 }
 
 /* Builds the symbol table once the params and problem variables are known. */
-static bt_status build_syms(ld *L)
+static bt_status build_syms(bt__ld *L)
 {
     bt_kdesc *k = L->k;
     k->syms = bt__symtab_new();
@@ -460,7 +144,7 @@ static bt_status build_syms(ld *L)
         if (bt__symtab_add(k->syms, k->space.params[i].name) != i) {
             char p[160];
             snprintf(p, sizeof p, "params.%s", k->space.params[i].name);
-            return fail(L, p, "'%s' cannot be a parameter name (reserved)", k->space.params[i].name);
+            return bt__ld_fail(L, p, "'%s' cannot be a parameter name (reserved)", k->space.params[i].name);
         }
     k->slot_problem0 = k->space.nparams;
     for (int i = 0; i < k->nproblem; i++) {
@@ -468,30 +152,30 @@ static bt_status build_syms(ld *L)
         if (s != k->slot_problem0 + i) {
             char p[160];
             snprintf(p, sizeof p, "problem.%s", k->problem_names[i]);
-            return fail(L, p, "problem variable '%s' clashes with a parameter or is reserved",
+            return bt__ld_fail(L, p, "problem variable '%s' clashes with a parameter or is reserved",
                         k->problem_names[i]);
         }
     }
     k->slot_elem_bytes = bt__symtab_add(k->syms, "elem_bytes");
     if (k->slot_elem_bytes != k->slot_problem0 + k->nproblem)
-        return fail(L, "params", "'elem_bytes' is reserved");
+        return bt__ld_fail(L, "params", "'elem_bytes' is reserved");
     int nd;
     const bt__dev_sym *ds = bt__dev_syms(&nd);
     k->slot_dev0 = k->slot_elem_bytes + 1;
     for (int i = 0; i < nd; i++)
         if (bt__symtab_add(k->syms, ds[i].name) != k->slot_dev0 + i)
-            return fail(L, "params", "'%s' is a device limit and cannot be redefined", ds[i].name);
+            return bt__ld_fail(L, "params", "'%s' is a device limit and cannot be redefined", ds[i].name);
     k->nslots = bt__symtab_count(k->syms);
     return BT_OK;
 }
 
-static bt_status load_problem(ld *L, const json_t *prob)
+static bt_status load_problem(bt__ld *L, const json_t *prob)
 {
     bt_kdesc *k = L->k;
     if (!prob)
         return BT_OK;
     if (!json_is_object(prob))
-        return fail(L, "problem", "expected an object of variables with default values");
+        return bt__ld_fail(L, "problem", "expected an object of variables with default values");
     const char *name;
     json_t *v;
     json_object_foreach((json_t *)prob, name, v)
@@ -499,43 +183,27 @@ static bt_status load_problem(ld *L, const json_t *prob)
         char p[160];
         snprintf(p, sizeof p, "problem.%s", name);
         if (k->nproblem >= BT__MAX_PROBLEM)
-            return fail(L, p, "too many problem variables (at most %d)", BT__MAX_PROBLEM);
+            return bt__ld_fail(L, p, "too many problem variables (at most %d)", BT__MAX_PROBLEM);
         if (strlen(name) >= BT_NAME_MAX)
-            return fail(L, p, "name too long");
+            return bt__ld_fail(L, p, "name too long");
         int64_t d;
-        TRY(get_int(L, v, p, &d));
+        BT__TRY(bt__ld_int(L, v, p, &d));
         if (d < 0)
-            return fail(L, p, "a problem size must be >= 0 (got %lld)", (long long)d);
+            return bt__ld_fail(L, p, "a problem size must be >= 0 (got %lld)", (long long)d);
         snprintf(k->problem_names[k->nproblem], BT_NAME_MAX, "%s", name);
         k->problem_defaults[k->nproblem++] = d;
     }
     return BT_OK;
 }
 
-static int param_index(const bt_kdesc *k, const char *name)
-{
-    for (int i = 0; i < k->space.nparams; i++)
-        if (!strcmp(k->space.params[i].name, name))
-            return i;
-    return -1;
-}
-
-static int problem_index(const bt_kdesc *k, const char *name)
-{
-    for (int i = 0; i < k->nproblem; i++)
-        if (!strcmp(k->problem_names[i], name))
-            return i;
-    return -1;
-}
-
 /* Reads {"PARAM": value, ...} at path into cfg: every parameter set, none unknown; in_space also
  * requires each value to be one of its parameter's values. */
-static bt_status parse_config_object(ld *L, const json_t *obj, const char *path, bt_config *cfg,
+static bt_status parse_config_object(bt__ld *L, const json_t *obj, const char *path, bt_config *cfg,
                                      bool in_space)
 {
     bt_kdesc *k = L->k;
     if (!json_is_object(obj))
-        return fail(L, path, "expected an object of parameter values");
+        return bt__ld_fail(L, path, "expected an object of parameter values");
     memset(cfg, 0, sizeof *cfg);
     cfg->nparams = k->space.nparams;
     bool seen[BT_MAX_PARAMS] = {0};
@@ -545,26 +213,27 @@ static bt_status parse_config_object(ld *L, const json_t *obj, const char *path,
     {
         char vp[200];
         snprintf(vp, sizeof vp, "%s.%s", path, name);
-        int pi = param_index(k, name);
+        int pi = bt__ld_param(k, name);
         if (pi < 0)
-            return fail(L, vp, "'%s' is not a parameter of this kernel", name);
-        TRY(get_int(L, v, vp, &cfg->v[pi]));
+            return bt__ld_fail(L, vp, "'%s' is not a parameter of this kernel", name);
+        BT__TRY(bt__ld_int(L, v, vp, &cfg->v[pi]));
         if (in_space && bt__space_value_pos(&k->space, pi, cfg->v[pi]) < 0)
-            return fail(L, vp, "value %lld is not among the values of '%s'",
+            return bt__ld_fail(L, vp, "value %lld is not among the values of '%s'",
                         (long long)cfg->v[pi], name);
         seen[pi] = true;
     }
     for (int pi = 0; pi < k->space.nparams; pi++)
         if (!seen[pi])
-            return fail(L, path, "the config does not set '%s'", k->space.params[pi].name);
+            return bt__ld_fail(L, path, "the config does not set '%s'", k->space.params[pi].name);
     return BT_OK;
 }
 
-static bt_status load_configs(ld *L, const json_t *arr)
+static bt_status load_configs(bt__ld *L, const json_t *arr)
 {
     bt_kdesc *k = L->k;
     if (!json_is_array(arr) || json_array_size(arr) == 0)
-        return fail(L, "configs", "expected a non-empty list of configs");
+        return bt__ld_fail(L, "configs", "expected a non-empty list of configs");
+    BT__TRY(bt__ld_bound(L, arr, "configs", BT__MAX_CONFIGS, "configs"));
     size_t n = json_array_size(arr);
     k->configs = calloc(n, sizeof *k->configs);
     if (!k->configs)
@@ -573,12 +242,12 @@ static bt_status load_configs(ld *L, const json_t *arr)
     for (size_t i = 0; i < n; i++) {
         char p[64];
         snprintf(p, sizeof p, "configs[%zu]", i);
-        TRY(parse_config_object(L, json_array_get(arr, i), p, &k->configs[i], true));
+        BT__TRY(parse_config_object(L, json_array_get(arr, i), p, &k->configs[i], true));
     }
     return BT_OK;
 }
 
-static bt_status load_model(ld *L, const json_t *m)
+static bt_status load_model(bt__ld *L, const json_t *m)
 {
     bt_kdesc *k = L->k;
     k->inner_tile = -1;
@@ -586,33 +255,33 @@ static bt_status load_model(ld *L, const json_t *m)
     if (!m)
         return BT_OK;
     if (!json_is_object(m))
-        return fail(L, "model", "expected an object");
-    static const char *const keys[] = {"kind", "unit", "smem", "regs", "threads",
+        return bt__ld_fail(L, "model", "expected an object");
+    static const char *const keys[] = {"kind", "unit", "smem", "static_smem", "regs", "threads",
                                        "accumulator_bytes", "tensor_core", "vector_ok",
                                        "vector_bytes", "traffic", "perf", "tiles", "inner", NULL};
-    TRY(check_keys(L, m, "model", keys));
+    BT__TRY(bt__ld_keys(L, m, "model", keys));
     json_t *v;
     if ((v = json_object_get(m, "kind"))) {
         const char *s;
-        TRY(get_str(L, v, "model.kind", &s));
+        BT__TRY(bt__ld_str(L, v, "model.kind", &s));
         static const char *const kinds[] = {"generic", "gemm", "rowwise", "reduction", "pointwise"};
         int found = -1;
         for (int i = 0; i < 5; i++)
             if (!strcmp(s, kinds[i]))
                 found = i;
         if (found < 0)
-            return fail(L, "model.kind", "unknown kind '%s' (generic, gemm, rowwise, reduction, pointwise)", s);
+            return bt__ld_fail(L, "model.kind", "unknown kind '%s' (generic, gemm, rowwise, reduction, pointwise)", s);
         k->kind = (bt__kind)found;
     }
     if ((v = json_object_get(m, "unit"))) {
         const char *s;
-        TRY(get_str(L, v, "model.unit", &s));
+        BT__TRY(bt__ld_str(L, v, "model.unit", &s));
         if (!strcmp(s, "tensor"))
             k->unit = BT__UNIT_TENSOR;
         else if (!strcmp(s, "simt"))
             k->unit = BT__UNIT_SIMT;
         else
-            return fail(L, "model.unit", "unknown unit '%s' (tensor, simt)", s);
+            return bt__ld_fail(L, "model.unit", "unknown unit '%s' (tensor, simt)", s);
     }
     struct {
         const char *key;
@@ -620,53 +289,57 @@ static bt_status load_model(ld *L, const json_t *m)
     } ex[] = {{"smem", &k->smem},           {"regs", &k->regs},
               {"threads", &k->threads},     {"accumulator_bytes", &k->acc_bytes},
               {"tensor_core", &k->tensor_core}, {"vector_ok", &k->vector_ok},
-              {"traffic", &k->traffic},     {"perf", &k->perf}};
+              {"traffic", &k->traffic},     {"perf", &k->perf},
+              {"static_smem", &k->static_smem}};
     for (size_t i = 0; i < BT__ARRAY_LEN(ex); i++)
         if ((v = json_object_get(m, ex[i].key))) {
             char p[64];
             snprintf(p, sizeof p, "model.%s", ex[i].key);
-            TRY(get_expr(L, v, p, ex[i].x));
+            BT__TRY(bt__ld_expr(L, v, p, ex[i].x));
         }
     if ((v = json_object_get(m, "vector_bytes"))) {
         int64_t vb;
-        TRY(get_int(L, v, "model.vector_bytes", &vb));
+        BT__TRY(bt__ld_int(L, v, "model.vector_bytes", &vb));
         if (vb < 1 || vb > 64 || (vb & (vb - 1)))
-            return fail(L, "model.vector_bytes", "expected a power of two in 1..64");
+            return bt__ld_fail(L, "model.vector_bytes", "expected a power of two in 1..64");
         k->vector_bytes = (int)vb;
     }
     if ((v = json_object_get(m, "inner"))) {
         const char *s;
-        TRY(get_str(L, v, "model.inner", &s));
-        k->inner_tile = param_index(k, s);
+        BT__TRY(bt__ld_str(L, v, "model.inner", &s));
+        k->inner_tile = bt__ld_param(k, s);
         if (k->inner_tile < 0)
-            return fail(L, "model.inner", "'%s' is not a parameter", s);
+            return bt__ld_fail(L, "model.inner", "'%s' is not a parameter", s);
     }
     if ((v = json_object_get(m, "tiles"))) {
         if (!json_is_array(v) || json_array_size(v) > BT__MAX_TILES)
-            return fail(L, "model.tiles", "expected a list of at most %d tiles", BT__MAX_TILES);
+            return bt__ld_fail(L, "model.tiles", "expected a list of at most %d tiles", BT__MAX_TILES);
         for (size_t i = 0; i < json_array_size(v); i++) {
             char p[64];
             snprintf(p, sizeof p, "model.tiles[%zu]", i);
             json_t *t = json_array_get(v, i);
             if (!json_is_object(t))
-                return fail(L, p, "expected {\"param\": ..., \"dim\": ...}");
+                return bt__ld_fail(L, p, "expected {\"param\": ..., \"dim\": ...}");
             static const char *const tk[] = {"param", "dim", "reduction", NULL};
-            TRY(check_keys(L, t, p, tk));
+            BT__TRY(bt__ld_keys(L, t, p, tk));
             const char *pn, *dn;
             char pp[96];
             snprintf(pp, sizeof pp, "%s.param", p);
             json_t *jp = json_object_get(t, "param"), *jd = json_object_get(t, "dim");
             if (!jp || !jd)
-                return fail(L, p, "a tile needs \"param\" and \"dim\"");
-            TRY(get_str(L, jp, pp, &pn));
-            int pi = param_index(k, pn);
+                return bt__ld_fail(L, p, "a tile needs \"param\" and \"dim\"");
+            BT__TRY(bt__ld_str(L, jp, pp, &pn));
+            int pi = bt__ld_param(k, pn);
             if (pi < 0)
-                return fail(L, pp, "'%s' is not a parameter", pn);
+                return bt__ld_fail(L, pp, "'%s' is not a parameter", pn);
+            for (int t2 = 0; t2 < k->ntiles; t2++)
+                if (k->tiles[t2].param == pi)
+                    return bt__ld_fail(L, pp, "'%s' is a tile twice (model.tiles[%d])", pn, t2);
             snprintf(pp, sizeof pp, "%s.dim", p);
-            TRY(get_str(L, jd, pp, &dn));
-            int di = problem_index(k, dn);
+            BT__TRY(bt__ld_str(L, jd, pp, &dn));
+            int di = bt__ld_problem(k, dn);
             if (di < 0)
-                return fail(L, pp, "'%s' is not a problem variable", dn);
+                return bt__ld_fail(L, pp, "'%s' is not a problem variable", dn);
             bt__tile *tl = &k->tiles[k->ntiles++];
             tl->param = pi;
             tl->dim_slot = k->slot_problem0 + di;
@@ -674,7 +347,7 @@ static bt_status load_model(ld *L, const json_t *m)
             json_t *r = json_object_get(t, "reduction");
             if (r) {
                 snprintf(pp, sizeof pp, "%s.reduction", p);
-                TRY(get_bool(L, r, pp, &tl->reduction));
+                BT__TRY(bt__ld_bool(L, r, pp, &tl->reduction));
             }
             k->space.params[pi].role = BT__ROLE_TILE;
         }
@@ -682,332 +355,7 @@ static bt_status load_model(ld *L, const json_t *m)
     return BT_OK;
 }
 
-static bt_status load_launch(ld *L, const json_t *l)
-{
-    bt_kdesc *k = L->k;
-    if (!l)
-        return BT_OK;
-    if (!json_is_object(l))
-        return fail(L, "launch", "expected an object with \"grid\" and \"block\"");
-    static const char *const keys[] = {"grid", "block", "local_mem", NULL};
-    TRY(check_keys(L, l, "launch", keys));
-    const char *names[2] = {"grid", "block"};
-    bt__kexpr *dst[2] = {k->grid, k->block};
-    for (int g = 0; g < 2; g++) {
-        json_t *a = json_object_get(l, names[g]);
-        char p[64];
-        snprintf(p, sizeof p, "launch.%s", names[g]);
-        if (!a)
-            return fail(L, "launch", "missing \"%s\"", names[g]);
-        if (!json_is_array(a) || json_array_size(a) < 1 || json_array_size(a) > 3)
-            return fail(L, p, "expected a list of 1 to 3 expressions");
-        for (size_t i = 0; i < 3; i++) {
-            char ip[80];
-            snprintf(ip, sizeof ip, "%s[%zu]", p, i);
-            if (i < json_array_size(a))
-                TRY(get_expr(L, json_array_get(a, i), ip, &dst[g][i]));
-            else {
-                json_t *one = json_integer(1);
-                bt_status st = get_expr(L, one, ip, &dst[g][i]);
-                json_decref(one);
-                TRY(st);
-            }
-        }
-    }
-    json_t *lm = json_object_get(l, "local_mem");
-    if (lm)
-        TRY(get_expr(L, lm, "launch.local_mem", &k->dyn_smem));
-    return BT_OK;
-}
-
-static bt_status load_init(ld *L, const json_t *v, const char *path, bt__argspec *a)
-{
-    if (!json_is_object(v) || json_object_size(v) != 1)
-        return fail(L, path,
-                    "expected one of {\"normal\": [mean, std]}, {\"uniform\": [lo, hi]}, "
-                    "{\"int\": [lo, hi]}, {\"iota\": [start, step]}, {\"const\": x}");
-    const char *key = json_object_iter_key(json_object_iter((json_t *)v));
-    json_t *x = json_object_get(v, key);
-    char p[192];
-    snprintf(p, sizeof p, "%s.%s", path, key);
-    static const struct {
-        const char *name;
-        bt__init_kind kind;
-        int nargs;
-    } inits[] = {{"normal", BT__INIT_NORMAL, 2}, {"uniform", BT__INIT_UNIFORM, 2},
-                 {"int", BT__INIT_INT, 2},       {"iota", BT__INIT_IOTA, 2},
-                 {"const", BT__INIT_CONST, 1}};
-    for (size_t i = 0; i < BT__ARRAY_LEN(inits); i++) {
-        if (strcmp(key, inits[i].name))
-            continue;
-        a->init = inits[i].kind;
-        if (inits[i].nargs == 1)
-            return get_num(L, x, p, &a->init_a);
-        if (!json_is_array(x) || json_array_size(x) != 2)
-            return fail(L, p, "expected two numbers");
-        TRY(get_num(L, json_array_get(x, 0), p, &a->init_a));
-        TRY(get_num(L, json_array_get(x, 1), p, &a->init_b));
-        if (a->init == BT__INIT_CONST && a->init_a == 0)
-            return BT_OK;
-        if ((a->init == BT__INIT_UNIFORM || a->init == BT__INIT_INT) && a->init_b < a->init_a)
-            return fail(L, p, "the range is empty (hi < lo)");
-        if (a->init == BT__INIT_NORMAL && a->init_b <= 0)
-            return fail(L, p, "the standard deviation must be > 0");
-        return BT_OK;
-    }
-    return fail(L, p, "unknown initialiser '%s' (normal, uniform, int, iota, const)", key);
-}
-
-static int arg_index(const bt_kdesc *k, const char *name)
-{
-    for (int i = 0; i < k->nargs; i++)
-        if (!strcmp(k->args[i].name, name))
-            return i;
-    return -1;
-}
-
-/* A "tensormap" argument: {"buffer": NAME, "dims": [...], "box": [...], "swizzle": 128}. The
- * buffer is looked up once every argument is known (resolve_tmaps). */
-static bt_status load_tmap(ld *L, const json_t *a, const char *p, bt__argspec *as)
-{
-    char fp[96];
-    static const char *const not_here[] = {"size", "value", "init", "output", "dtype"};
-    for (size_t t = 0; t < BT__ARRAY_LEN(not_here); t++)
-        if (json_object_get(a, not_here[t]))
-            return fail(L, p, "a tensormap takes no \"%s\" (it maps its buffer's elements)",
-                        not_here[t]);
-    as->role = BT__KARG_TMAP;
-    as->tm_buffer = -1;
-    const char *s;
-    json_t *jb = json_object_get(a, "buffer");
-    snprintf(fp, sizeof fp, "%s.buffer", p);
-    if (!jb)
-        return fail(L, p, "a tensormap needs \"buffer\": the buffer argument it maps");
-    TRY(get_str(L, jb, fp, &s));
-    const char *names[2] = {"dims", "box"};
-    bt__kexpr *dst[2] = {as->tm_dims, as->tm_box};
-    int n[2] = {0, 0};
-    for (int w = 0; w < 2; w++) {
-        json_t *v = json_object_get(a, names[w]);
-        snprintf(fp, sizeof fp, "%s.%s", p, names[w]);
-        if (!v)
-            return fail(L, p, "a tensormap needs \"%s\"%s", names[w],
-                        w ? ": elements copied per request, innermost first"
-                          : ": the buffer's dimensions in elements, innermost first");
-        if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > BT__TMAP_RANK_MAX)
-            return fail(L, fp, "expected a list of 1..%d expressions", BT__TMAP_RANK_MAX);
-        n[w] = (int)json_array_size(v);
-        for (int i = 0; i < n[w]; i++) {
-            char ip[112];
-            snprintf(ip, sizeof ip, "%s[%d]", fp, i);
-            TRY(get_expr(L, json_array_get(v, (size_t)i), ip, &dst[w][i]));
-        }
-    }
-    if (n[0] != n[1]) {
-        snprintf(fp, sizeof fp, "%s.box", p);
-        return fail(L, fp, "box has %d dimensions, dims has %d", n[1], n[0]);
-    }
-    as->tm_rank = n[0];
-    as->tm_swizzle = 128;
-    json_t *jsw = json_object_get(a, "swizzle");
-    if (jsw) {
-        snprintf(fp, sizeof fp, "%s.swizzle", p);
-        json_int_t sw = json_is_integer(jsw) ? json_integer_value(jsw) : -1;
-        if (sw != 0 && sw != 32 && sw != 64 && sw != 128)
-            return fail(L, fp, "swizzle is 0, 32, 64 or 128 (bytes)");
-        as->tm_swizzle = (int)sw;
-    }
-    return BT_OK;
-}
-
-/* "dtype": {"if": EXPR, "then": DT, "else": DT}; EXPR may use problem variables only (the
- * buffers are made once per problem, before any config). */
-static bt_status load_dtype_if(ld *L, const json_t *jd, const char *fp, bt__argspec *as)
-{
-    static const char *const keys[] = {"if", "then", "else", NULL};
-    TRY(check_keys(L, jd, fp, keys));
-    char p[128];
-    json_t *ji = json_object_get(jd, "if");
-    if (!ji)
-        return fail(L, fp, "a dtype that depends on the problem needs \"if\", \"then\" and \"else\"");
-    snprintf(p, sizeof p, "%s.if", fp);
-    TRY(get_expr(L, ji, p, &as->dtype_if));
-    bt_kdesc *k = L->k;
-    for (int s = 0; s < bt__symtab_count(k->syms); s++)
-        if (bt__expr_uses(as->dtype_if.e, s) &&
-            (s < k->slot_problem0 || s >= k->slot_problem0 + k->nproblem))
-            return fail(L, p, "'%s' is not a problem variable: a buffer's dtype can depend on the "
-                        "problem only", bt__symtab_name(k->syms, s));
-    const char *names[2] = {"then", "else"};
-    bt__dtype *dst[2] = {&as->dtype_then, &as->dtype_else};
-    bool *prob[2] = {&as->then_is_problem, &as->else_is_problem};
-    for (int b = 0; b < 2; b++) {
-        json_t *v = json_object_get(jd, names[b]);
-        snprintf(p, sizeof p, "%s.%s", fp, names[b]);
-        const char *s;
-        if (!v)
-            return fail(L, fp, "a dtype that depends on the problem needs \"%s\"", names[b]);
-        TRY(get_str(L, v, p, &s));
-        if (!strcmp(s, "T"))
-            *prob[b] = true;
-        else if (!bt__dtype_parse(s, dst[b]))
-            return fail(L, p, "unknown dtype '%s'", s);
-    }
-    return BT_OK;
-}
-
-/* Points every tensormap at the buffer its "buffer" names (load_tmap checked it is a string). */
-static bt_status resolve_tmaps(ld *L, const json_t *args)
-{
-    bt_kdesc *k = L->k;
-    int ntm = 0;
-    for (int i = 0; i < k->nargs; i++) {
-        bt__argspec *as = &k->args[i];
-        if (as->role != BT__KARG_TMAP)
-            continue;
-        if (++ntm > BT__MAX_TMAPS)
-            return fail(L, "args", "at most %d tensormap arguments", BT__MAX_TMAPS);
-        const json_t *a = json_array_get(args, (size_t)i);
-        const char *name = json_string_value(json_object_get(a, "buffer"));
-        int b = arg_index(k, name);
-        char fp[96];
-        snprintf(fp, sizeof fp, "args[%d].buffer", i);
-        if (b < 0 || k->args[b].role != BT__KARG_BUFFER)
-            return fail(L, fp, "'%s' is not a buffer argument", name);
-        as->tm_buffer = b;
-    }
-    return BT_OK;
-}
-
-static bt_status load_args(ld *L, const json_t *args)
-{
-    bt_kdesc *k = L->k;
-    if (!args)
-        return BT_OK;
-    if (!json_is_array(args) || json_array_size(args) > BT__MAX_ARGS)
-        return fail(L, "args", "expected a list of at most %d arguments", BT__MAX_ARGS);
-    for (size_t i = 0; i < json_array_size(args); i++) {
-        char p[64];
-        snprintf(p, sizeof p, "args[%zu]", i);
-        json_t *a = json_array_get(args, i);
-        if (!json_is_object(a))
-            return fail(L, p, "expected an object");
-        static const char *const keys[] = {"name", "kind", "dtype", "size", "value", "init",
-                                           "output", "constant", "buffer", "dims", "box",
-                                           "swizzle", NULL};
-        TRY(check_keys(L, a, p, keys));
-        bt__argspec *as = &k->args[k->nargs];
-        memset(as, 0, sizeof *as);
-        k->nargs++; /* counted first: whatever a failure below leaves parsed is freed with k */
-        char fp[96];
-        const char *s;
-        snprintf(fp, sizeof fp, "%s.name", p);
-        json_t *jn = json_object_get(a, "name");
-        if (!jn)
-            return fail(L, p, "an argument needs a \"name\"");
-        TRY(get_str(L, jn, fp, &s));
-        if (!s[0] || strlen(s) >= BT_NAME_MAX)
-            return fail(L, fp, "name must be 1..%d characters", BT_NAME_MAX - 1);
-        if (arg_index(k, s) >= 0)
-            return fail(L, fp, "argument '%s' defined twice", s);
-        snprintf(as->name, sizeof as->name, "%s", s);
-        const char *kind = "buffer";
-        json_t *jk = json_object_get(a, "kind");
-        snprintf(fp, sizeof fp, "%s.kind", p);
-        if (jk)
-            TRY(get_str(L, jk, fp, &kind));
-        if (!strcmp(kind, "buffer"))
-            as->role = BT__KARG_BUFFER;
-        else if (!strcmp(kind, "scalar"))
-            as->role = BT__KARG_SCALAR;
-        else if (!strcmp(kind, "local"))
-            as->role = BT__KARG_LOCAL;
-        else if (!strcmp(kind, "tensormap")) {
-            TRY(load_tmap(L, a, p, as));
-            continue;
-        } else
-            return fail(L, fp, "unknown kind '%s' (buffer, scalar, local, tensormap)", kind);
-        static const char *const tm_only[] = {"buffer", "dims", "box", "swizzle"};
-        for (size_t t = 0; t < BT__ARRAY_LEN(tm_only); t++)
-            if (json_object_get(a, tm_only[t]))
-                return fail(L, p, "\"%s\" belongs to a tensormap argument, not a %s", tm_only[t],
-                            kind);
-        const char *dt = as->role == BT__KARG_SCALAR ? "int32" : "T";
-        json_t *jd = json_object_get(a, "dtype");
-        snprintf(fp, sizeof fp, "%s.dtype", p);
-        if (jd && json_is_object(jd)) { /* bt__arg_dtype picks the branch per problem */
-            if (as->role != BT__KARG_BUFFER)
-                return fail(L, fp, "only a buffer's dtype can depend on the problem");
-            TRY(load_dtype_if(L, jd, fp, as));
-        } else {
-            if (jd)
-                TRY(get_str(L, jd, fp, &dt));
-            if (!strcmp(dt, "T"))
-                as->dtype_is_problem = true;
-            else if (!bt__dtype_parse(dt, &as->dtype))
-                return fail(L, fp, "unknown dtype '%s'", dt);
-        }
-        const char *szkey = as->role == BT__KARG_SCALAR ? "value" : "size";
-        json_t *jsz = json_object_get(a, szkey);
-        snprintf(fp, sizeof fp, "%s.%s", p, szkey);
-        if (!jsz)
-            return fail(L, p, "argument '%s' needs \"%s\"", as->name, szkey);
-        if (as->role == BT__KARG_SCALAR && json_object_get(a, "size"))
-            return fail(L, p, "a scalar takes \"value\", not \"size\"");
-        TRY(get_expr(L, jsz, fp, &as->size));
-        as->init = BT__INIT_NORMAL;
-        as->init_a = 0;
-        as->init_b = 1;
-        json_t *ji = json_object_get(a, "init");
-        if (ji) {
-            snprintf(fp, sizeof fp, "%s.init", p);
-            TRY(load_init(L, ji, fp, as));
-        }
-        json_t *jo = json_object_get(a, "output");
-        if (jo) {
-            snprintf(fp, sizeof fp, "%s.output", p);
-            TRY(get_bool(L, jo, fp, &as->output));
-        }
-        json_t *jc = json_object_get(a, "constant");
-        if (jc) {
-            snprintf(fp, sizeof fp, "%s.constant", p);
-            TRY(get_bool(L, jc, fp, &as->constant));
-        }
-        if (as->output && as->role != BT__KARG_BUFFER)
-            return fail(L, p, "only buffers can be outputs");
-    }
-    return resolve_tmaps(L, args);
-}
-
-/* "outputs", "reset_to_zero", "restore_value": lists of buffer argument names. */
-static bt_status load_arg_list(ld *L, const json_t *v, const char *field, int which)
-{
-    bt_kdesc *k = L->k;
-    if (!v)
-        return BT_OK;
-    if (!json_is_array(v))
-        return fail(L, field, "expected a list of argument names");
-    for (size_t i = 0; i < json_array_size(v); i++) {
-        char p[96];
-        snprintf(p, sizeof p, "%s[%zu]", field, i);
-        const char *s;
-        TRY(get_str(L, json_array_get(v, i), p, &s));
-        int ai = arg_index(k, s);
-        if (ai < 0)
-            return fail(L, p, "'%s' is not an argument", s);
-        if (k->args[ai].role != BT__KARG_BUFFER)
-            return fail(L, p, "'%s' is not a buffer", s);
-        if (which == 0)
-            k->args[ai].output = true;
-        else if (which == 1)
-            k->args[ai].reset_to_zero = true;
-        else
-            k->args[ai].restore_value = true;
-    }
-    return BT_OK;
-}
-
-static bt_status load_tolerance(ld *L, const json_t *v)
+static bt_status load_tolerance(bt__ld *L, const json_t *v)
 {
     bt_kdesc *k = L->k;
     /* defaults by dtype: what the arithmetic can promise against an fp64 host reference */
@@ -1022,18 +370,18 @@ static bt_status load_tolerance(ld *L, const json_t *v)
     if (!v)
         return BT_OK;
     if (!json_is_object(v))
-        return fail(L, "tolerance", "expected {\"rtol\": x, \"atol\": y} or per-dtype objects");
+        return bt__ld_fail(L, "tolerance", "expected {\"rtol\": x, \"atol\": y} or per-dtype objects");
     json_t *r = json_object_get(v, "rtol"), *a = json_object_get(v, "atol");
     if (r || a) {
         static const char *const keys[] = {"rtol", "atol", NULL};
-        TRY(check_keys(L, v, "tolerance", keys));
+        BT__TRY(bt__ld_keys(L, v, "tolerance", keys));
         double rt = 0, at = 0;
         if (r)
-            TRY(get_num(L, r, "tolerance.rtol", &rt));
+            BT__TRY(bt__ld_num(L, r, "tolerance.rtol", &rt));
         if (a)
-            TRY(get_num(L, a, "tolerance.atol", &at));
+            BT__TRY(bt__ld_num(L, a, "tolerance.atol", &at));
         if (rt < 0 || at < 0)
-            return fail(L, "tolerance", "tolerances must be >= 0");
+            return bt__ld_fail(L, "tolerance", "tolerances must be >= 0");
         for (int t = 0; t < BT__DT__COUNT; t++)
             k->tol[t] = (bt__tolerance){r ? rt : k->tol[t].rtol, a ? at : k->tol[t].atol};
         return BT_OK;
@@ -1046,56 +394,61 @@ static bt_status load_tolerance(ld *L, const json_t *v)
         snprintf(p, sizeof p, "tolerance.%s", key);
         bt__dtype t;
         if (!bt__dtype_parse(key, &t))
-            return fail(L, p, "unknown dtype '%s'", key);
+            return bt__ld_fail(L, p, "unknown dtype '%s'", key);
         if (!json_is_object(x))
-            return fail(L, p, "expected {\"rtol\": x, \"atol\": y}");
+            return bt__ld_fail(L, p, "expected {\"rtol\": x, \"atol\": y}");
         static const char *const keys[] = {"rtol", "atol", NULL};
-        TRY(check_keys(L, x, p, keys));
+        BT__TRY(bt__ld_keys(L, x, p, keys));
         json_t *xr = json_object_get(x, "rtol"), *xa = json_object_get(x, "atol");
         if (xr)
-            TRY(get_num(L, xr, p, &k->tol[t].rtol));
+            BT__TRY(bt__ld_num(L, xr, p, &k->tol[t].rtol));
         if (xa)
-            TRY(get_num(L, xa, p, &k->tol[t].atol));
+            BT__TRY(bt__ld_num(L, xa, p, &k->tol[t].atol));
     }
     return BT_OK;
 }
 
-static bt_status load_reference(ld *L, const json_t *v)
+static bt_status load_reference(bt__ld *L, const json_t *v)
 {
     bt_kdesc *k = L->k;
     if (!v)
         return BT_OK;
     if (!json_is_object(v))
-        return fail(L, "reference", "expected {\"host\": ...}, {\"config\": {...}} or a kernel");
-    static const char *const keys[] = {"host", "config", "sources", "entry", "grid", "block", NULL};
-    TRY(check_keys(L, v, "reference", keys));
+        return bt__ld_fail(L, "reference", "expected {\"host\": ...}, {\"config\": {...}}, "
+                           "{\"answers\": {...}} or a kernel");
+    static const char *const keys[] = {"host", "config", "answers", "sources", "entry", "grid",
+                                       "block", NULL};
+    BT__TRY(bt__ld_keys(L, v, "reference", keys));
     json_t *h = json_object_get(v, "host"), *c = json_object_get(v, "config"),
-           *s = json_object_get(v, "sources");
-    if ((h != NULL) + (c != NULL) + (s != NULL) != 1)
-        return fail(L, "reference", "give exactly one of \"host\", \"config\" or \"sources\"");
+           *s = json_object_get(v, "sources"), *a = json_object_get(v, "answers");
+    if ((h != NULL) + (c != NULL) + (s != NULL) + (a != NULL) != 1)
+        return bt__ld_fail(L, "reference", "give exactly one of \"host\", \"config\", "
+                           "\"answers\" or \"sources\"");
+    if (a)
+        return bt__ld_answers(L, a);
     if (h) {
         const char *name;
-        TRY(get_str(L, h, "reference.host", &name));
+        BT__TRY(bt__ld_str(L, h, "reference.host", &name));
         snprintf(k->ref_host, sizeof k->ref_host, "%s", name);
         k->ref = BT__REF_HOST;
         return BT_OK;
     }
     if (c) {
-        TRY(parse_config_object(L, c, "reference.config", &k->ref_config, false));
+        BT__TRY(parse_config_object(L, c, "reference.config", &k->ref_config, false));
         k->ref = BT__REF_CONFIG;
         return BT_OK;
     }
     /* a reference kernel: its own sources, entry and geometry; same arguments */
     if (!json_is_object(s))
-        return fail(L, "reference.sources", "expected {\"opencl\": ..., \"cuda\": ...}");
+        return bt__ld_fail(L, "reference.sources", "expected {\"opencl\": ..., \"cuda\": ...}");
     json_t *x;
     if ((x = json_object_get(s, "opencl")))
-        TRY(load_source(L, x, "reference.sources.opencl", &k->ref_src_opencl));
+        BT__TRY(bt__ld_source(L, x, "reference.sources.opencl", &k->ref_src_opencl));
     if ((x = json_object_get(s, "cuda")))
-        TRY(load_source(L, x, "reference.sources.cuda", &k->ref_src_cuda));
+        BT__TRY(bt__ld_source(L, x, "reference.sources.cuda", &k->ref_src_cuda));
     const char *e = k->entry;
     if ((x = json_object_get(v, "entry")))
-        TRY(get_str(L, x, "reference.entry", &e));
+        BT__TRY(bt__ld_str(L, x, "reference.entry", &e));
     k->ref_entry = bt__strdup(e);
     if (!k->ref_entry)
         return BT_NOMEM;
@@ -1106,21 +459,21 @@ static bt_status load_reference(ld *L, const json_t *v)
         char p[64];
         snprintf(p, sizeof p, "reference.%s", names[g]);
         if (!a || !json_is_array(a) || json_array_size(a) < 1 || json_array_size(a) > 3)
-            return fail(L, a ? p : "reference", "a reference kernel needs \"%s\": a list of 1 to 3 expressions", names[g]);
+            return bt__ld_fail(L, a ? p : "reference", "a reference kernel needs \"%s\": a list of 1 to 3 expressions", names[g]);
         for (size_t i = 0; i < 3; i++) {
             char ip[80];
             snprintf(ip, sizeof ip, "%s[%zu]", p, i);
             json_t *one = i < json_array_size(a) ? json_incref(json_array_get(a, i)) : json_integer(1);
-            bt_status st = get_expr(L, one, ip, &dst[g][i]);
+            bt_status st = bt__ld_expr(L, one, ip, &dst[g][i]);
             json_decref(one);
-            TRY(st);
+            BT__TRY(st);
         }
     }
     k->ref = BT__REF_KERNEL;
     return BT_OK;
 }
 
-static bt_status load_key(ld *L, const json_t *v)
+static bt_status load_key(bt__ld *L, const json_t *v)
 {
     bt_kdesc *k = L->k;
     if (!v) { /* default: every problem variable and the dtype */
@@ -1130,37 +483,41 @@ static bt_status load_key(ld *L, const json_t *v)
         return BT_OK;
     }
     if (!json_is_array(v))
-        return fail(L, "key", "expected a list of problem variable names (and \"dtype\")");
+        return bt__ld_fail(L, "key", "expected a list of problem variable names (and \"dtype\")");
+    /* each problem variable at most once, and "dtype": the key_slots array holds them all */
+    BT__TRY(bt__ld_bound(L, v, "key", BT__MAX_PROBLEM + 1, "key entries"));
     for (size_t i = 0; i < json_array_size(v); i++) {
         char p[64];
         snprintf(p, sizeof p, "key[%zu]", i);
         const char *s;
-        TRY(get_str(L, json_array_get(v, i), p, &s));
-        if (!strcmp(s, "dtype")) {
+        BT__TRY(bt__ld_str(L, json_array_get(v, i), p, &s));
+        int pi = strcmp(s, "dtype") ? bt__ld_problem(k, s) : -2;
+        if (pi == -1)
+            return bt__ld_fail(L, p, "'%s' is not a problem variable", s);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(s, json_string_value(json_array_get(v, j))))
+                return bt__ld_fail(L, p, "'%s' is in the key twice (key[%zu])", s, j);
+        if (pi == -2)
             k->key_dtype = true;
-            continue;
-        }
-        int pi = problem_index(k, s);
-        if (pi < 0)
-            return fail(L, p, "'%s' is not a problem variable", s);
-        k->key_slots[k->nkey++] = k->slot_problem0 + pi;
+        else
+            k->key_slots[k->nkey++] = k->slot_problem0 + pi;
     }
     return BT_OK;
 }
 
-static bt_status load_boundary(ld *L, const json_t *v)
+static bt_status load_boundary(bt__ld *L, const json_t *v)
 {
     bt_kdesc *k = L->k;
     if (!v)
         return BT_OK;
     if (!json_is_array(v) || json_array_size(v) > BT__MAX_BOUNDARY)
-        return fail(L, "boundary", "expected a list of at most %d problem sizes", BT__MAX_BOUNDARY);
+        return bt__ld_fail(L, "boundary", "expected a list of at most %d problem sizes", BT__MAX_BOUNDARY);
     for (size_t i = 0; i < json_array_size(v); i++) {
         char p[64];
         snprintf(p, sizeof p, "boundary[%zu]", i);
         json_t *b = json_array_get(v, i);
         if (!json_is_object(b))
-            return fail(L, p, "expected an object of problem variables");
+            return bt__ld_fail(L, p, "expected an object of problem variables");
         for (int j = 0; j < BT__MAX_PROBLEM; j++)
             k->boundary[k->nboundary][j] = -1;
         const char *name;
@@ -1169,115 +526,156 @@ static bt_status load_boundary(ld *L, const json_t *v)
         {
             char vp[160];
             snprintf(vp, sizeof vp, "%s.%s", p, name);
-            int pi = problem_index(k, name);
+            int pi = bt__ld_problem(k, name);
             if (pi < 0)
-                return fail(L, vp, "'%s' is not a problem variable", name);
-            TRY(get_int(L, x, vp, &k->boundary[k->nboundary][pi]));
+                return bt__ld_fail(L, vp, "'%s' is not a problem variable", name);
+            BT__TRY(bt__ld_int(L, x, vp, &k->boundary[k->nboundary][pi]));
             if (k->boundary[k->nboundary][pi] < 0)
-                return fail(L, vp, "a problem size must be >= 0");
+                return bt__ld_fail(L, vp, "a problem size must be >= 0");
         }
+        for (int j = 0; j < k->nboundary; j++)
+            if (!memcmp(k->boundary[j], k->boundary[k->nboundary], sizeof k->boundary[j]))
+                return bt__ld_fail(L, p, "the same boundary size as boundary[%d]", j);
         k->nboundary++;
     }
     return BT_OK;
 }
 
-static bt_status load_root(ld *L, const json_t *root)
+/* "dtypes": a name or a list of distinct names; the first is the default. */
+static bt_status load_dtypes(bt__ld *L, const json_t *v)
 {
     bt_kdesc *k = L->k;
-    if (!json_is_object(root))
-        return fail(L, "", "a spec is a JSON object");
-    static const char *const keys[] = {
-        "blocktune_spec", "name",  "description", "sources",       "entry",         "options",
-        "sm90a",          "dtypes", "allow_tf32", "problem",       "params",        "configs",
-        "constraints",    "rules", "model",       "launch",        "flops",         "bytes",
-        "args",           "outputs", "reset_to_zero", "restore_value", "key",       "tolerance",
-        "reference",      "boundary", NULL};
-    TRY(check_keys(L, root, "", keys));
-    json_t *v;
-    if ((v = json_object_get(root, "blocktune_spec"))) {
-        int64_t ver;
-        TRY(get_int(L, v, "blocktune_spec", &ver));
-        if (ver != 1)
-            return fail(L, "blocktune_spec", "unsupported spec version %lld (this blocktune reads 1)", (long long)ver);
-    }
-    const char *s;
-    if (!(v = json_object_get(root, "name")))
-        return fail(L, "", "missing \"name\"");
-    TRY(get_str(L, v, "name", &s));
-    if (!s[0])
-        return fail(L, "name", "the name is empty");
-    k->name = bt__strdup(s);
-    if ((v = json_object_get(root, "description"))) {
-        TRY(get_str(L, v, "description", &s));
-        k->description = bt__strdup(s);
-    }
-    /* dtypes */
     k->ndtypes = 1;
     k->dtypes[0] = BT__DT_FP32;
-    if ((v = json_object_get(root, "dtypes"))) {
-        if (json_is_string(v)) {
-            if (!bt__dtype_parse(json_string_value(v), &k->dtypes[0]))
-                return fail(L, "dtypes", "unknown dtype '%s'", json_string_value(v));
-        } else if (json_is_array(v) && json_array_size(v) >= 1 && json_array_size(v) <= BT__MAX_DTYPES) {
-            k->ndtypes = 0;
-            for (size_t i = 0; i < json_array_size(v); i++) {
-                char p[32];
-                snprintf(p, sizeof p, "dtypes[%zu]", i);
-                TRY(get_str(L, json_array_get(v, i), p, &s));
-                if (!bt__dtype_parse(s, &k->dtypes[k->ndtypes]))
-                    return fail(L, p, "unknown dtype '%s' (fp32, fp16, bf16, fp64, fp8, int8, int32, int64)", s);
-                k->ndtypes++;
-            }
-        } else
-            return fail(L, "dtypes", "expected a dtype name or a list of 1..%d names", BT__MAX_DTYPES);
+    if (!v)
+        return BT_OK;
+    if (json_is_string(v)) {
+        if (!bt__dtype_parse(json_string_value(v), &k->dtypes[0]))
+            return bt__ld_fail(L, "dtypes", "unknown dtype '%s'", json_string_value(v));
+        return BT_OK;
     }
-    if ((v = json_object_get(root, "allow_tf32")))
-        TRY(get_bool(L, v, "allow_tf32", &k->allow_tf32));
-    TRY(load_problem(L, json_object_get(root, "problem")));
-    if (!(v = json_object_get(root, "params")))
-        return fail(L, "", "missing \"params\" (the config space)");
-    TRY(load_params(L, v));
-    TRY(build_syms(L));
-    if ((v = json_object_get(root, "configs")))
-        TRY(load_configs(L, v));
-    if ((v = json_object_get(root, "constraints"))) {
-        if (!json_is_array(v))
-            return fail(L, "constraints", "expected a list of expressions");
-        size_t n = json_array_size(v);
-        k->constraints = calloc(n ? n : 1, sizeof *k->constraints);
-        if (!k->constraints)
+    if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > BT__MAX_DTYPES)
+        return bt__ld_fail(L, "dtypes", "expected a dtype name or a list of 1..%d names",
+                           BT__MAX_DTYPES);
+    k->ndtypes = 0;
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        char p[32];
+        const char *s;
+        snprintf(p, sizeof p, "dtypes[%zu]", i);
+        BT__TRY(bt__ld_str(L, json_array_get(v, i), p, &s));
+        bt__dtype t;
+        if (!bt__dtype_parse(s, &t))
+            return bt__ld_fail(L, p, "unknown dtype '%s' (fp32, fp16, bf16, fp64, fp8, int8, "
+                               "int32, int64)", s);
+        for (int j = 0; j < k->ndtypes; j++)
+            if (k->dtypes[j] == t)
+                return bt__ld_fail(L, p, "dtype '%s' is listed twice (dtypes[%d])", s, j);
+        k->dtypes[k->ndtypes++] = t;
+    }
+    return BT_OK;
+}
+
+/* "blocktune_spec", "name", "description", "dtypes", "allow_tf32". */
+static bt_status load_header(bt__ld *L, const json_t *root)
+{
+    bt_kdesc *k = L->k;
+    json_t *v;
+    const char *s;
+    if ((v = json_object_get(root, "blocktune_spec"))) {
+        int64_t ver;
+        BT__TRY(bt__ld_int(L, v, "blocktune_spec", &ver));
+        if (ver != 1)
+            return bt__ld_fail(L, "blocktune_spec", "unsupported spec version %lld (this "
+                               "blocktune reads 1)", (long long)ver);
+    }
+    if (!(v = json_object_get(root, "name")))
+        return bt__ld_fail(L, "", "missing \"name\"");
+    BT__TRY(bt__ld_str(L, v, "name", &s));
+    if (!s[0])
+        return bt__ld_fail(L, "name", "the name is empty");
+    if (!(k->name = bt__strdup(s)))
+        return BT_NOMEM;
+    if ((v = json_object_get(root, "description"))) {
+        BT__TRY(bt__ld_str(L, v, "description", &s));
+        if (!(k->description = bt__strdup(s)))
             return BT_NOMEM;
-        for (size_t i = 0; i < n; i++) {
-            char p[48];
-            snprintf(p, sizeof p, "constraints[%zu]", i);
-            TRY(get_expr(L, json_array_get(v, i), p, &k->constraints[i]));
-            k->nconstraints++;
-        }
     }
+    BT__TRY(load_dtypes(L, json_object_get(root, "dtypes")));
+    if ((v = json_object_get(root, "allow_tf32")))
+        BT__TRY(bt__ld_bool(L, v, "allow_tf32", &k->allow_tf32));
+    return BT_OK;
+}
+
+/* "constraints": a list of expressions (C-like or Kernel Tuner's Python restriction strings). */
+static bt_status load_constraints(bt__ld *L, const json_t *v)
+{
+    bt_kdesc *k = L->k;
+    if (!v)
+        return BT_OK;
+    if (!json_is_array(v))
+        return bt__ld_fail(L, "constraints", "expected a list of expressions");
+    BT__TRY(bt__ld_bound(L, v, "constraints", BT__MAX_CONSTRAINTS, "constraints"));
+    size_t n = json_array_size(v);
+    k->constraints = calloc(n ? n : 1, sizeof *k->constraints);
+    if (!k->constraints)
+        return BT_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        char p[48];
+        snprintf(p, sizeof p, "constraints[%zu]", i);
+        BT__TRY(bt__ld_expr(L, json_array_get(v, i), p, &k->constraints[i]));
+        k->nconstraints++;
+    }
+    return BT_OK;
+}
+
+/* "rules": a rule set name or a list of rule names. */
+static bt_status load_rules(bt__ld *L, const json_t *v)
+{
+    bt_kdesc *k = L->k;
     snprintf(k->rules_name, sizeof k->rules_name, "limits");
-    if ((v = json_object_get(root, "rules"))) {
-        char text[256] = "";
+    if (v) {
+        char text[sizeof k->rules_name] = "";
+        size_t o = 0;
         if (json_is_string(v))
-            snprintf(text, sizeof text, "%s", json_string_value(v));
+            o = (size_t)snprintf(text, sizeof text, "%s", json_string_value(v));
         else if (json_is_array(v)) {
-            size_t o = 0;
-            for (size_t i = 0; i < json_array_size(v); i++) {
+            for (size_t i = 0; i < json_array_size(v) && o < sizeof text; i++) {
                 char p[48];
+                const char *s;
                 snprintf(p, sizeof p, "rules[%zu]", i);
-                TRY(get_str(L, json_array_get(v, i), p, &s));
-                int w = snprintf(text + o, sizeof text - o, "%s%s", i ? "," : "", s);
-                if (w > 0 && (size_t)w < sizeof text - o)
-                    o += (size_t)w;
+                BT__TRY(bt__ld_str(L, json_array_get(v, i), p, &s));
+                o += (size_t)snprintf(text + o, sizeof text - o, "%s%s", i ? "," : "", s);
             }
         } else
-            return fail(L, "rules", "expected a rule set name or a list of rule names");
+            return bt__ld_fail(L, "rules", "expected a rule set name or a list of rule names");
+        if (o >= sizeof text) /* a word cut short would be read as another */
+            return bt__ld_fail(L, "rules", "the rules are longer than %zu characters",
+                               sizeof text - 1);
         snprintf(k->rules_name, sizeof k->rules_name, "%s", text);
     }
     bt_diag rd;
     bt__diag_clear(&rd);
     if (!bt__rules_parse(k->rules_name, &k->rules, &rd))
-        return fail(L, "rules", "%s", rd.msg);
-    TRY(load_model(L, json_object_get(root, "model")));
+        return bt__ld_fail(L, "rules", "%s", rd.msg);
+    return BT_OK;
+}
+
+/* The space: "problem", "params" (and the symbol table), "configs", "constraints", "rules",
+ * "model" and the parameters' roles. */
+static bt_status load_space(bt__ld *L, const json_t *root)
+{
+    bt_kdesc *k = L->k;
+    json_t *v;
+    BT__TRY(load_problem(L, json_object_get(root, "problem")));
+    if (!(v = json_object_get(root, "params")))
+        return bt__ld_fail(L, "", "missing \"params\" (the config space)");
+    BT__TRY(load_params(L, v));
+    BT__TRY(build_syms(L));
+    if ((v = json_object_get(root, "configs")))
+        BT__TRY(load_configs(L, v));
+    BT__TRY(load_constraints(L, json_object_get(root, "constraints")));
+    BT__TRY(load_rules(L, json_object_get(root, "rules")));
+    BT__TRY(load_model(L, json_object_get(root, "model")));
     for (int i = 0; i < k->space.nparams; i++) {
         bt__param_role r = k->space.params[i].role;
         if (r == BT__ROLE_NUM_WARPS)
@@ -1287,52 +685,89 @@ static bt_status load_root(ld *L, const json_t *root)
         else if (r == BT__ROLE_NUM_CTAS)
             k->p_num_ctas = i;
     }
-    TRY(load_launch(L, json_object_get(root, "launch")));
-    if ((v = json_object_get(root, "flops")))
-        TRY(get_expr(L, v, "flops", &k->flops));
-    if ((v = json_object_get(root, "bytes")))
-        TRY(get_expr(L, v, "bytes", &k->bytes));
+    return BT_OK;
+}
+
+/* "sources", "entry", "options", "sm90a". */
+static bt_status load_code(bt__ld *L, const json_t *root)
+{
+    bt_kdesc *k = L->k;
+    json_t *v;
+    const char *s;
     if ((v = json_object_get(root, "sources"))) {
         if (!json_is_object(v))
-            return fail(L, "sources", "expected {\"opencl\": ..., \"cuda\": ...}");
+            return bt__ld_fail(L, "sources", "expected {\"opencl\": ..., \"cuda\": ...}");
         static const char *const sk[] = {"opencl", "cuda", NULL};
-        TRY(check_keys(L, v, "sources", sk));
+        BT__TRY(bt__ld_keys(L, v, "sources", sk));
         json_t *x;
         if ((x = json_object_get(v, "opencl")))
-            TRY(load_source(L, x, "sources.opencl", &k->src_opencl));
+            BT__TRY(bt__ld_source(L, x, "sources.opencl", &k->src_opencl));
         if ((x = json_object_get(v, "cuda")))
-            TRY(load_source(L, x, "sources.cuda", &k->src_cuda));
+            BT__TRY(bt__ld_source(L, x, "sources.cuda", &k->src_cuda));
         if (!(x = json_object_get(root, "entry")))
-            return fail(L, "", "a spec with sources needs \"entry\" (the kernel function name)");
-        TRY(get_str(L, x, "entry", &s));
-        k->entry = bt__strdup(s);
+            return bt__ld_fail(L, "", "a spec with sources needs \"entry\" (the kernel function "
+                               "name)");
+        BT__TRY(bt__ld_str(L, x, "entry", &s));
+        if (!s[0] || strlen(s) > BT__MAX_ENTRY)
+            return bt__ld_fail(L, "entry", "the entry must be 1..%d characters", BT__MAX_ENTRY);
+        if (!(k->entry = bt__strdup(s)))
+            return BT_NOMEM;
         if (!k->grid[0].e)
-            return fail(L, "", "a spec with sources needs \"launch\": {\"grid\": ..., \"block\": ...}");
+            return bt__ld_fail(L, "", "a spec with sources needs \"launch\": {\"grid\": ..., "
+                               "\"block\": ...}");
     }
     if ((v = json_object_get(root, "options"))) {
-        TRY(get_str(L, v, "options", &s));
-        k->options = bt__strdup(s);
+        BT__TRY(bt__ld_str(L, v, "options", &s));
+        if (!(k->options = bt__strdup(s)))
+            return BT_NOMEM;
     }
     if ((v = json_object_get(root, "sm90a")))
-        TRY(get_bool(L, v, "sm90a", &k->needs_sm90a));
-    TRY(load_args(L, json_object_get(root, "args")));
-    TRY(load_arg_list(L, json_object_get(root, "outputs"), "outputs", 0));
-    TRY(load_arg_list(L, json_object_get(root, "reset_to_zero"), "reset_to_zero", 1));
-    TRY(load_arg_list(L, json_object_get(root, "restore_value"), "restore_value", 2));
-    if (k->src_opencl || k->src_cuda) {
-        bool any_out = false;
-        for (int i = 0; i < k->nargs; i++)
-            any_out |= k->args[i].output;
-        if (!any_out)
-            return fail(L, "args", "no argument is marked as an output (\"output\": true or \"outputs\": [...]): nothing could be verified");
-    }
-    TRY(load_key(L, json_object_get(root, "key")));
-    TRY(load_tolerance(L, json_object_get(root, "tolerance")));
-    TRY(load_reference(L, json_object_get(root, "reference")));
-    TRY(load_boundary(L, json_object_get(root, "boundary")));
-    if (!k->name || (json_object_get(root, "description") && !k->description))
-        return BT_NOMEM;
+        BT__TRY(bt__ld_bool(L, v, "sm90a", &k->needs_sm90a));
     return BT_OK;
+}
+
+/* Data read from files holds one problem's sizes: boundary sizes could not be made from it. */
+static bt_status check_files_and_boundary(bt__ld *L)
+{
+    bt_kdesc *k = L->k;
+    if (!k->nboundary)
+        return BT_OK;
+    for (int i = 0; i < k->nargs; i++)
+        if (k->args[i].file || k->args[i].answer)
+            return bt__ld_fail(L, "boundary", "argument '%s' is read from a file, which holds one "
+                               "problem's data: boundary sizes cannot be verified with it",
+                               k->args[i].name);
+    return BT_OK;
+}
+
+static bt_status load_root(bt__ld *L, const json_t *root)
+{
+    bt_kdesc *k = L->k;
+    if (!json_is_object(root))
+        return bt__ld_fail(L, "", "a spec is a JSON object");
+    static const char *const keys[] = {
+        "blocktune_spec", "name",    "description",   "sources",       "entry",     "options",
+        "sm90a",          "dtypes",  "allow_tf32",    "problem",       "params",    "configs",
+        "constraints",    "rules",   "model",         "launch",        "flops",     "bytes",
+        "args",           "outputs", "reset_to_zero", "restore_value", "key",       "tolerance",
+        "reference",      "boundary", "defines",      NULL};
+    BT__TRY(bt__ld_keys(L, root, "", keys));
+    BT__TRY(load_header(L, root));
+    BT__TRY(load_space(L, root));
+    BT__TRY(bt__ld_launch(L, json_object_get(root, "launch")));
+    json_t *v;
+    if ((v = json_object_get(root, "flops")))
+        BT__TRY(bt__ld_expr(L, v, "flops", &k->flops));
+    if ((v = json_object_get(root, "bytes")))
+        BT__TRY(bt__ld_expr(L, v, "bytes", &k->bytes));
+    BT__TRY(load_code(L, root));
+    BT__TRY(bt__ld_args(L, root));
+    BT__TRY(load_key(L, json_object_get(root, "key")));
+    BT__TRY(bt__ld_defines(L, json_object_get(root, "defines")));
+    BT__TRY(load_tolerance(L, json_object_get(root, "tolerance")));
+    BT__TRY(load_reference(L, json_object_get(root, "reference")));
+    BT__TRY(load_boundary(L, json_object_get(root, "boundary")));
+    return check_files_and_boundary(L);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1362,27 +797,22 @@ void bt_kdesc_free(bt_kdesc *k)
     bt__space_clear(&k->space);
     free(k->configs);
     for (int i = 0; i < k->nconstraints; i++)
-        kexpr_free(&k->constraints[i]);
+        bt__kexpr_free(&k->constraints[i]);
     free(k->constraints);
-    bt__kexpr *all[] = {&k->smem, &k->regs,  &k->threads, &k->acc_bytes, &k->tensor_core,
-                        &k->vector_ok, &k->traffic, &k->perf, &k->dyn_smem, &k->flops,
-                        &k->bytes};
+    bt__kexpr *all[] = {&k->smem,    &k->regs,      &k->threads,  &k->acc_bytes,
+                        &k->tensor_core, &k->vector_ok, &k->traffic, &k->perf,
+                        &k->dyn_smem, &k->flops,     &k->bytes,    &k->static_smem};
     for (size_t i = 0; i < BT__ARRAY_LEN(all); i++)
-        kexpr_free(all[i]);
+        bt__kexpr_free(all[i]);
     for (int i = 0; i < 3; i++) {
-        kexpr_free(&k->grid[i]);
-        kexpr_free(&k->block[i]);
-        kexpr_free(&k->ref_grid[i]);
-        kexpr_free(&k->ref_block[i]);
+        bt__kexpr_free(&k->grid[i]);
+        bt__kexpr_free(&k->block[i]);
+        bt__kexpr_free(&k->ref_grid[i]);
+        bt__kexpr_free(&k->ref_block[i]);
     }
-    for (int i = 0; i < k->nargs; i++) {
-        kexpr_free(&k->args[i].size);
-        kexpr_free(&k->args[i].dtype_if);
-        for (int d = 0; d < BT__TMAP_RANK_MAX; d++) {
-            kexpr_free(&k->args[i].tm_dims[d]);
-            kexpr_free(&k->args[i].tm_box[d]);
-        }
-    }
+    bt__ld_args_free(k);
+    for (int i = 0; i < k->npdefines; i++)
+        bt__kexpr_free(&k->pdefines[i].value);
     free(k->ref_src_opencl);
     free(k->ref_src_cuda);
     free(k->ref_entry);
@@ -1417,7 +847,7 @@ static bt_status load_text(const char *text, const char *file, const char *dir, 
     kdesc_init(k);
     k->file = bt__strdup(file);
     k->dir = bt__strdup(dir);
-    ld L = {k, file, pos, diag, embedded};
+    bt__ld L = {k, file, pos, diag, embedded};
     bt_status st = (k->file && k->dir) ? load_root(&L, root) : BT_NOMEM;
     bt__jpos_free(pos);
     json_decref(root);
@@ -1451,12 +881,19 @@ bt_status bt_kdesc_load_file(const char *path, bt_kdesc **out, bt_diag *diag)
     if (!out || !path)
         return BT_INVALID_ARG;
     *out = NULL;
-    char *text = bt__read_file(path, NULL);
+    struct stat sb;
+    const char *why = stat(path, &sb) != 0 ? NULL
+                      : S_ISDIR(sb.st_mode) ? "is a directory"
+                      : !S_ISREG(sb.st_mode) ? "is not a regular file"
+                                             : NULL;
+    char *text = why ? NULL : bt__read_file(path, NULL);
     if (!text) {
+        if (!why)
+            why = strerror(errno);
         if (diag) {
             bt__diag_clear(diag);
             snprintf(diag->file, sizeof diag->file, "%s", path);
-            bt__diag_set(diag, "cannot read spec: %s", strerror(errno));
+            bt__diag_set(diag, "cannot read spec: %s", why); /* diag->file names it */
         }
         return BT_IO;
     }
@@ -1680,9 +1117,20 @@ bt_status bt_kdesc_parse_config(const bt_kdesc *k, const char *text, bt_config *
         }
         char *end;
         errno = 0;
-        long long v = strtoll(val, &end, 0);
+        /* decimal ("010" is ten, not octal eight), or hexadecimal with 0x */
+        const char *digits = val;
+        while (isspace((unsigned char)*digits))
+            digits++;
+        const char *after_sign = digits + (*digits == '-' || *digits == '+');
+        bool hex = after_sign[0] == '0' && (after_sign[1] == 'x' || after_sign[1] == 'X');
+        long long v = strtoll(val, &end, hex ? 16 : 10);
         while (isspace((unsigned char)*end))
             end++;
+        if (errno == ERANGE) {
+            bt__diag_set(diag, "value of '%s' in --config does not fit in 64 bits: '%s'", key, val);
+            st = BT_INVALID_ARG;
+            break;
+        }
         if (errno || end == val || *end) {
             bt__diag_set(diag, "value of '%s' in --config is not an integer: '%s'", key, val);
             st = BT_INVALID_ARG;
@@ -1710,3 +1158,4 @@ bt_status bt_kdesc_parse_config(const bt_kdesc *k, const char *text, bt_config *
     }
     return BT_OK;
 }
+

@@ -9,6 +9,7 @@
 #include "core/pool.h"
 #include "core/util.h"
 #include "engine/kcache.h"
+#include "engine/userdata.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p
     int m = 0;
     for (int i = 0; i < k->space.nparams; i++)
         snprintf(defs[m++], 96, "%s=%lld", k->space.params[i].name, (long long)c->v[i]);
+    m += bt__problem_defines(k, p, g, defs + m);
     int64_t grid[3], block[3], dyn;
     bt_diag d;
     if (bt__geometry(k, c, p, g, grid, block, &dyn, &d) == BT_OK)
@@ -61,13 +63,15 @@ void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_
     double t0 = bt__now();
     uint64_t key = bt__kcache_key(kn->iface->name, di->name, di->compiler_version, kn->src, dp,
                                   nd, opts);
+    key = bt__compile_key(k, key);
     if (use_cache && bt__kcache_get(key, &e->blob)) {
         e->compile_s = bt__now() - t0;
         e->cached = true;
         return;
     }
     char *log = NULL;
-    bt_status st = kn->iface->compile(kn->bdev, kn->src, dp, nd, opts, &e->blob, &log);
+    bt_status st =
+        bt__compile_kernel(kn->iface, kn->bdev, k, kn->src, dp, nd, opts, &e->blob, &log);
     e->compile_s = bt__now() - t0;
     if (st != BT_OK) {
         e->status = BT__CS_COMPILE;

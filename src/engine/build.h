@@ -11,7 +11,7 @@
 /* The -D defines of a config: every parameter, BT_THREADS, BT_WARP_SIZE, BT_DTYPE_<T>,
  * BT_ELEM_BYTES, and BT_TYPE_<arg>_<DTYPE> for each buffer whose dtype depends on the problem.
  * defs must hold BT__MAX_DEFINES entries. Returns how many. */
-#define BT__MAX_DEFINES (BT_MAX_PARAMS + 8 + BT__MAX_ARGS)
+#define BT__MAX_DEFINES (BT_MAX_PARAMS + 8 + BT__MAX_ARGS + BT__MAX_PDEFINES)
 int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
                       char defs[][96]);
 /* Compiles config e->ev.cfg for problem p into e->blob (through the kernel cache when use_cache):

@@ -138,6 +138,10 @@ struct bt_kernel {
     bt__dispatch *tab;
     size_t ntab, cap;
     pthread_mutex_t tune_lock;
+    /* constant memory belongs to the module: a kernel with constant-memory arguments enqueues
+     * each launch's copy and the launch together, under this lock */
+    bool has_cmem;
+    pthread_mutex_t cmem_lock;
     int tunes;
     struct bt__store *store; /* results store (lazily opened, see record.c) */
     bool store_tried, wisdom_loaded;

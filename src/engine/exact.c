@@ -12,6 +12,7 @@
 #include "core/util.h"
 #include "engine/build.h"
 #include "engine/kcache.h"
+#include "engine/userdata.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -39,6 +40,7 @@ static void exact_one(xjob *J, bt__cfg_eval *ev)
     snprintf(arch, sizeof arch, "sm_%d%d%s", pl->gpu.cc_major, pl->gpu.cc_minor,
              k->needs_sm90a ? "a" : "");
     uint64_t key = bt__kcache_key("nvrtc-resources", arch, J->nvrtc, J->src, dp, nd, opts);
+    key = bt__compile_key(k, key);
     int regs = -1;
     long long spill = -1, smem = -1, stack = -1;
     bt__blob cached = {0};
@@ -55,14 +57,22 @@ static void exact_one(xjob *J, bt__cfg_eval *ev)
         bt__blob cubin = {0};
         char *log = NULL;
         bt_diag d = {0};
-        bt_status st = bt__nvrtc_compile(J->src, dp, nd, opts, pl->gpu.cc_major, pl->gpu.cc_minor,
-                                         k->needs_sm90a, &cubin, &log, &d);
+        /* the entry as the CUBIN names it: a C++ kernel's mangled name */
+        char names[BT__MAX_NAMES][136];
+        const char *ptrs[BT__MAX_NAMES];
+        int nn = bt__compile_names(k, names, ptrs);
+        char **low = NULL;
+        bt_status st = bt__nvrtc_compile_named(J->src, dp, nd, opts, pl->gpu.cc_major,
+                                               pl->gpu.cc_minor, k->needs_sm90a, ptrs, nn, &low,
+                                               &cubin, &log, &d);
+        const char *entry = low ? low[0] : k->entry;
         int64_t sp = -1, sm = -1, sk = -1;
-        if (st == BT_OK && bt__nvrtc_resources(log, k->entry, &regs, &sp, &sm, &sk) != BT_OK) {
+        if (st == BT_OK && bt__nvrtc_resources(log, entry, &regs, &sp, &sm, &sk) != BT_OK) {
             /* no ptxas report in the log: read the CUBIN (spills are then not known) */
-            st = bt__cubin_resources(cubin.data, cubin.size, k->entry, &regs, &sk, &sm);
+            st = bt__cubin_resources(cubin.data, cubin.size, entry, &regs, &sk, &sm);
             sp = -1;
         }
+        bt__nvrtc_names_free(low, nn);
         free(cubin.data);
         free(log);
         if (st != BT_OK) {

@@ -7,6 +7,7 @@
 
 #include "core/util.h"
 #include "engine/record.h"
+#include "engine/userdata.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,9 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
         kn->src_hash = bt__fnv1a(k->options, strlen(k->options), kn->src_hash);
     pthread_rwlock_init(&kn->lock, NULL);
     pthread_mutex_init(&kn->tune_lock, NULL);
+    pthread_mutex_init(&kn->cmem_lock, NULL);
+    for (int i = 0; i < k->nargs; i++)
+        kn->has_cmem |= k->args[i].cmem;
     *out = kn;
     return BT_OK;
 }
@@ -87,6 +91,7 @@ void bt_kernel_destroy(bt_kernel *kn)
     bt__wisdom_free(kn->shipped_wisdom);
     pthread_rwlock_destroy(&kn->lock);
     pthread_mutex_destroy(&kn->tune_lock);
+    pthread_mutex_destroy(&kn->cmem_lock);
     free(kn->src);
     free(kn);
 }
@@ -305,7 +310,15 @@ bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const 
         if (st)
             return st;
     }
-    return kn->iface->launch(kn->bdev, e.fn, e.grid, e.block, e.dyn, e.args, k->nargs, NULL, diag);
+    if (kn->has_cmem)
+        pthread_mutex_lock(&kn->cmem_lock);
+    bt_status st = bt__cmem_bind(k, kn->iface, kn->bdev, e.mod, p,
+                                 &bt_device_get_info(kn->dev)->props, e.args, diag);
+    if (!st)
+        st = kn->iface->launch(kn->bdev, e.fn, e.grid, e.block, e.dyn, e.args, k->nargs, NULL, diag);
+    if (kn->has_cmem)
+        pthread_mutex_unlock(&kn->cmem_lock);
+    return st;
 }
 
 /* --- buffers ---------------------------------------------------------------------------------- */

@@ -249,6 +249,37 @@ static bool applies(bt__model *bm, const bt__entry *e)
     return ok;
 }
 
+/* A kernel with problem defines is compiled per problem: at boundary size bp its config is
+ * verified with a binary built for bp, made in *tmp (drop_binary frees it); without defines the
+ * round's own binary serves. */
+static bt__entry *boundary_binary(bt__tctx *T, bt__entry *e, const bt_problem *bp, bt__entry *tmp)
+{
+    if (!T->k->npdefines)
+        return e;
+    memset(tmp, 0, sizeof *tmp);
+    tmp->ev = e->ev;
+    tmp->ev.reasons = NULL;
+    bt__build(T->kn, bp, tmp, true);
+    if (tmp->status == BT__CS_PENDING) {
+        bt_diag d = {0};
+        bt_status st = bt__build_load(T->kn, bp, tmp, &d);
+        if (st)
+            bt__entry_fail(tmp, bt__cfg_status_of(st), d.msg);
+    }
+    return tmp;
+}
+
+static void drop_binary(bt__tctx *T, const bt__entry *e, bt__entry *be)
+{
+    if (be == e)
+        return;
+    if (be->mod)
+        T->I->module_free(T->D, be->mod);
+    free(be->blob.data);
+    free(be->log);
+    free(be->error);
+}
+
 /* Verifies the round's entries still in play at boundary problem b, whose data is bd (made
  * again after a fault). A config whose constraints exclude this size is not run there. */
 static bt_status boundary_entries(bt__tctx *T, size_t from, int b, const bt_problem *bp,
@@ -264,7 +295,27 @@ static bt_status boundary_entries(bt__tctx *T, size_t from, int b, const bt_prob
             continue;
         }
         bt__verify v;
-        bt_status st = verify_entry(T, e, bd, &v, where);
+        bt__entry tmp, *be = boundary_binary(T, e, bp, &tmp);
+        bt_status st;
+        if (be == e || be->status == BT__CS_PENDING)
+            st = verify_entry(T, be, bd, &v, where);
+        else { /* its binary for this size did not build or load */
+            char msg[640];
+            snprintf(msg, sizeof msg, "at boundary size %s: built for this size: %.240s", where,
+                     be->status == BT__CS_COMPILE && be->log ? be->log
+                     : be->error                              ? be->error
+                                                              : "?");
+            bt__entry_fail(e, be->status, msg);
+            bt__record(T, e);
+            st = BT_OK;
+            v.ok = false;
+        }
+        if (be != e && be->status != BT__CS_PENDING && e->status == BT__CS_PENDING) {
+            /* the size's binary failed verification: the config fails with its message */
+            bt__entry_fail(e, be->status, be->error);
+            bt__record(T, e);
+        }
+        drop_binary(T, e, be);
         if (!st && v.ok)
             e->boundary_checked++;
         if (st && bt__device_lost(T->kn->dev)) {

@@ -8,6 +8,7 @@
 #include "engine/tune_ctx.h"
 
 #include "core/util.h"
+#include "engine/userdata.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +35,9 @@ static bt_status buffer_source(bt__tctx *T, bt__pdata *d, int i, bt_buffer *cons
     const bt__argspec *a = &T->k->args[i];
     size_t bytes = bt__hostbuf_bytes(&d->host[i]);
     if (!caller) {
-        if (!a->output)
-            bt__hostbuf_init(&d->host[i], a->init, a->init_a, a->init_b, rng);
-        bt_status st = T->I->buf_alloc(T->D, bytes, &d->dev[i], diag);
+        bt_status st = a->output ? BT_OK : bt__arg_fill(a, &d->host[i], rng, diag);
+        if (!st)
+            st = T->I->buf_alloc(T->D, bytes, &d->dev[i], diag);
         if (st)
             return st;
         d->owned[i] = true;
@@ -157,6 +158,8 @@ bt_status bt__pdata_init(bt__tctx *T, bt__pdata *d, const bt_problem *p, uint64_
         bt__diag_set(diag, "kernel '%s' takes %d buffers, %d given", k->name, nbuf, ncaller);
         st = BT_INVALID_ARG;
     }
+    if (st == BT_OK && k->ref == BT__REF_ANSWERS)
+        d->have_ref = (st = bt__answers_load(k, d->host, d->ref, caller != NULL, diag)) == BT_OK;
     if (st == BT_OK && k->ref == BT__REF_HOST)
         st = host_reference(T, d, seed, diag);
     if (st)
@@ -215,6 +218,9 @@ static bt_status launch_of(bt__tctx *T, const bt__entry *e, const bt__pdata *d, 
             L->args[i] = d->scalars[i];
         tmaps |= k->args[i].role == BT__KARG_TMAP;
     }
+    bt_status cst = bt__cmem_bind(k, T->I, T->D, e->mod, &d->p, T->g, L->args, diag);
+    if (cst)
+        return cst;
     if (tmaps) {
         bt__tmap_req req[BT__MAX_TMAPS];
         bt_status st = bt__tmap_reqs(k, &e->ev.cfg, &d->p, T->g, req, diag);

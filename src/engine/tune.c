@@ -80,6 +80,7 @@ static bt_result *result_new(const bt_kernel *kn, const bt_problem *p, const bt_
              k->ref == BT__REF_HOST     ? "host (fp64)"
              : k->ref == BT__REF_CONFIG ? "baseline config"
              : k->ref == BT__REF_KERNEL ? "reference kernel"
+             : k->ref == BT__REF_ANSWERS ? "expected outputs (answer files)"
                                         : "none (outputs checked for being written)");
     return r;
 }

@@ -11,8 +11,15 @@
  *   - device memory is host memory; every copy, fill and kernel argument is checked against the
  *     live allocations (CUDA_ERROR_INVALID_VALUE, or an illegal-address fault for a kernel);
  *   - modules must be ELF images (CUBINs); they hold the emulated kernels below, looked up by
- *     name: vadd(a, b, c, n), inc(p, n), rev_dyn(in, out) (reverses each block through dynamic
- *     shared memory) and oob(p) (faults like an out-of-bounds store);
+ *     name as the CUBIN spells it (C++ kernels by their mangled names): vadd(a, b, c, n),
+ *     inc(p, n), rev_dyn(in, out) (reverses each block through dynamic shared memory), oob(p)
+ *     (faults like an out-of-bounds store), and two kernels of tests/data in Kernel Tuner's style:
+ *     convolution_kernel(out, in) (C++ name; a square 2-D convolution with the module's
+ *     __constant__ d_filter, sizes taken from the allocations and the symbol) and the template
+ *     scale<float, F>(y, x) (F read from the mangled name: each thread scales F elements, so a
+ *     grid too small leaves outputs unwritten);
+ *   - cuModuleGetGlobal finds a variable in the image's ELF symbol table, with its size there,
+ *     and gives it device memory of its own (zeroed) for the module's life;
  *   - launches run at once on the host and advance a virtual clock that events read, so timings
  *     are positive and deterministic; a fault is reported by the next synchronising call and then
  *     sticks (CUDA_ERROR_ILLEGAL_ADDRESS) until the primary context's last reference goes;
@@ -94,12 +101,17 @@ typedef struct kdesc {
     size_t psize[4];
     int regs;
     emu_fn run;
+    int prefix; /* name is a prefix (a template's instances): the rest gives targ */
 } kdesc;
+
+struct CUmod_st;
 
 struct CUfunc_st {
     unsigned magic;
     const kdesc *k;
     int dyn_limit;
+    struct CUmod_st *mod;
+    int targ; /* a template instance's integer argument */
 };
 
 struct launch_rec {
@@ -180,18 +192,164 @@ static void emu_oob(const launch_rec *l)
     fault();
 }
 
+/* The bytes of the live allocation that starts at p, 0 when none does. */
+static size_t alloc_size(const void *p)
+{
+    for (alloc *a = g_allocs; a; a = a->next)
+        if (a->p == p)
+            return a->size;
+    return 0;
+}
+
+static int isqrt_exact(size_t v, size_t *r)
+{
+    size_t s = 0;
+    while ((s + 1) * (s + 1) <= v)
+        s++;
+    *r = s;
+    return s * s == v;
+}
+
+static const void *module_global(const struct CUmod_st *m, const char *name, size_t *size);
+
+/* convolution_kernel(out, in): out[y][x] = sum of d_filter[j][i] * in[y + j][x + i] over a square
+ * image of W x W and filter of F x F (in is (W + F - 1)^2). */
+static void emu_conv(const launch_rec *l)
+{
+    float *out = ptr_arg(l, 0);
+    const float *in = ptr_arg(l, 1);
+    size_t fbytes = 0, W, F, P;
+    const float *filt = module_global(l->f->mod, "d_filter", &fbytes);
+    if (!filt || !isqrt_exact(alloc_size(out) / sizeof(float), &W) ||
+        !isqrt_exact(fbytes / sizeof(float), &F) ||
+        !isqrt_exact(alloc_size(in) / sizeof(float), &P) || P != W + F - 1) {
+        fault();
+        return;
+    }
+    for (size_t y = 0; y < W; y++)
+        for (size_t x = 0; x < W; x++) {
+            float s = 0;
+            for (size_t j = 0; j < F; j++)
+                for (size_t i = 0; i < F; i++)
+                    s += filt[j * F + i] * in[(y + j) * P + x + i];
+            out[y * W + x] = s;
+        }
+}
+
+/* scale<float, F>(y, x): y[i] = 2 x[i] for the grid.x * block.x * F elements the launch covers. */
+static void emu_scale(const launch_rec *l)
+{
+    float *y = ptr_arg(l, 0);
+    const float *x = ptr_arg(l, 1);
+    size_t n = alloc_size(y) / sizeof(float);
+    if (!n || alloc_size(x) < n * sizeof(float) || l->f->targ < 1) {
+        fault();
+        return;
+    }
+    size_t m = (size_t)l->grid[0] * l->block[0] * (size_t)l->f->targ;
+    for (size_t i = 0; i < n && i < m; i++)
+        y[i] = 2 * x[i];
+}
+
 static const kdesc g_kernels[] = {
-    {"vadd", 4, {8, 8, 8, 4}, 16, emu_vadd},
-    {"inc", 2, {8, 4}, 10, emu_inc},
-    {"rev_dyn", 2, {8, 8}, 12, emu_rev_dyn},
-    {"oob", 1, {8}, 8, emu_oob},
+    {"vadd", 4, {8, 8, 8, 4}, 16, emu_vadd, 0},
+    {"inc", 2, {8, 4}, 10, emu_inc, 0},
+    {"rev_dyn", 2, {8, 8}, 12, emu_rev_dyn, 0},
+    {"oob", 1, {8}, 8, emu_oob, 0},
+    {"_Z18convolution_kernelPfPKf", 2, {8, 8}, 24, emu_conv, 0},
+    {"_Z5scaleIfLi", 2, {8, 8}, 12, emu_scale, 1}, /* scale<float, F>: ..Li<F>EEvPT_PKS0_ */
 };
 #define NKERNELS (sizeof g_kernels / sizeof g_kernels[0])
+
+/* A variable of a module (cuModuleGetGlobal), in device memory of its own. */
+typedef struct mglobal {
+    char name[128];
+    alloc *mem;
+    struct mglobal *next;
+} mglobal;
 
 struct CUmod_st {
     unsigned magic;
     struct CUfunc_st fns[NKERNELS];
+    unsigned char *image; /* a copy of the ELF image */
+    size_t image_size;
+    mglobal *globals;
 };
+
+/* The ELF object symbol `name` of the image: its size, or -1 when there is none. */
+static long long elf_object_size(const unsigned char *b, size_t size, const char *name)
+{
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    if (size < 64 || memcmp(b, "\x7f" "ELF", 4) || b[4] != 2)
+        return -1;
+    memcpy(&shoff, b + 0x28, 8);
+    memcpy(&shentsize, b + 0x3a, 2);
+    memcpy(&shnum, b + 0x3c, 2);
+    if (shentsize < 64 || shoff > size || (uint64_t)shnum * shentsize > size - shoff)
+        return -1;
+    for (uint16_t i = 0; i < shnum; i++) {
+        const unsigned char *h = b + shoff + (uint64_t)i * shentsize;
+        uint32_t type, link;
+        uint64_t off, sz, entsize;
+        memcpy(&type, h + 4, 4);
+        memcpy(&off, h + 0x18, 8);
+        memcpy(&sz, h + 0x20, 8);
+        memcpy(&link, h + 0x28, 4);
+        memcpy(&entsize, h + 0x38, 8);
+        if (type != 2 /* SHT_SYMTAB */ || entsize < 24 || off > size || sz > size - off ||
+            link >= shnum)
+            continue;
+        const unsigned char *sh = b + shoff + (uint64_t)link * shentsize;
+        uint64_t stroff, strsz;
+        memcpy(&stroff, sh + 0x18, 8);
+        memcpy(&strsz, sh + 0x20, 8);
+        if (stroff > size || strsz > size - stroff)
+            return -1;
+        for (uint64_t k = 0; k + entsize <= sz; k += entsize) {
+            const unsigned char *sym = b + off + k;
+            uint32_t nm;
+            uint64_t ssize;
+            memcpy(&nm, sym, 4);
+            memcpy(&ssize, sym + 16, 8);
+            if ((sym[4] & 0xf) == 1 /* STT_OBJECT */ && nm < strsz &&
+                strnlen((const char *)b + stroff + nm, strsz - nm) == strlen(name) &&
+                !strcmp((const char *)b + stroff + nm, name))
+                return (long long)ssize;
+        }
+    }
+    return -1;
+}
+
+static const void *module_global(const struct CUmod_st *m, const char *name, size_t *size)
+{
+    for (const mglobal *g = m ? m->globals : NULL; g; g = g->next)
+        if (!strcmp(g->name, name)) {
+            *size = g->mem->size;
+            return g->mem->p;
+        }
+    return NULL;
+}
+
+/* Frees a module with its image and its variables' memory. */
+static void free_module(void *p)
+{
+    struct CUmod_st *m = p;
+    while (m->globals) {
+        mglobal *g = m->globals;
+        m->globals = g->next;
+        for (alloc **pa = &g_allocs; *pa; pa = &(*pa)->next)
+            if (*pa == g->mem) {
+                *pa = g->mem->next;
+                break;
+            }
+        free(g->mem->p);
+        free(g->mem);
+        free(g);
+    }
+    free(m->image);
+    free(m);
+}
 
 /* ---- streams, events, graphs ----------------------------------------------------------- */
 
@@ -677,14 +835,37 @@ API CUresult cuModuleLoadData(struct CUmod_st **m, const void *image)
         RET(r);
     if (!image || memcmp(image, "\x7f" "ELF", 4) != 0)
         RET(E_INVALID_IMAGE);
+    /* an ELF64 image ends with its section header table, or with a section past it */
+    const unsigned char *b = image;
+    uint64_t shoff, end;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, b + 0x28, 8);
+    memcpy(&shentsize, b + 0x3a, 2);
+    memcpy(&shnum, b + 0x3c, 2);
+    end = shoff + (uint64_t)shnum * shentsize;
+    for (uint16_t i = 0; i < shnum; i++) {
+        uint64_t off, sz;
+        uint32_t type;
+        memcpy(&type, b + shoff + (uint64_t)i * shentsize + 4, 4);
+        memcpy(&off, b + shoff + (uint64_t)i * shentsize + 0x18, 8);
+        memcpy(&sz, b + shoff + (uint64_t)i * shentsize + 0x20, 8);
+        if (type != 8 /* SHT_NOBITS */ && off + sz > end)
+            end = off + sz;
+    }
     *m = calloc(1, sizeof **m);
-    if (!*m || !track(*m, free_plain)) {
+    if (*m)
+        (*m)->image = malloc((size_t)end);
+    if (!*m || !(*m)->image || !track(*m, free_module)) {
+        if (*m)
+            free((*m)->image);
         free(*m);
         RET(E_OUT_OF_MEMORY);
     }
+    memcpy((*m)->image, image, (size_t)end);
+    (*m)->image_size = (size_t)end;
     (*m)->magic = MAGIC;
     for (size_t i = 0; i < NKERNELS; i++)
-        (*m)->fns[i] = (struct CUfunc_st){MAGIC, &g_kernels[i], 49152};
+        (*m)->fns[i] = (struct CUfunc_st){MAGIC, &g_kernels[i], 49152, *m, 0};
     RET(OK);
 }
 
@@ -698,24 +879,71 @@ API CUresult cuModuleUnload(struct CUmod_st *m)
         RET(E_INVALID_HANDLE);
     m->magic = 0;
     untrack(m);
-    free(m);
+    free_module(m);
     RET(OK);
+}
+
+/* What a lookup in module m by name returns first: no context, a bad handle, or OK. */
+static CUresult module_lookup_ok(const struct CUmod_st *m, const char *name)
+{
+    CUresult r = need_ctx();
+    if (r)
+        return r;
+    return !m || m->magic != MAGIC || !name ? E_INVALID_HANDLE : OK;
 }
 
 API CUresult cuModuleGetFunction(struct CUfunc_st **f, struct CUmod_st *m, const char *name)
 {
     LOCK();
-    CUresult r = need_ctx();
+    CUresult r = module_lookup_ok(m, name);
     if (r)
         RET(r);
-    if (!m || m->magic != MAGIC || !name)
-        RET(E_INVALID_HANDLE);
-    for (size_t i = 0; i < NKERNELS; i++)
-        if (!strcmp(g_kernels[i].name, name)) {
+    for (size_t i = 0; i < NKERNELS; i++) {
+        size_t n = strlen(g_kernels[i].name);
+        if (g_kernels[i].prefix ? !strncmp(g_kernels[i].name, name, n)
+                                : !strcmp(g_kernels[i].name, name)) {
+            if (g_kernels[i].prefix) /* "<F>EE...": the template's integer argument */
+                m->fns[i].targ = atoi(name + n);
             *f = &m->fns[i];
             RET(OK);
         }
+    }
     RET(E_NOT_FOUND);
+}
+
+API CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, struct CUmod_st *m,
+                                  const char *name)
+{
+    LOCK();
+    CUresult r = module_lookup_ok(m, name);
+    if (r)
+        RET(r);
+    size_t size = 0;
+    const void *have = module_global(m, name, &size);
+    if (!have) {
+        long long sz = elf_object_size(m->image, m->image_size, name);
+        mglobal *g = sz > 0 && strlen(name) < sizeof g->name ? calloc(1, sizeof *g) : NULL;
+        alloc *a = g ? calloc(1, sizeof *a) : NULL;
+        unsigned char *mem = a ? calloc(1, (size_t)sz) : NULL;
+        if (!mem) {
+            free(a);
+            free(g);
+            RET(sz > 0 ? E_OUT_OF_MEMORY : E_NOT_FOUND);
+        }
+        strcpy(g->name, name);
+        *a = (alloc){mem, (size_t)sz, g_allocs};
+        g_allocs = a;
+        g->mem = a;
+        g->next = m->globals;
+        m->globals = g;
+        have = mem;
+        size = (size_t)sz;
+    }
+    if (dptr)
+        *dptr = (CUdeviceptr)(uintptr_t)have;
+    if (bytes)
+        *bytes = size;
+    RET(OK);
 }
 
 API CUresult cuFuncGetAttribute(int *v, int attr, struct CUfunc_st *f)

@@ -21,6 +21,9 @@
  *
  * Compiled blobs are a small container (magic, target sm, size, checksum) around the CUBIN, so
  * that a truncated or foreign cache entry is refused with BT_CORRUPT before it reaches the driver.
+ * A blob of compile_named also carries the names it resolved (the source's spelling and the
+ * binary's: "matmul<float, 4>" and "_Z6matmulIfLi4EEvPT_"), so that a module loaded from it, from
+ * the kernel cache too, finds C++ kernels and __constant__ symbols by the names the spec uses.
  */
 #include "backends/cuda/cuda.h"
 
@@ -111,10 +114,13 @@ struct bt__bfn {
     struct bt__bfn *next;
 };
 
-/* A module owns the functions taken from it (the vtable has no function_free). */
+/* A module owns the functions taken from it (the vtable has no function_free), and the names the
+ * compile resolved: nnames pairs "as written\0in the binary\0" back to back in names. */
 struct bt__bmod {
     CUmodule mod;
     bt__bfn *fns;
+    char *names;
+    uint32_t nnames;
 };
 
 struct bt__btimer {
@@ -938,50 +944,135 @@ static bt_status cu_buf_copy(bt__bdev *d, bt__bbuf *dst, bt__bbuf *src, size_t n
  * Compile and load
  * ========================================================================================== */
 
-/* Blob container: header then the CUBIN. sm is the target (90), flags bit 0 the "a" variant;
- * the checksum is FNV-1a of the CUBIN. */
-#define BLOB_MAGIC "BTCUBIN1"
+/* Blob container: header, then (BTCUBIN2) names_bytes of resolved names — nnames pairs of
+ * NUL-terminated strings, padded to 8 bytes — then the CUBIN of `size` bytes. sm is the target
+ * (90), flags bit 0 the "a" variant; the checksum is FNV-1a of the names and the CUBIN. BTCUBIN1
+ * blobs (no names) still load. */
+#define BLOB_MAGIC "BTCUBIN2"
+#define BLOB_MAGIC_V1 "BTCUBIN1"
 typedef struct blob_hdr {
     char magic[8];
     uint32_t sm;
     uint32_t flags;
     uint64_t size;
     uint64_t hash;
+    uint32_t nnames, names_bytes; /* BTCUBIN2 only */
 } blob_hdr;
+#define BLOB_HDR_V1 32 /* the BTCUBIN1 header: no names fields */
 enum { BLOB_SM_A = 1 };
 
+/* The name the binary has for `name` (a kernel, or "&symbol") in m's table; name itself when the
+ * compile did not resolve it. */
+static const char *lowered_name(const bt__bmod *m, const char *name)
+{
+    const char *p = m->names;
+    for (uint32_t i = 0; p && i < m->nnames; i++) {
+        const char *low = p + strlen(p) + 1;
+        if (!strcmp(p, name))
+            return low;
+        p = low + strlen(low) + 1;
+    }
+    return name;
+}
+
 /* Compiles src for d's compute capability with NVRTC (nvrtc.h gives the options; the token
- * "--bt-sm90a" in options selects sm_90a). Thread-safe; does not touch the context, so it works
- * on a lost device too. *out is a blob container; *log always gets a malloc'd log. */
-static bt_status cu_compile(bt__bdev *d, const char *src, const char *const *defines, int ndefines,
-                            const char *options, bt__blob *out, char **log)
+ * "--bt-sm90a" in options selects sm_90a), resolving `names` (backend.h: compile_named).
+ * Thread-safe; does not touch the context, so it works on a lost device too. *out is a blob
+ * container; *log always gets a malloc'd log. */
+static bt_status cu_compile_named(bt__bdev *d, const char *src, const char *const *defines,
+                                  int ndefines, const char *options, const char *const *names,
+                                  int nnames, bt__blob *out, char **log)
 {
     out->data = NULL;
     out->size = 0;
     bt__blob cubin = {0};
     bt_diag diag = {0};
+    char **low = NULL;
     bool sm90a = options && strstr(options, BT__NVRTC_SM90A_TOKEN) != NULL;
-    bt_status st = bt__nvrtc_compile(src, defines, ndefines, options, d->cc_major, d->cc_minor,
-                                     false, &cubin, log, &diag);
+    bt_status st = bt__nvrtc_compile_named(src, defines, ndefines, options, d->cc_major,
+                                           d->cc_minor, false, names, nnames, &low, &cubin, log,
+                                           &diag);
     if (st != BT_OK)
         return st;
+    size_t nb = 0;
+    for (int i = 0; i < nnames; i++)
+        nb += strlen(names[i]) + strlen(low[i]) + 2;
+    size_t padded = (nb + 7) & ~(size_t)7;
     blob_hdr h;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, BLOB_MAGIC, 8);
     h.sm = (uint32_t)(d->cc_major * 10 + d->cc_minor);
     h.flags = sm90a ? BLOB_SM_A : 0;
     h.size = cubin.size;
-    h.hash = bt__fnv1a(cubin.data, cubin.size, BT__FNV_SEED);
-    unsigned char *data = malloc(sizeof h + cubin.size);
+    h.nnames = (uint32_t)nnames;
+    h.names_bytes = (uint32_t)padded;
+    unsigned char *data = calloc(1, sizeof h + padded + cubin.size);
     if (!data) {
         free(cubin.data);
+        bt__nvrtc_names_free(low, nnames);
         return BT_NOMEM;
     }
-    memcpy(data, &h, sizeof h);
-    memcpy(data + sizeof h, cubin.data, cubin.size);
+    unsigned char *p = data + sizeof h;
+    for (int i = 0; i < nnames; i++) {
+        size_t a = strlen(names[i]) + 1, b = strlen(low[i]) + 1;
+        memcpy(p, names[i], a);
+        memcpy(p + a, low[i], b);
+        p += a + b;
+    }
+    bt__nvrtc_names_free(low, nnames);
+    memcpy(data + sizeof h + padded, cubin.data, cubin.size);
     free(cubin.data);
+    h.hash = bt__fnv1a(data + sizeof h, padded + h.size, BT__FNV_SEED);
+    memcpy(data, &h, sizeof h);
     out->data = data;
-    out->size = sizeof h + cubin.size;
+    out->size = sizeof h + padded + h.size;
+    return BT_OK;
+}
+
+static bt_status cu_compile(bt__bdev *d, const char *src, const char *const *defines, int ndefines,
+                            const char *options, bt__blob *out, char **log)
+{
+    return cu_compile_named(d, src, defines, ndefines, options, NULL, 0, out, log);
+}
+
+/* Checks a blob made by cu_compile(_named) (or by a blocktune before names: BTCUBIN1): the
+ * header into *h, *hlen its length. BT_CORRUPT with the reason otherwise. */
+static bt_status blob_check(const void *bin, size_t size, blob_hdr *h, size_t *hlen,
+                            bt_diag *diag)
+{
+    memset(h, 0, sizeof *h);
+    if (!bin || size < BLOB_HDR_V1) {
+        bt__diag_set(diag, "module_load: blob of %zu bytes is too short", size);
+        return BT_CORRUPT;
+    }
+    bool v1 = !memcmp(bin, BLOB_MAGIC_V1, 8);
+    if (!v1 && (memcmp(bin, BLOB_MAGIC, 8) != 0 || size < sizeof *h)) {
+        bt__diag_set(diag, "module_load: not a blocktune CUDA binary (bad magic)");
+        return BT_CORRUPT;
+    }
+    *hlen = v1 ? BLOB_HDR_V1 : sizeof *h;
+    memcpy(h, bin, *hlen);
+    uint64_t rest = size - *hlen;
+    if (h->names_bytes % 8 || h->names_bytes > rest || h->size != rest - h->names_bytes) {
+        bt__diag_set(diag, "module_load: truncated or malformed binary (%zu bytes, header says "
+                     "%llu + %u + %zu)", size, (unsigned long long)h->size, h->names_bytes, *hlen);
+        return BT_CORRUPT;
+    }
+    const unsigned char *payload = (const unsigned char *)bin + *hlen;
+    if (bt__fnv1a(payload, (size_t)rest, BT__FNV_SEED) != h->hash) {
+        bt__diag_set(diag, "module_load: binary checksum mismatch");
+        return BT_CORRUPT;
+    }
+    /* the names: nnames pairs of NUL-terminated strings inside names_bytes */
+    const char *p = (const char *)payload, *end = p + h->names_bytes;
+    for (uint32_t i = 0; i < 2 * h->nnames; i++) {
+        const char *z = memchr(p, '\0', (size_t)(end - p));
+        if (!z) {
+            bt__diag_set(diag, "module_load: malformed name table");
+            return BT_CORRUPT;
+        }
+        p = z + 1;
+    }
     return BT_OK;
 }
 
@@ -993,43 +1084,40 @@ static bt_status cu_module_load(bt__bdev *d, const void *bin, size_t size, bt__b
 {
     *out = NULL;
     blob_hdr h;
-    if (!bin || size < sizeof h) {
-        bt__diag_set(diag, "module_load: blob of %zu bytes is too short", size);
-        return BT_CORRUPT;
-    }
-    memcpy(&h, bin, sizeof h);
-    if (memcmp(h.magic, BLOB_MAGIC, 8) != 0) {
-        bt__diag_set(diag, "module_load: not a blocktune CUDA binary (bad magic)");
-        return BT_CORRUPT;
-    }
-    if (h.size != size - sizeof h) {
-        bt__diag_set(diag, "module_load: truncated or malformed binary (%zu bytes, header says "
-                     "%llu + %zu)", size, (unsigned long long)h.size, sizeof h);
-        return BT_CORRUPT;
-    }
-    const unsigned char *payload = (const unsigned char *)bin + sizeof h;
-    if (bt__fnv1a(payload, (size_t)h.size, BT__FNV_SEED) != h.hash) {
-        bt__diag_set(diag, "module_load: binary checksum mismatch");
-        return BT_CORRUPT;
-    }
+    size_t hlen;
+    bt_status st = blob_check(bin, size, &h, &hlen, diag);
+    if (st)
+        return st;
+    const unsigned char *names = (const unsigned char *)bin + hlen;
+    const unsigned char *payload = names + h.names_bytes;
     bt__bmod *m = calloc(1, sizeof *m);
     if (!m)
         return BT_NOMEM;
+    if (h.nnames) {
+        if (!(m->names = malloc(h.names_bytes))) {
+            free(m);
+            return BT_NOMEM;
+        }
+        memcpy(m->names, names, h.names_bytes);
+        m->nnames = h.nnames;
+    }
     /* The driver reads the ELF image in place: give it an aligned copy when the blob is not. */
     void *copy = NULL;
     const void *image = payload;
     if ((uintptr_t)payload % 8 != 0) {
         copy = malloc((size_t)h.size);
         if (!copy) {
+            free(m->names);
             free(m);
             return BT_NOMEM;
         }
         memcpy(copy, payload, (size_t)h.size);
         image = copy;
     }
-    bt_status st = enter(d, diag);
+    st = enter(d, diag);
     if (st != BT_OK) {
         free(copy);
+        free(m->names);
         free(m);
         return st;
     }
@@ -1037,6 +1125,7 @@ static bt_status cu_module_load(bt__bdev *d, const void *bin, size_t size, bt__b
     leave(d);
     free(copy);
     if (r != CUDA_SUCCESS) {
+        free(m->names);
         free(m);
         int corrupt = r == CUDA_ERROR_INVALID_IMAGE || r == CUDA_ERROR_NO_BINARY_FOR_GPU ||
                       r == CUDA_ERROR_INVALID_PTX || r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
@@ -1064,6 +1153,7 @@ static void cu_module_free(bt__bdev *d, bt__bmod *m)
         (void)d->api->cuModuleUnload(m->mod);
         leave(d);
     }
+    free(m->names);
     free(m);
 }
 
@@ -1097,15 +1187,20 @@ static bt_status cu_function_get(bt__bdev *d, bt__bmod *m, const char *entry, bt
         return st;
     }
     const cu_api *a = d->api;
-    CUresult r = a->cuModuleGetFunction(&f->fn, m->mod, entry);
+    const char *low = lowered_name(m, entry);
+    CUresult r = a->cuModuleGetFunction(&f->fn, m->mod, low);
     if (r != CUDA_SUCCESS) {
         leave(d);
         free(f->name);
         free(f);
         st = cu_fail(d, a, diag, r == CUDA_ERROR_NOT_FOUND ? BT_NOT_FOUND : cu_status(r),
                      "cuModuleGetFunction", r);
-        if (r == CUDA_ERROR_NOT_FOUND)
-            bt__diag_prefix(diag, "no kernel '%s' in the module (is it extern \"C\"?): ", entry);
+        if (r == CUDA_ERROR_NOT_FOUND && low != entry)
+            bt__diag_prefix(diag, "no kernel '%s' ('%s') in the module: ", entry, low);
+        else if (r == CUDA_ERROR_NOT_FOUND)
+            bt__diag_prefix(diag, "no kernel '%s' in the module (a C++ name is found when the "
+                            "module was compiled with it as a name to resolve; else declare it "
+                            "extern \"C\"): ", entry);
         return st;
     }
     static const struct {
@@ -1249,27 +1344,29 @@ static bt_status prepare_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
         bt__diag_set(diag, "launch of %s: %d arguments at %p", f->name, nargs, (const void *)args);
         return BT_INVALID_ARG;
     }
-    for (int i = 0; i < nargs; i++) {
+    for (int i = 0, np = 0; i < nargs; i++) {
         const bt__karg *g = &args[i];
         switch (g->kind) {
+        case BT__ARG_NONE: /* constant memory, filled by module_set_global: no parameter */
+            break;
         case BT__ARG_BUF:
             if (!g->u.buf) {
                 bt__diag_set(diag, "launch of %s: argument %d is a NULL buffer", f->name, i);
                 return BT_INVALID_ARG;
             }
-            params[i] = &g->u.buf->ptr;
+            params[np++] = &g->u.buf->ptr;
             break;
         case BT__ARG_I32:
-            params[i] = (void *)&g->u.i32;
+            params[np++] = (void *)&g->u.i32;
             break;
         case BT__ARG_I64:
-            params[i] = (void *)&g->u.i64;
+            params[np++] = (void *)&g->u.i64;
             break;
         case BT__ARG_F32:
-            params[i] = (void *)&g->u.f32;
+            params[np++] = (void *)&g->u.f32;
             break;
         case BT__ARG_F64:
-            params[i] = (void *)&g->u.f64;
+            params[np++] = (void *)&g->u.f64;
             break;
         case BT__ARG_TMAP:
             if (!g->u.tmap || ((uintptr_t)g->u.tmap & 63)) {
@@ -1277,7 +1374,7 @@ static bt_status prepare_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
                              "aligned", f->name, i);
                 return BT_INVALID_ARG;
             }
-            params[i] = (void *)g->u.tmap; /* cuLaunchKernel copies the 128 bytes */
+            params[np++] = (void *)g->u.tmap; /* cuLaunchKernel copies the 128 bytes */
             break;
         case BT__ARG_LOCAL:
             bt__diag_set(diag, "launch of %s: argument %d is BT__ARG_LOCAL, which only OpenCL "
@@ -1624,6 +1721,53 @@ static bt_status cu_tmap_encode(bt__bdev *d, bt__bbuf *buf, const bt__tmap_req *
     return st;
 }
 
+/* Copies bytes of buf into m's global `symbol` (a __constant__ array) on d's stream. */
+static bt_status cu_module_set_global(bt__bdev *d, bt__bmod *m, const char *symbol,
+                                      bt__bbuf *buf, size_t bytes, bt_diag *diag)
+{
+    if (!m || !symbol || !buf || bytes > buf->size) {
+        bt__diag_set(diag, "module_set_global: no module, symbol or buffer, or %zu bytes from a "
+                     "buffer of %zu", bytes, buf ? buf->size : 0);
+        return BT_INVALID_ARG;
+    }
+    const cu_api *a = d->api;
+    if (!a->cuModuleGetGlobal) {
+        bt__diag_set(diag, "this CUDA driver lacks cuModuleGetGlobal: constant memory cannot be "
+                     "filled");
+        return BT_UNSUPPORTED;
+    }
+    char key[300];
+    snprintf(key, sizeof key, "&%s", symbol);
+    const char *low = lowered_name(m, key);
+    if (low == key)
+        low = symbol;
+    bt_status st = enter(d, diag);
+    if (st != BT_OK)
+        return st;
+    CUdeviceptr ptr = 0;
+    size_t have = 0;
+    CUresult r = a->cuModuleGetGlobal(&ptr, &have, m->mod, low);
+    if (r == CUDA_ERROR_NOT_FOUND) {
+        leave(d);
+        bt__diag_set(diag, "no __constant__ symbol '%s' in the module (declare it at namespace "
+                     "scope: __constant__ float %s[N];)", symbol, symbol);
+        return BT_NOT_FOUND;
+    }
+    if (r != CUDA_SUCCESS) {
+        leave(d);
+        return cu_fail(d, a, diag, cu_status(r), "cuModuleGetGlobal", r);
+    }
+    if (have < bytes) {
+        leave(d);
+        bt__diag_set(diag, "__constant__ '%s' holds %zu bytes, the argument has %zu: make the "
+                     "array as large as the data", symbol, have, bytes);
+        return BT_INVALID_ARG;
+    }
+    r = bytes ? a->cuMemcpyDtoDAsync(ptr, buf->ptr, bytes, d->stream) : CUDA_SUCCESS;
+    leave(d);
+    return r == CUDA_SUCCESS ? BT_OK : cu_fail(d, a, diag, cu_status(r), "cuMemcpyDtoDAsync", r);
+}
+
 static int cu_device_lost(bt__bdev *d) { return d->slot->lost; }
 
 const bt__backend_iface bt__backend_cuda = {
@@ -1655,4 +1799,6 @@ const bt__backend_iface bt__backend_cuda = {
     .launch_graph_timed = cu_launch_graph_timed,
     .device_lost = cu_device_lost,
     .tmap_encode = cu_tmap_encode,
+    .compile_named = cu_compile_named,
+    .module_set_global = cu_module_set_global,
 };

@@ -228,7 +228,9 @@ enum {
     X(CUresult, cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled",                                  \
       (CUtensorMap * map, int dtype, cuuint32_t rank, void *addr, const cuuint64_t *dims,          \
        const cuuint64_t *strides, const cuuint32_t *box, const cuuint32_t *elem_strides,           \
-       int interleave, int swizzle, int l2_promotion, int oob_fill))
+       int interleave, int swizzle, int l2_promotion, int oob_fill))                               \
+    X(CUresult, cuModuleGetGlobal, "cuModuleGetGlobal_v2",                                         \
+      (CUdeviceptr * ptr, size_t *bytes, CUmodule mod, const char *name))
 
 #define BT__CU_FALLBACK(X)                                                                         \
     X(CUresult, cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid",                          \
@@ -272,6 +274,9 @@ enum {
 
 #define BT__NVRTC_OPTIONAL(X)                                                                      \
     X(nvrtcResult, nvrtcGetNumSupportedArchs, (int *n))                                            \
-    X(nvrtcResult, nvrtcGetSupportedArchs, (int *archs))
+    X(nvrtcResult, nvrtcGetSupportedArchs, (int *archs))                                           \
+    X(nvrtcResult, nvrtcAddNameExpression, (nvrtcProgram prog, const char *name_expression))       \
+    X(nvrtcResult, nvrtcGetLoweredName,                                                            \
+      (nvrtcProgram prog, const char *name_expression, const char **lowered_name))
 
 #endif

@@ -301,10 +301,11 @@ static bool arch_supported(int sm, char *range, size_t size)
     return false;
 }
 
-/* Runs one nvrtcCompileProgram with opts; returns its result, the program (to read the CUBIN and
- * log from; the caller destroys it) in *prog. */
-static nvrtcResult compile_once(const char *src, const optlist *o, nvrtcProgram *prog,
-                                const char **failed_call)
+/* Runs one nvrtcCompileProgram with opts, after adding the name expressions; returns its result,
+ * the program (to read the CUBIN, the lowered names and the log from; the caller destroys it) in
+ * *prog. */
+static nvrtcResult compile_once(const char *src, const optlist *o, const char *const *names,
+                                int nnames, nvrtcProgram *prog, const char **failed_call)
 {
     *prog = NULL;
     nvrtcResult r = g_api.nvrtcCreateProgram(prog, src, BT__NVRTC_PROGRAM_NAME, 0, NULL, NULL);
@@ -313,37 +314,25 @@ static nvrtcResult compile_once(const char *src, const optlist *o, nvrtcProgram 
         *prog = NULL;
         return r;
     }
+    for (int i = 0; i < nnames && g_api.nvrtcAddNameExpression; i++)
+        if ((r = g_api.nvrtcAddNameExpression(*prog, names[i])) != NVRTC_SUCCESS) {
+            *failed_call = "nvrtcAddNameExpression";
+            return r;
+        }
     *failed_call = "nvrtcCompileProgram";
     return g_api.nvrtcCompileProgram(*prog, o->n, (const char *const *)o->v);
 }
 
-bt_status bt__nvrtc_compile(const char *src, const char *const *defines, int ndefines,
-                            const char *options, int cc_major, int cc_minor, bool sm90a,
-                            bt__blob *cubin, char **log, bt_diag *diag)
+/* The NVRTC options of a compile (nvrtc.h lists them) into *o, with *ptxas_at the index of
+ * --ptxas-options=-v; *sm90a is set when options hold the sm90a token. BT_OK, else the status
+ * with msg saying why. */
+static bt_status build_options(const char *const *defines, int ndefines, const char *options,
+                               int cc_major, int cc_minor, bool *sm90a, bool *user_arch,
+                               optlist *o, int *ptxas_at, char *msg, size_t msgsize)
 {
-    if (cubin) {
-        cubin->data = NULL;
-        cubin->size = 0;
-    }
-    if (log)
-        *log = NULL;
-    char msg[1024];
-    if (!src || !cubin || ndefines < 0 || (ndefines > 0 && !defines)) {
-        snprintf(msg, sizeof msg, "nvrtc compile: NULL source, output or defines");
-        bt__diag_set(diag, "%s", msg);
-        set_log(log, msg, NULL);
-        return BT_INVALID_ARG;
-    }
-    bt_diag d = {0};
-    if (!bt__nvrtc_available(&d)) {
-        bt__diag_set(diag, "%s", d.msg);
-        set_log(log, d.msg, NULL);
-        return BT_NO_BACKEND;
-    }
-
     /* The caller's options, split on whitespace; the sm90a token is ours and removed. */
     optlist user = {0};
-    bool user_arch = false;
+    *user_arch = false;
     for (const char *p = options ? options : ""; *p;) {
         while (isspace((unsigned char)*p))
             p++;
@@ -355,78 +344,162 @@ bt_status bt__nvrtc_compile(const char *src, const char *const *defines, int nde
         int len = (int)(p - start);
         if (len == (int)strlen(BT__NVRTC_SM90A_TOKEN) &&
             !strncmp(start, BT__NVRTC_SM90A_TOKEN, (size_t)len)) {
-            sm90a = true;
+            *sm90a = true;
             continue;
         }
         opts_add(&user, "%.*s", len, start);
         if (!user.oom && is_arch_option(user.v[user.n - 1]))
-            user_arch = true;
-    }
-
-    if (user.oom) {
-        opts_free(&user);
-        set_log(log, NULL, NULL);
-        return BT_NOMEM;
+            *user_arch = true;
     }
     int sm = cc_major * 10 + cc_minor;
     char range[64];
-    if (!user_arch && sm90a && sm != 90) {
-        snprintf(msg, sizeof msg, "nvrtc compile: %s asks for sm_90a, which only compute "
-                 "capability 9.0 runs; the target is %d.%d", BT__NVRTC_SM90A_TOKEN, cc_major,
+    bt_status st = BT_OK;
+    if (user.oom)
+        st = BT_NOMEM;
+    else if (!*user_arch && *sm90a && sm != 90) {
+        snprintf(msg, msgsize, "nvrtc compile: %s asks for sm_90a, which only compute capability "
+                 "9.0 runs; the target is %d.%d", BT__NVRTC_SM90A_TOKEN, cc_major, cc_minor);
+        st = BT_UNSUPPORTED;
+    } else if (!*user_arch && (cc_major < 1 || cc_minor < 0 || cc_minor > 9)) {
+        snprintf(msg, msgsize, "nvrtc compile: invalid compute capability %d.%d", cc_major,
                  cc_minor);
-        goto unsupported;
+        st = BT_INVALID_ARG;
+    } else if (!*user_arch && !arch_supported(sm, range, sizeof range)) {
+        snprintf(msg, msgsize, "nvrtc compile: NVRTC %d.%d cannot compile for sm_%d (it "
+                 "supports %s)", g_major, g_minor, sm, range);
+        st = BT_UNSUPPORTED;
     }
-    if (!user_arch && (cc_major < 1 || cc_minor < 0 || cc_minor > 9)) {
-        snprintf(msg, sizeof msg, "nvrtc compile: invalid compute capability %d.%d", cc_major,
-                 cc_minor);
-        opts_free(&user);
+    if (!st && !*user_arch)
+        opts_add(o, *sm90a ? "--gpu-architecture=sm_90a" : "-arch=sm_%d", sm);
+    for (int i = 0; !st && i < ndefines; i++) {
+        const char *def = defines[i];
+        if (!def || !*def || *def == '=' || isspace((unsigned char)*def)) {
+            snprintf(msg, msgsize, "nvrtc compile: define %d '%s' is not NAME=value", i,
+                     def ? def : "(null)");
+            st = BT_INVALID_ARG;
+        } else
+            opts_add(o, "-D%s", def);
+    }
+    opts_add(o, "-default-device");
+    opts_add(o, "--std=c++17");
+    opts_add(o, "-lineinfo");
+    *ptxas_at = o->n;
+    opts_add(o, "--ptxas-options=-v");
+    for (int i = 0; i < user.n; i++)
+        opts_add(o, "%s", user.v[i]);
+    opts_free(&user);
+    if (!st && o->oom)
+        st = BT_NOMEM;
+    if (st)
+        opts_free(o);
+    return st;
+}
+
+/* The CUBIN and the lowered names of a compiled program into cubin and *lowered. BT_OK, else
+ * the status with msg saying why. */
+static bt_status take_results(nvrtcProgram prog, const char *const *names, int nnames,
+                              char ***lowered, bt__blob *cubin, char *msg, size_t msgsize)
+{
+    size_t size = 0;
+    nvrtcResult r = g_api.nvrtcGetCUBINSize(prog, &size);
+    if (r != NVRTC_SUCCESS || size == 0) {
+        if (r != NVRTC_SUCCESS)
+            snprintf(msg, msgsize, "nvrtcGetCUBINSize: %s (%d)", bt__nvrtc_error_name(r), r);
+        else
+            snprintf(msg, msgsize, "nvrtcGetCUBINSize: NVRTC produced no CUBIN (a virtual "
+                     "architecture such as -arch=compute_90 in the options?)");
+        return BT_COMPILE;
+    }
+    char *bin = malloc(size);
+    char **low = nnames > 0 && lowered ? calloc((size_t)nnames, sizeof *low) : NULL;
+    if (!bin || (nnames > 0 && lowered && !low)) {
+        free(bin);
+        free(low);
+        return BT_NOMEM;
+    }
+    r = g_api.nvrtcGetCUBIN(prog, bin);
+    if (r != NVRTC_SUCCESS) {
+        free(bin);
+        free(low);
+        snprintf(msg, msgsize, "nvrtcGetCUBIN: %s (%d)", bt__nvrtc_error_name(r), r);
+        return BT_BACKEND;
+    }
+    bool oom = false;
+    for (int i = 0; low && i < nnames; i++) { /* without the NVRTC entry points: as written */
+        const char *l = NULL;
+        if (!g_api.nvrtcGetLoweredName ||
+            g_api.nvrtcGetLoweredName(prog, names[i], &l) != NVRTC_SUCCESS || !l)
+            l = names[i][0] == '&' ? names[i] + 1 : names[i];
+        oom |= !(low[i] = bt__strdup(l));
+    }
+    if (oom) {
+        bt__nvrtc_names_free(low, nnames);
+        free(bin);
+        return BT_NOMEM;
+    }
+    if (lowered)
+        *lowered = low;
+    cubin->data = bin;
+    cubin->size = size;
+    return BT_OK;
+}
+
+void bt__nvrtc_names_free(char **names, int n)
+{
+    for (int i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+bt_status bt__nvrtc_compile(const char *src, const char *const *defines, int ndefines,
+                            const char *options, int cc_major, int cc_minor, bool sm90a,
+                            bt__blob *cubin, char **log, bt_diag *diag)
+{
+    return bt__nvrtc_compile_named(src, defines, ndefines, options, cc_major, cc_minor, sm90a,
+                                   NULL, 0, NULL, cubin, log, diag);
+}
+
+bt_status bt__nvrtc_compile_named(const char *src, const char *const *defines, int ndefines,
+                                  const char *options, int cc_major, int cc_minor, bool sm90a,
+                                  const char *const *names, int nnames, char ***lowered,
+                                  bt__blob *cubin, char **log, bt_diag *diag)
+{
+    if (cubin) {
+        cubin->data = NULL;
+        cubin->size = 0;
+    }
+    if (log)
+        *log = NULL;
+    if (lowered)
+        *lowered = NULL;
+    char msg[1024];
+    if (!src || !cubin || ndefines < 0 || (ndefines > 0 && !defines) || nnames < 0 ||
+        (nnames > 0 && !names)) {
+        snprintf(msg, sizeof msg, "nvrtc compile: NULL source, output, defines or names");
         bt__diag_set(diag, "%s", msg);
         set_log(log, msg, NULL);
         return BT_INVALID_ARG;
     }
-    if (!user_arch && !arch_supported(sm, range, sizeof range)) {
-        snprintf(msg, sizeof msg, "nvrtc compile: NVRTC %d.%d cannot compile for sm_%d (it "
-                 "supports %s)", g_major, g_minor, sm, range);
-        goto unsupported;
+    bt_diag d = {0};
+    if (!bt__nvrtc_available(&d)) {
+        bt__diag_set(diag, "%s", d.msg);
+        set_log(log, d.msg, NULL);
+        return BT_NO_BACKEND;
     }
-
     optlist o = {0};
-    if (!user_arch) {
-        if (sm90a)
-            opts_add(&o, "--gpu-architecture=sm_90a");
-        else
-            opts_add(&o, "-arch=sm_%d", sm);
+    int ptxas_at = 0;
+    bool user_arch = false;
+    msg[0] = '\0';
+    bt_status st = build_options(defines, ndefines, options, cc_major, cc_minor, &sm90a,
+                                 &user_arch, &o, &ptxas_at, msg, sizeof msg);
+    if (st) {
+        bt__diag_set(diag, "%s", msg);
+        set_log(log, msg[0] ? msg : NULL, NULL);
+        return st;
     }
-    for (int i = 0; i < ndefines; i++) {
-        const char *def = defines[i];
-        if (!def || !*def || *def == '=' || isspace((unsigned char)*def)) {
-            snprintf(msg, sizeof msg, "nvrtc compile: define %d '%s' is not NAME=value", i,
-                     def ? def : "(null)");
-            opts_free(&o);
-            opts_free(&user);
-            bt__diag_set(diag, "%s", msg);
-            set_log(log, msg, NULL);
-            return BT_INVALID_ARG;
-        }
-        opts_add(&o, "-D%s", def);
-    }
-    opts_add(&o, "-default-device");
-    opts_add(&o, "--std=c++17");
-    opts_add(&o, "-lineinfo");
-    int ptxas_at = o.n;
-    opts_add(&o, "--ptxas-options=-v");
-    for (int i = 0; i < user.n; i++)
-        opts_add(&o, "%s", user.v[i]);
-    opts_free(&user);
-    if (o.oom) {
-        opts_free(&o);
-        set_log(log, NULL, NULL);
-        return BT_NOMEM;
-    }
-
     const char *call = NULL;
     nvrtcProgram prog = NULL;
-    nvrtcResult r = compile_once(src, &o, &prog, &call);
+    nvrtcResult r = compile_once(src, &o, names, nnames, &prog, &call);
     char *raw = prog ? program_log(prog) : NULL;
     if (r == NVRTC_ERROR_INVALID_OPTION && raw && strstr(raw, "ptxas-options")) {
         /* An NVRTC that predates --ptxas-options: compile without the resource report (the
@@ -437,68 +510,41 @@ bt_status bt__nvrtc_compile(const char *src, const char *const *defines, int nde
         free(o.v[ptxas_at]);
         memmove(&o.v[ptxas_at], &o.v[ptxas_at + 1], (size_t)(o.n - ptxas_at - 1) * sizeof *o.v);
         o.n--;
-        r = compile_once(src, &o, &prog, &call);
+        r = compile_once(src, &o, names, nnames, &prog, &call);
         raw = prog ? program_log(prog) : NULL;
     }
     opts_free(&o);
-    const char *target = sm90a && !user_arch ? "sm_90a" : NULL;
-    char tname[16];
-    if (!target) {
-        snprintf(tname, sizeof tname, "sm_%d", sm);
-        target = user_arch ? "the given architecture" : tname;
-    }
+    char target[40];
+    snprintf(target, sizeof target, "%s", user_arch ? "the given architecture" : "");
+    if (!user_arch)
+        snprintf(target, sizeof target, sm90a ? "sm_90a" : "sm_%d", cc_major * 10 + cc_minor);
     if (r != NVRTC_SUCCESS) {
         char line[512];
         snprintf(msg, sizeof msg, "%s: %s (%d)", call, bt__nvrtc_error_name(r), r);
+        if (raw && strstr(raw, "__nv_name_map")) { /* a name expression: say which are ours */
+            size_t o2 = strlen(msg);
+            o2 += (size_t)snprintf(msg + o2, sizeof msg - o2, "; the names resolved for the "
+                                   "kernel's entry and constant memory were:");
+            for (int i = 0; i < nnames && o2 < sizeof msg; i++)
+                o2 += (size_t)snprintf(msg + o2, sizeof msg - o2, " '%s'", names[i]);
+        }
         bt__diag_set(diag, "compile for %s failed: %s: %s", target, msg,
                      first_error_line(raw ? raw : "", line, sizeof line));
         set_log(log, msg, raw);
         if (prog)
             g_api.nvrtcDestroyProgram(&prog);
         return r == NVRTC_ERROR_COMPILATION || r == NVRTC_ERROR_INVALID_OPTION ||
-                       r == NVRTC_ERROR_INVALID_INPUT
+                       r == NVRTC_ERROR_INVALID_INPUT || r == 10 /* NAME_EXPRESSION_NOT_VALID */
                    ? BT_COMPILE
                    : r == NVRTC_ERROR_OUT_OF_MEMORY ? BT_NOMEM : BT_BACKEND;
     }
-
-    size_t size = 0;
-    r = g_api.nvrtcGetCUBINSize(prog, &size);
-    if (r != NVRTC_SUCCESS || size == 0) {
-        if (r != NVRTC_SUCCESS)
-            snprintf(msg, sizeof msg, "nvrtcGetCUBINSize: %s (%d)", bt__nvrtc_error_name(r), r);
-        else
-            snprintf(msg, sizeof msg, "nvrtcGetCUBINSize: NVRTC produced no CUBIN (a virtual "
-                     "architecture such as -arch=compute_90 in the options?)");
-        bt__diag_set(diag, "%s", msg);
-        set_log(log, msg, raw);
-        g_api.nvrtcDestroyProgram(&prog);
-        return BT_COMPILE;
-    }
-    char *bin = malloc(size);
-    if (!bin) {
-        set_log(log, NULL, raw);
-        g_api.nvrtcDestroyProgram(&prog);
-        return BT_NOMEM;
-    }
-    r = g_api.nvrtcGetCUBIN(prog, bin);
+    msg[0] = '\0';
+    st = take_results(prog, names, nnames, lowered, cubin, msg, sizeof msg);
     g_api.nvrtcDestroyProgram(&prog);
-    if (r != NVRTC_SUCCESS) {
-        free(bin);
-        snprintf(msg, sizeof msg, "nvrtcGetCUBIN: %s (%d)", bt__nvrtc_error_name(r), r);
+    if (st && msg[0])
         bt__diag_set(diag, "%s", msg);
-        set_log(log, msg, raw);
-        return BT_BACKEND;
-    }
-    cubin->data = bin;
-    cubin->size = size;
-    set_log(log, NULL, raw);
-    return BT_OK;
-
-unsupported:
-    opts_free(&user);
-    bt__diag_set(diag, "%s", msg);
-    set_log(log, msg, NULL);
-    return BT_UNSUPPORTED;
+    set_log(log, msg[0] ? msg : NULL, raw);
+    return st;
 }
 
 /* ============================================================================================

@@ -53,6 +53,18 @@ bt_status bt__nvrtc_compile(const char *src, const char *const *defines, int nde
                             const char *options, int cc_major, int cc_minor, bool sm90a,
                             bt__blob *cubin, char **log, bt_diag *diag);
 
+/* bt__nvrtc_compile that also resolves `names` as the source spells them — a kernel
+ * ("matmul_kernel", "matmul<float, TILE>"; macros expand) or "&symbol" for a __device__ /
+ * __constant__ variable — with NVRTC name expressions: on success *lowered (when non-NULL)
+ * receives nnames malloc'd strings, each name as the CUBIN has it (the C++ mangled name, or the
+ * name itself for extern "C"), freed with bt__nvrtc_names_free. A name the source does not have
+ * fails the compile (BT_COMPILE, the log names it). */
+bt_status bt__nvrtc_compile_named(const char *src, const char *const *defines, int ndefines,
+                                  const char *options, int cc_major, int cc_minor, bool sm90a,
+                                  const char *const *names, int nnames, char ***lowered,
+                                  bt__blob *cubin, char **log, bt_diag *diag);
+void bt__nvrtc_names_free(char **names, int n);
+
 /* Reads the resource usage of kernel `entry` (its name in the CUBIN: the extern "C" name or the
  * mangled one) from a compile log made with ptxas -v: registers per thread, spill bytes (stores
  * plus loads), static shared memory and stack frame bytes. Any out-pointer may be NULL; values

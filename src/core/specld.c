@@ -1,0 +1,415 @@
+/*
+ * specld.c — the spec loader's helpers (specld.h): errors at a field's file:line:column, typed
+ * getters, expressions, files relative to the spec (checked to be readable regular files) and
+ * sources.
+ */
+#include "core/specld.h"
+
+#include "core/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---------------------------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------------------------- */
+static bt_status failv(bt__ld *L, const char *path, bt_status st, const char *fmt, va_list ap)
+{
+    if (!L->diag)
+        return st;
+    bt__diag_clear(L->diag);
+    snprintf(L->diag->file, sizeof L->diag->file, "%s", L->file);
+    int line = 0, col = 0;
+    if (path && bt__jpos_find(L->pos, path, &line, &col)) {
+        L->diag->line = line;
+        L->diag->column = col;
+    }
+    if (path)
+        bt__diag_field(L->diag, path);
+    vsnprintf(L->diag->msg, sizeof L->diag->msg, fmt, ap);
+    return st;
+}
+
+bt_status bt__ld_fail(bt__ld *L, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    bt_status st = failv(L, path, BT_PARSE, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+bt_status bt__ld_fail_st(bt__ld *L, const char *path, bt_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    st = failv(L, path, st, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+const char *bt__ld_jtype(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    }
+    return "?";
+}
+
+bt_status bt__ld_keys(bt__ld *L, const json_t *obj, const char *path, const char *const *allowed)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)obj, key, v)
+    {
+        bool ok = false;
+        const char *best = NULL;
+        int bestd = 1000;
+        for (const char *const *a = allowed; *a; a++) {
+            if (!strcmp(key, *a)) {
+                ok = true;
+                break;
+            }
+            int d = bt__edit_distance(key, *a);
+            if (d < bestd) {
+                bestd = d;
+                best = *a;
+            }
+        }
+        if (!ok) {
+            char p[256];
+            snprintf(p, sizeof p, "%s%s%s", path, path[0] ? "." : "", key);
+            if (best && bestd <= 3)
+                return bt__ld_fail(L, p, "unknown field '%s' (did you mean '%s'?)", key, best);
+            return bt__ld_fail(L, p, "unknown field '%s'", key);
+        }
+    }
+    return BT_OK;
+}
+
+bt_status bt__ld_bound(bt__ld *L, const json_t *v, const char *path, size_t max, const char *what)
+{
+    if (json_is_array(v) && json_array_size(v) > max)
+        return bt__ld_fail(L, path, "%zu %s: at most %zu", json_array_size(v), what, max);
+    if (json_is_object(v) && json_object_size(v) > max)
+        return bt__ld_fail(L, path, "%zu %s: at most %zu", json_object_size(v), what, max);
+    return BT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Typed values
+ * ------------------------------------------------------------------------------------------- */
+bt_status bt__ld_int(bt__ld *L, const json_t *v, const char *path, int64_t *out)
+{
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return BT_OK;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (d == floor(d) && fabs(d) < 9e18) {
+            *out = (int64_t)d;
+            return BT_OK;
+        }
+    }
+    return bt__ld_fail(L, path, "expected an integer but found %s", bt__ld_jtype(v));
+}
+
+bt_status bt__ld_num(bt__ld *L, const json_t *v, const char *path, double *out)
+{
+    if (!json_is_number(v))
+        return bt__ld_fail(L, path, "expected a number but found %s", bt__ld_jtype(v));
+    *out = json_number_value(v);
+    if (!isfinite(*out))
+        return bt__ld_fail(L, path, "expected a finite number");
+    return BT_OK;
+}
+
+bt_status bt__ld_bool(bt__ld *L, const json_t *v, const char *path, bool *out)
+{
+    if (!json_is_boolean(v))
+        return bt__ld_fail(L, path, "expected true or false but found %s", bt__ld_jtype(v));
+    *out = json_is_true(v);
+    return BT_OK;
+}
+
+bt_status bt__ld_str(bt__ld *L, const json_t *v, const char *path, const char **out)
+{
+    if (!json_is_string(v))
+        return bt__ld_fail(L, path, "expected a string but found %s", bt__ld_jtype(v));
+    *out = json_string_value(v);
+    return BT_OK;
+}
+
+/* Parses src for the field at path; col_shift is where the expression starts in the field's
+ * text (1 past a string's quote). */
+static bt_status parse_at(bt__ld *L, const char *src, const char *path, int col_shift,
+                          bt__kexpr *x)
+{
+    snprintf(x->field, sizeof x->field, "%s", path);
+    bt__jpos_find(L->pos, path, &x->line, &x->col);
+    bt_diag d;
+    bt__diag_clear(&d);
+    bt_status st = bt__expr_parse(src, L->k->syms, &x->e, &d);
+    if (st != BT_OK) {
+        if (L->diag) {
+            bt__diag_clear(L->diag);
+            snprintf(L->diag->file, sizeof L->diag->file, "%s", L->file);
+            L->diag->line = x->line;
+            /* the expression's column counts from its first character, after the quote */
+            L->diag->column = x->col + col_shift + (d.column > 0 ? d.column - 1 : 0);
+            bt__diag_field(L->diag, path);
+            snprintf(L->diag->msg, sizeof L->diag->msg, "in '%.300s': %.600s", src, d.msg);
+        }
+        return st == BT_NOMEM ? st : BT_PARSE;
+    }
+    return BT_OK;
+}
+
+bt_status bt__ld_expr(bt__ld *L, const json_t *v, const char *path, bt__kexpr *x)
+{
+    char buf[32];
+    if (json_is_string(v))
+        return parse_at(L, json_string_value(v), path, 1, x);
+    if (!json_is_integer(v))
+        return bt__ld_fail(L, path, "expected an expression (string or integer) but found %s",
+                           bt__ld_jtype(v));
+    snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+    return parse_at(L, buf, path, 0, x);
+}
+
+bt_status bt__ld_expr_text(bt__ld *L, const char *src, const char *path, bt__kexpr *x)
+{
+    return parse_at(L, src, path, 0, x);
+}
+
+void bt__kexpr_free(bt__kexpr *x)
+{
+    bt__expr_free(x->e);
+    x->e = NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Names
+ * ------------------------------------------------------------------------------------------- */
+bool bt__ld_ident(const char *name)
+{
+    if (!name || !(isalpha((unsigned char)name[0]) || name[0] == '_'))
+        return false;
+    for (const char *c = name; *c; c++)
+        if (!(isalnum((unsigned char)*c) || *c == '_'))
+            return false;
+    return true;
+}
+
+int bt__ld_param(const bt_kdesc *k, const char *name)
+{
+    for (int i = 0; i < k->space.nparams; i++)
+        if (!strcmp(k->space.params[i].name, name))
+            return i;
+    return -1;
+}
+
+int bt__ld_problem(const bt_kdesc *k, const char *name)
+{
+    for (int i = 0; i < k->nproblem; i++)
+        if (!strcmp(k->problem_names[i], name))
+            return i;
+    return -1;
+}
+
+int bt__ld_arg(const bt_kdesc *k, const char *name)
+{
+    for (int i = 0; i < k->nargs; i++)
+        if (!strcmp(k->args[i].name, name))
+            return i;
+    return -1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Files and sources
+ * ------------------------------------------------------------------------------------------- */
+
+/* Joins dir and rel and removes "." and "dir/.." segments; NULL when out of memory. */
+static char *path_join_norm(const char *dir, const char *rel)
+{
+    size_t n = strlen(dir) + strlen(rel) + 2;
+    char *joined = malloc(n);
+    if (!joined)
+        return NULL;
+    if (rel[0] == '/' || !dir[0])
+        snprintf(joined, n, "%s", rel);
+    else
+        snprintf(joined, n, "%s/%s", dir, rel);
+    /* normalise in place: at most one segment per byte */
+    char **segs = malloc(sizeof *segs * n);
+    char *copy = bt__strdup(joined);
+    if (!segs || !copy) {
+        free(segs);
+        free(copy);
+        free(joined);
+        return NULL;
+    }
+    size_t ns = 0;
+    bool abs = joined[0] == '/';
+    char *save = NULL;
+    for (char *t = strtok_r(copy, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+        if (!strcmp(t, "."))
+            continue;
+        if (!strcmp(t, "..") && ns > 0 && strcmp(segs[ns - 1], "..")) {
+            ns--;
+            continue;
+        }
+        segs[ns++] = t;
+    }
+    size_t o = 0;
+    if (abs)
+        joined[o++] = '/';
+    for (size_t i = 0; i < ns; i++) {
+        size_t l = strlen(segs[i]);
+        if (i)
+            joined[o++] = '/';
+        memcpy(joined + o, segs[i], l);
+        o += l;
+    }
+    joined[o] = '\0';
+    free(segs);
+    free(copy);
+    return joined;
+}
+
+bt_status bt__ld_file(bt__ld *L, const char *rel, const char *path, const char *what, char **out)
+{
+    *out = NULL;
+    if (!rel[0])
+        return bt__ld_fail(L, path, "an empty file name");
+    char *full = path_join_norm(L->k->dir ? L->k->dir : "", rel);
+    if (!full)
+        return BT_NOMEM;
+    struct stat sb;
+    const char *why = NULL;
+    if (stat(full, &sb) != 0)
+        why = strerror(errno);
+    else if (S_ISDIR(sb.st_mode))
+        why = "is a directory";
+    else if (!S_ISREG(sb.st_mode))
+        why = "is not a regular file";
+    if (why) {
+        bt_status st = bt__ld_fail_st(L, path, BT_IO, "cannot read %s '%s': %s", what, full, why);
+        free(full);
+        return st;
+    }
+    *out = full;
+    return BT_OK;
+}
+
+/* A source: "file.cl", {"file": "..."} or {"inline": "..."}. */
+static bt_status load_one_source(bt__ld *L, const json_t *v, const char *path, char **out)
+{
+    const char *file = NULL, *inl = NULL;
+    char p2[256];
+    if (json_is_string(v))
+        file = json_string_value(v);
+    else if (json_is_object(v)) {
+        static const char *const keys[] = {"file", "inline", NULL};
+        BT__TRY(bt__ld_keys(L, v, path, keys));
+        json_t *f = json_object_get(v, "file"), *i = json_object_get(v, "inline");
+        if ((f != NULL) == (i != NULL))
+            return bt__ld_fail(L, path, "give exactly one of \"file\" or \"inline\"");
+        snprintf(p2, sizeof p2, "%s.%s", path, f ? "file" : "inline");
+        BT__TRY(bt__ld_str(L, f ? f : i, p2, f ? &file : &inl));
+    } else
+        return bt__ld_fail(L, path,
+                           "expected a file name or {\"file\"|\"inline\": ...} but found %s",
+                           bt__ld_jtype(v));
+    if (inl) {
+        *out = bt__strdup(inl);
+        return *out ? BT_OK : BT_NOMEM;
+    }
+    const char *fpath = json_is_string(v) ? path : p2;
+    if (L->embedded) {
+        char *full = path_join_norm(L->k->dir ? L->k->dir : "", file);
+        if (!full)
+            return BT_NOMEM;
+        size_t size;
+        const char *data = bt__embedded(full, &size);
+        if (!data) {
+            bt_status st = bt__ld_fail(L, fpath, "built-in source '%s' is not embedded", full);
+            free(full);
+            return st;
+        }
+        free(full);
+        *out = malloc(size + 1);
+        if (!*out)
+            return BT_NOMEM;
+        memcpy(*out, data, size);
+        (*out)[size] = '\0';
+        return BT_OK;
+    }
+    char *full;
+    bt_status st = bt__ld_file(L, file, fpath, "source", &full);
+    if (st)
+        return st;
+    *out = bt__read_file(full, NULL);
+    if (!*out) {
+        st = bt__ld_fail_st(L, fpath, BT_IO, "cannot read source '%s': %s", full, strerror(errno));
+        free(full);
+        return st;
+    }
+    free(full);
+    return BT_OK;
+}
+
+bt_status bt__ld_source(bt__ld *L, const json_t *v, const char *path, char **out)
+{
+    if (!json_is_array(v))
+        return load_one_source(L, v, path, out);
+    size_t n = json_array_size(v);
+    if (n == 0)
+        return bt__ld_fail(L, path, "an empty list of sources");
+    BT__TRY(bt__ld_bound(L, v, path, BT__MAX_SOURCES, "source files"));
+    char *all = NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        char p2[256], *part = NULL;
+        snprintf(p2, sizeof p2, "%s[%zu]", path, i);
+        const json_t *e = json_array_get(v, i);
+        bt_status st = json_is_array(e) ? bt__ld_fail(L, p2, "expected a file name or "
+                                                              "{\"file\"|\"inline\": ...} but "
+                                                              "found a list")
+                                        : load_one_source(L, e, p2, &part);
+        if (st) {
+            free(all);
+            return st;
+        }
+        size_t pl = strlen(part);
+        char *grown = realloc(all, len + pl + 2);
+        if (!grown) {
+            free(part);
+            free(all);
+            return BT_NOMEM;
+        }
+        all = grown;
+        memcpy(all + len, part, pl);
+        len += pl;
+        if (pl && part[pl - 1] != '\n') /* the next file starts on a line of its own */
+            all[len++] = '\n';
+        all[len] = '\0';
+        free(part);
+    }
+    *out = all;
+    return BT_OK;
+}

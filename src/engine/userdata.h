@@ -1,0 +1,55 @@
+/*
+ * userdata.h — what a spec of the user's own brings to a tune beyond the built-in kernels
+ * (internal): problem defines among a config's -D defines, the names a compile resolves (C++ and
+ * template entries, __constant__ symbols), constant memory filled before each launch, input data
+ * read from files and expected outputs read from files. The tuner, the dispatch path and
+ * plan --exact call these at the few places they apply.
+ */
+#ifndef BT_ENGINE_USERDATA_H
+#define BT_ENGINE_USERDATA_H
+
+#include "backends/backend.h"
+#include "core/kdesc.h"
+#include "core/rng.h"
+#include "engine/host.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The spec's "defines" evaluated for problem p as "NAME=value" into defs (room for
+ * BT__MAX_PDEFINES); returns how many. A define that cannot be evaluated is left out (plan has
+ * said why: bt__model_init evaluates them too). */
+int bt__problem_defines(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g, char defs[][96]);
+
+/* The names a compile of k resolves (backend.h: compile_named): the entry, then "&symbol" for
+ * each constant-memory argument. ptrs[i] points at names[i]; returns how many. */
+#define BT__MAX_NAMES (1 + BT__MAX_ARGS) /* each name fits 136 bytes: BT__MAX_ENTRY, "&" symbol */
+int bt__compile_names(const bt_kdesc *k, char names[][136], const char *ptrs[]);
+
+/* The kernel-cache key of a compile, with the names it resolves folded in (a blob holds them). */
+uint64_t bt__compile_key(const bt_kdesc *k, uint64_t key);
+
+/* Compiles k's source with the backend: compile_named with k's names where the backend has it,
+ * else compile. */
+bt_status bt__compile_kernel(const bt__backend_iface *I, bt__bdev *D, const bt_kdesc *k,
+                             const char *src, const char *const *defines, int ndefines,
+                             const char *options, bt__blob *out, char **log);
+
+/* Before a launch of mod: each constant-memory argument's buffer (args[i].u.buf, as many bytes as
+ * its size at problem p) is copied into the module's __constant__ symbol and args[i] becomes
+ * BT__ARG_NONE — on a backend with module_set_global (CUDA). Elsewhere (OpenCL) it stays the
+ * buffer argument that a __constant pointer parameter takes. */
+bt_status bt__cmem_bind(const bt_kdesc *k, const bt__backend_iface *I, bt__bdev *D, bt__bmod *mod,
+                        const bt_problem *p, const bt_gpu *g, bt__karg *args, bt_diag *diag);
+
+/* The contents of input argument a: read from its file (converted to the buffer's dtype), else
+ * made by its initialiser. */
+bt_status bt__arg_fill(const bt__argspec *a, bt__hostbuf *hb, bt__rng *rng, bt_diag *diag);
+
+/* "reference": {"answers": ...}: every output's expected values read from its file into ref[i]
+ * (host[i] has the output's count and dtype). caller: the tune runs on the caller's buffers,
+ * whose inputs are not the ones the answers belong to (BT_UNSUPPORTED, saying so). */
+bt_status bt__answers_load(const bt_kdesc *k, const bt__hostbuf *host, double **ref, bool caller,
+                           bt_diag *diag);
+
+#endif
