@@ -1536,22 +1536,41 @@ static void test_refused_launches(void **state)
     g_if->module_free(g_bd, m);
 }
 
+/* Both cache flushes (the read sweep by default, the fill with BLOCKTUNE_CUDA_FLUSH=write) run
+ * and touch no user buffer; another value is refused when the device opens. */
 static void test_flush_cache(void **state)
 {
     (void)state;
     int data[1024];
     for (int i = 0; i < 1024; i++)
         data[i] = (int)rnd();
-    bt__bbuf *b = alloc(sizeof data);
     bt_diag d = {0};
-    assert_int_equal(g_if->buf_write(g_bd, b, 0, data, sizeof data, &d), BT_OK);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(g_if->flush_cache(g_bd, &d), BT_OK);
-    assert_int_equal(g_if->sync(g_bd, &d), BT_OK);
-    int back[1024];
-    assert_int_equal(g_if->buf_read(g_bd, b, 0, back, sizeof back, &d), BT_OK);
-    assert_memory_equal(data, back, sizeof data); /* flushing touches no user buffer */
-    g_if->buf_free(g_bd, b);
+    for (int mode = 0; mode < 2; mode++) {
+        bt_device *dev = NULL;
+        if (mode)
+            setenv("BLOCKTUNE_CUDA_FLUSH", "write", 1);
+        assert_int_equal(bt_device_open("cuda:0", &dev, &d), BT_OK);
+        unsetenv("BLOCKTUNE_CUDA_FLUSH");
+        const bt__backend_iface *I = bt__device_iface(dev);
+        bt__bdev *D = bt__device_bdev(dev);
+        bt__bbuf *b = NULL;
+        assert_int_equal(I->buf_alloc(D, sizeof data, &b, &d), BT_OK);
+        assert_int_equal(I->buf_write(D, b, 0, data, sizeof data, &d), BT_OK);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(I->flush_cache(D, &d), BT_OK);
+        assert_int_equal(I->sync(D, &d), BT_OK);
+        int back[1024];
+        assert_int_equal(I->buf_read(D, b, 0, back, sizeof back, &d), BT_OK);
+        assert_memory_equal(data, back, sizeof data); /* flushing touches no user buffer */
+        I->buf_free(D, b);
+        bt_device_close(dev);
+    }
+    bt_device *bad = NULL;
+    setenv("BLOCKTUNE_CUDA_FLUSH", "dirty", 1);
+    assert_int_not_equal(bt_device_open("cuda:0", &bad, &d), BT_OK);
+    unsetenv("BLOCKTUNE_CUDA_FLUSH");
+    assert_null(bad);
+    assert_non_null(strstr(d.msg, "BLOCKTUNE_CUDA_FLUSH='dirty'"));
 }
 
 /* A second opening of the same GPU shares its primary context but has its own stream. */

@@ -10,9 +10,11 @@
  *     with CUDA_ERROR_INVALID_CONTEXT, which catches a missing push/pop in the backend;
  *   - device memory is host memory; every copy, fill and kernel argument is checked against the
  *     live allocations (CUDA_ERROR_INVALID_VALUE, or an illegal-address fault for a kernel);
- *   - modules must be ELF images (CUBINs); they hold the emulated kernels below, looked up by
- *     name: vadd(a, b, c, n), inc(p, n), rev_dyn(in, out) (reverses each block through dynamic
- *     shared memory) and oob(p) (faults like an out-of-bounds store);
+ *   - modules must be ELF images (CUBINs) or PTX text (which the driver compiles: the backend's
+ *     cache flush); they hold the emulated kernels below, looked up by name: vadd(a, b, c, n),
+ *     inc(p, n), rev_dyn(in, out) (reverses each block through dynamic shared memory), oob(p)
+ *     (faults like an out-of-bounds store) and bt_flush_read(buf, chunks, sink, key) (the cache
+ *     flush's read sweep: reads 16 * chunks bytes, writes the XOR to sink only if it is key);
  *   - launches run at once on the host and advance a virtual clock that events read, so timings
  *     are positive and deterministic; a fault is reported by the next synchronising call and then
  *     sticks (CUDA_ERROR_ILLEGAL_ADDRESS) until the primary context's last reference goes;
@@ -180,11 +182,35 @@ static void emu_oob(const launch_rec *l)
     fault();
 }
 
+static void emu_flush_read(const launch_rec *l)
+{
+    const uint32_t *buf = ptr_arg(l, 0);
+    uint64_t chunks;
+    uint32_t key, x = 0;
+    memcpy(&chunks, l->params[1], sizeof chunks);
+    memcpy(&key, l->params[3], sizeof key);
+    if (chunks > SIZE_MAX / 16 || !valid_range((uintptr_t)buf, (size_t)chunks * 16)) {
+        fault();
+        return;
+    }
+    for (uint64_t i = 0; i < chunks * 4; i++)
+        x ^= buf[i];
+    if (x == key) {
+        uint32_t *sink = ptr_arg(l, 2);
+        if (!valid_range((uintptr_t)sink, sizeof *sink)) {
+            fault();
+            return;
+        }
+        *sink = x;
+    }
+}
+
 static const kdesc g_kernels[] = {
     {"vadd", 4, {8, 8, 8, 4}, 16, emu_vadd},
     {"inc", 2, {8, 4}, 10, emu_inc},
     {"rev_dyn", 2, {8, 8}, 12, emu_rev_dyn},
     {"oob", 1, {8}, 8, emu_oob},
+    {"bt_flush_read", 4, {8, 8, 8, 4}, 16, emu_flush_read},
 };
 #define NKERNELS (sizeof g_kernels / sizeof g_kernels[0])
 
@@ -675,7 +701,8 @@ API CUresult cuModuleLoadData(struct CUmod_st **m, const void *image)
     CUresult r = need_ctx();
     if (r)
         RET(r);
-    if (!image || memcmp(image, "\x7f" "ELF", 4) != 0)
+    if (!image || (memcmp(image, "\x7f" "ELF", 4) != 0 && memcmp(image, "//", 2) != 0 &&
+                   memcmp(image, ".version", 8) != 0))
         RET(E_INVALID_IMAGE);
     *m = calloc(1, sizeof **m);
     if (!*m || !track(*m, free_plain)) {
