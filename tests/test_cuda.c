@@ -637,7 +637,7 @@ static void test_nvrtc_sm90a(void **state)
 }
 
 /* ---------------------------------------------------------------------------------------------
- * The small-M GEMMs (kernels/specs/gemm_smallm.json, gemm_smallm_nt.json) compile for sm_90
+ * The small-M GEMMs (kernels/specs/gemm_smallm*.json) compile for sm_90 / sm_90a
  * ------------------------------------------------------------------------------------------- */
 
 /* A built-in spec; read from the source tree when this build does not list it (loaded by its
@@ -695,7 +695,8 @@ static void *sm_worker(void *arg)
             dp[d] = j->defs[d];
         bt__blob cubin = {0};
         char *log = NULL;
-        j->st = bt__nvrtc_compile(j->src, dp, j->nd, NULL, 9, 0, false, &cubin, &log, NULL);
+        j->st = bt__nvrtc_compile(j->src, dp, j->nd, NULL, 9, 0, j->k->needs_sm90a, &cubin, &log,
+                                  NULL);
         j->regs = -1;
         j->spill = j->stack = -1;
         if (j->st == BT_OK) {
@@ -712,21 +713,25 @@ static void *sm_worker(void *arg)
     }
 }
 
+/* The value of parameter `name` in c (`dflt` when the spec has no such parameter). */
+static int64_t smallm_param(const bt_kdesc *k, const bt_config *c, const char *name, int64_t dflt)
+{
+    for (int i = 0; i < k->space.nparams; i++)
+        if (!strcmp(k->space.params[i].name, name))
+            return c->v[i];
+    return dflt;
+}
+
 /* The finish variant of a config: no split, atomics, a cluster, a cluster and atomics. */
 static int smallm_variant(const bt_kdesc *k, const bt_config *c)
 {
-    int64_t sk = 1, cl = 1;
-    for (int i = 0; i < k->space.nparams; i++) {
-        if (!strcmp(k->space.params[i].name, "SPLIT_K"))
-            sk = c->v[i];
-        if (!strcmp(k->space.params[i].name, "CLUSTER"))
-            cl = c->v[i];
-    }
+    int64_t sk = smallm_param(k, c, "SPLIT_K", 1), cl = smallm_param(k, c, "CLUSTER", 1);
     return sk == 1 ? 0 : cl == 1 ? 1 : sk == cl ? 2 : 3;
 }
 
 /* Appends a compile of ev's config unless one that differs at most in SPLIT_K's value (not in
- * its finish variant: SPLIT_K only enters the code through it) is there already. */
+ * its finish variant: SPLIT_K only enters the code through it) or, for the TMA kernels, in
+ * num_stages (the ring's length: constants only) is there already. */
 static void smallm_add(sm_job **jobs, size_t *n, const bt_kdesc *k, const char *src,
                        const bt__cfg_eval *ev, const bt_problem *p, const bt_gpu *g)
 {
@@ -736,7 +741,8 @@ static void smallm_add(sm_job **jobs, size_t *n, const bt_kdesc *k, const char *
     j.nd = bt__build_defines(k, &ev->cfg, p, g, j.defs);
     snprintf(j.key, sizeof j.key, "%s v%d", k->name, smallm_variant(k, &ev->cfg));
     for (int d = 0; d < j.nd; d++)
-        if (strncmp(j.defs[d], "SPLIT_K=", 8)) {
+        if (strncmp(j.defs[d], "SPLIT_K=", 8) &&
+            (!k->needs_sm90a || strncmp(j.defs[d], "num_stages=", 11))) {
             size_t len = strlen(j.key);
             snprintf(j.key + len, sizeof j.key - len, " %s", j.defs[d]);
         }
@@ -749,11 +755,31 @@ static void smallm_add(sm_job **jobs, size_t *n, const bt_kdesc *k, const char *
     (*jobs)[(*n)++] = j;
 }
 
-/* Which candidates of a plan smallm_collect adds. */
-enum { SM_PER_UNIT, SM_PER_VARIANT, SM_ALL };
+/* Which candidates of a plan smallm_collect adds: the heaviest per unit (tensor cores or CUDA
+ * cores), per unit and finish variant, per BLOCK_N (the TMA kernels' slabs), per BLOCK_N and
+ * finish variant, or all of them. */
+enum { SM_PER_UNIT, SM_PER_VARIANT, SM_PER_TILE, SM_PER_TILE_VARIANT, SM_ALL };
 
-/* Adds candidates of k's plan for M×N×K: the one with the most estimated registers per unit
- * (tensor cores or not), or per unit and finish variant, or all of them. */
+/* The slot of a candidate under a pick_by (below 16). */
+static int smallm_slot(const bt_kdesc *k, const bt__cfg_eval *ev, int pick_by)
+{
+    int v = smallm_variant(k, &ev->cfg), tile = 0;
+    for (int64_t bn = smallm_param(k, &ev->cfg, "BLOCK_N", 64); bn > 64; bn /= 2)
+        tile++;
+    switch (pick_by) {
+    case SM_PER_VARIANT:
+        return v * 2 + ev->tensor_core;
+    case SM_PER_TILE:
+        return tile;
+    case SM_PER_TILE_VARIANT:
+        return v * 3 + tile;
+    default:
+        return ev->tensor_core;
+    }
+}
+
+/* Adds candidates of k's plan for M×N×K: per slot (smallm_slot) the one with the most estimated
+ * registers, then the most shared memory (the longest unrolled stage), or all of them. */
 static void smallm_collect(const bt_kdesc *k, const char *src, const bt_gpu *g, int M, int N,
                            int K, const char *dtype, int out_fp32, int pick_by, sm_job **jobs,
                            size_t *n)
@@ -770,28 +796,91 @@ static void smallm_collect(const bt_kdesc *k, const char *src, const bt_gpu *g, 
     assert_int_equal(bt_plan_create(k, p, g, NULL, &pl, &d), BT_OK);
     if (pl->ncand == 0)
         fail_msg("%s: no valid config at %dx%dx%d %s", k->name, M, N, K, dtype);
-    const bt__cfg_eval *pick[8] = {0};
+    const bt__cfg_eval *pick[16] = {0};
     for (size_t c = 0; c < pl->ncand; c++) {
         const bt__cfg_eval *ev = &pl->cand[c];
-        int s = (pick_by == SM_PER_VARIANT ? smallm_variant(k, &ev->cfg) * 2 : 0) + ev->tensor_core;
+        int s = smallm_slot(k, ev, pick_by);
         if (pick_by == SM_ALL)
             smallm_add(jobs, n, k, src, ev, p, g);
-        else if (!pick[s] || ev->regs > pick[s]->regs)
+        else if (!pick[s] || ev->regs > pick[s]->regs ||
+                 (ev->regs == pick[s]->regs && ev->smem > pick[s]->smem))
             pick[s] = ev;
     }
-    for (int s = 0; s < 8; s++)
+    for (int s = 0; s < 16; s++)
         if (pick[s])
             smallm_add(jobs, n, k, src, pick[s], p, g);
     bt_plan_free(pl);
     bt_problem_free(p);
 }
 
-/* Every M class (BLOCK_M) of both specs, with 16-byte rows and without (VEC), C in the inputs'
- * type and in fp32, compiled with NVRTC for sm_90: no errors, no ptxas warnings, no spills, no stack frame, and the spec's
- * register estimate not far below the compiler's count (the model's occupancy depends on it).
- * By default the heaviest configs (below); BT_SMALLM_ALL=1 compiles every config of the spaces
- * at more problems, in both dtypes (SPLIT_K values that differ only in number, not in finish
- * variant, once): hours on two cores. BT_SMALLM_VERBOSE=1 prints every kernel's registers. */
+/* The register-streaming specs (sm_80+): every M class, 16-byte rows and element loads. By
+ * default the heaviest per unit at M's classes 1, 4, 16 and 64, per unit and finish variant at
+ * 4, the element loads at 1 and 64, bf16 at 1 and 64 (it differs from fp16 only in conversions
+ * and the mma type), C in fp32 at 16. */
+static void smallm_collect_reg(const bt_kdesc *k, const char *src, const bt_gpu *g, bool nt,
+                               bool all, sm_job **jobs, size_t *n)
+{
+    static const int ms[] = {1, 2, 3, 7, 13, 29, 63}, quick[] = {1, 3, 13, 63};
+    const int odd_n = nt ? 8192 : 8191, odd_k = nt ? 8191 : 8192; /* VEC = 0 */
+    if (all) {
+        for (int dt = 0; dt < 2; dt++) {
+            const char *dtype = dt ? "bf16" : "fp16";
+            for (int i = 0; i < 7; i++) {
+                smallm_collect(k, src, g, ms[i], 8192, 8192, dtype, 0, SM_ALL, jobs, n);
+                smallm_collect(k, src, g, ms[i], odd_n, odd_k, dtype, 0, SM_ALL, jobs, n);
+                smallm_collect(k, src, g, ms[i], 4096, 1024, dtype, 0, SM_ALL, jobs, n);
+                smallm_collect(k, src, g, ms[i], 8192, 8192, dtype, 1, SM_ALL, jobs, n);
+            }
+            smallm_collect(k, src, g, 1, 8192, 28672, dtype, 0, SM_ALL, jobs, n);
+        }
+        return;
+    }
+    for (int i = 0; i < 4; i++)
+        smallm_collect(k, src, g, quick[i], 8192, 8192, "fp16", 0, SM_PER_UNIT, jobs, n);
+    smallm_collect(k, src, g, 3, 8192, 8192, "fp16", 0, SM_PER_VARIANT, jobs, n);
+    for (int i = 0; i < 2; i++) {
+        int M = i ? 63 : 1;
+        smallm_collect(k, src, g, M, odd_n, odd_k, "fp16", 0, SM_PER_UNIT, jobs, n);
+        smallm_collect(k, src, g, M, 8192, 8192, "bf16", 0, SM_PER_UNIT, jobs, n);
+    }
+    smallm_collect(k, src, g, 13, 8192, 8192, "fp16", 1, SM_PER_UNIT, jobs, n);
+}
+
+/* The TMA specs (sm_90a): BLOCK_M 8, 16, 32, 64 (wgmma's N), BLOCK_N 64, 128, 256 (slabs), the
+ * finish variants. By default the heaviest per BLOCK_N and finish variant at M = 1 and 63 (the
+ * smallest and largest accumulator tiles), per BLOCK_N at 13 and 29, in bf16 at 63 and with C in
+ * fp32 at 13; small problems (N <= 1024) keep every config of a class, so the boundary sizes'
+ * configs are compiled too. */
+static void smallm_collect_tma(const bt_kdesc *k, const char *src, const bt_gpu *g, bool all,
+                               sm_job **jobs, size_t *n)
+{
+    static const int ms[] = {1, 3, 13, 29, 63};
+    if (all) {
+        for (int dt = 0; dt < 2; dt++)
+            for (int i = 0; i < 5; i++)
+                for (int f = 0; f < 2; f++) {
+                    const char *dtype = dt ? "bf16" : "fp16";
+                    smallm_collect(k, src, g, ms[i], 8192, 8192, dtype, f, SM_ALL, jobs, n);
+                    smallm_collect(k, src, g, ms[i], 1000, 4104, dtype, f, SM_ALL, jobs, n);
+                }
+        return;
+    }
+    for (int i = 0; i < 2; i++)
+        smallm_collect(k, src, g, i ? 63 : 1, 8192, 8192, "fp16", 0, SM_PER_TILE_VARIANT, jobs,
+                       n);
+    smallm_collect(k, src, g, 13, 8192, 8192, "fp16", 0, SM_PER_TILE, jobs, n);
+    smallm_collect(k, src, g, 29, 8192, 8192, "fp16", 0, SM_PER_TILE, jobs, n);
+    smallm_collect(k, src, g, 63, 8192, 8192, "bf16", 0, SM_PER_TILE, jobs, n);
+    smallm_collect(k, src, g, 13, 8192, 8192, "fp16", 1, SM_PER_TILE, jobs, n);
+}
+
+/* Every M class of the four specs, C in the inputs' type and in fp32, compiled with NVRTC for
+ * sm_90 (the TMA specs for sm_90a): no errors, no ptxas warnings, no spills, no stack frame, and
+ * the spec's register estimate not far below the compiler's count (the model's occupancy depends
+ * on it). By default the heaviest configs (smallm_collect_reg, smallm_collect_tma);
+ * BT_SMALLM_ALL=1 compiles every config of the spaces at more problems, in both dtypes (SPLIT_K
+ * values that differ only in number, not in finish variant, once): hours on two cores.
+ * BT_SMALLM_VERBOSE=1 prints every kernel's registers. */
 static void test_smallm_compiles(void **state)
 {
     (void)state;
@@ -803,43 +892,25 @@ static void test_smallm_compiles(void **state)
     bt_diag d = {0};
     assert_int_equal(bt_gpudb_load_default(&db, &d), BT_OK);
     assert_int_equal(bt_gpudb_find(db, "h200", &g, &d), BT_OK);
-    const char *names[2] = {"gemm_smallm", "gemm_smallm_nt"};
-    bt_kdesc *ks[2];
-    char *src[2];
+    enum { NSPEC = 4 };
+    const char *names[NSPEC] = {"gemm_smallm", "gemm_smallm_nt", "gemm_smallm_tma",
+                                "gemm_smallm_nt_tma"};
+    bt_kdesc *ks[NSPEC];
+    char *src[NSPEC];
     sm_job *jobs = NULL;
-    size_t n = 0;
-    static const int ms[] = {1, 2, 3, 7, 13, 29, 63}, quick[] = {1, 3, 13, 63};
-    for (int s = 0; s < 2; s++) {
+    size_t n = 0, ntma = 0;
+    for (int s = 0; s < NSPEC; s++) {
         ks[s] = smallm_spec(names[s]);
         src[s] = bt__kernel_source(ks[s], true);
         assert_non_null(src[s]);
-        const bt_kdesc *k = ks[s];
-        const int odd_n = s == 1 ? 8192 : 8191, odd_k = s == 1 ? 8191 : 8192; /* VEC = 0 */
-        if (all) {
-            for (int dt = 0; dt < 2; dt++) {
-                const char *dtype = dt ? "bf16" : "fp16";
-                for (int i = 0; i < 7; i++) {
-                    smallm_collect(k, src[s], g, ms[i], 8192, 8192, dtype, 0, SM_ALL, &jobs, &n);
-                    smallm_collect(k, src[s], g, ms[i], odd_n, odd_k, dtype, 0, SM_ALL, &jobs, &n);
-                    smallm_collect(k, src[s], g, ms[i], 4096, 1024, dtype, 0, SM_ALL, &jobs, &n);
-                    smallm_collect(k, src[s], g, ms[i], 8192, 8192, dtype, 1, SM_ALL, &jobs, &n);
-                }
-                smallm_collect(k, src[s], g, 1, 8192, 28672, dtype, 0, SM_ALL, &jobs, &n);
-            }
-            continue;
-        }
-        /* the heaviest per unit at M's classes 1, 4, 16 and 64, per unit and finish variant at 4,
-         * the element loads at 1 and 64, bf16 at 1 and 64 (it differs from fp16 only in
-         * conversions and the mma type), C in fp32 at 16 */
-        for (int i = 0; i < 4; i++)
-            smallm_collect(k, src[s], g, quick[i], 8192, 8192, "fp16", 0, SM_PER_UNIT, &jobs, &n);
-        smallm_collect(k, src[s], g, 3, 8192, 8192, "fp16", 0, SM_PER_VARIANT, &jobs, &n);
-        for (int i = 0; i < 2; i++) {
-            int M = i ? 63 : 1;
-            smallm_collect(k, src[s], g, M, odd_n, odd_k, "fp16", 0, SM_PER_UNIT, &jobs, &n);
-            smallm_collect(k, src[s], g, M, 8192, 8192, "bf16", 0, SM_PER_UNIT, &jobs, &n);
-        }
-        smallm_collect(k, src[s], g, 13, 8192, 8192, "fp16", 1, SM_PER_UNIT, &jobs, &n);
+        assert_int_equal(ks[s]->needs_sm90a, s >= 2);
+        size_t before = n;
+        if (s < 2)
+            smallm_collect_reg(ks[s], src[s], g, s == 1, all, &jobs, &n);
+        else
+            smallm_collect_tma(ks[s], src[s], g, all, &jobs, &n);
+        if (s >= 2)
+            ntma += n - before;
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int nth = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
@@ -863,13 +934,14 @@ static void test_smallm_compiles(void **state)
         if (j->regs > maxregs)
             maxregs = j->regs;
     }
-    printf("    %zu small-M kernels compiled for sm_90 (%d threads), at most %d registers, %d "
-           "failed\n",
-           n, nth, maxregs, bad);
+    printf("    %zu small-M kernels compiled (%zu of them TMA kernels for sm_90a, the rest for "
+           "sm_90; %d threads), at most %d registers, %d failed\n",
+           n, ntma, nth, maxregs, bad);
     assert_int_equal(bad, 0);
-    assert_true(n >= (all ? 1000u : 20u));
+    assert_true(n >= (all ? 1000u : 40u));
+    assert_true(ntma >= (all ? 200u : 20u));
     free(jobs);
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < NSPEC; s++) {
         free(src[s]);
         bt_kdesc_free(ks[s]);
     }
@@ -1589,22 +1661,41 @@ static void test_refused_launches(void **state)
     g_if->module_free(g_bd, m);
 }
 
+/* Both cache flushes (the read sweep by default, the fill with BLOCKTUNE_CUDA_FLUSH=write) run
+ * and touch no user buffer; another value is refused when the device opens. */
 static void test_flush_cache(void **state)
 {
     (void)state;
     int data[1024];
     for (int i = 0; i < 1024; i++)
         data[i] = (int)rnd();
-    bt__bbuf *b = alloc(sizeof data);
     bt_diag d = {0};
-    assert_int_equal(g_if->buf_write(g_bd, b, 0, data, sizeof data, &d), BT_OK);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(g_if->flush_cache(g_bd, &d), BT_OK);
-    assert_int_equal(g_if->sync(g_bd, &d), BT_OK);
-    int back[1024];
-    assert_int_equal(g_if->buf_read(g_bd, b, 0, back, sizeof back, &d), BT_OK);
-    assert_memory_equal(data, back, sizeof data); /* flushing touches no user buffer */
-    g_if->buf_free(g_bd, b);
+    for (int mode = 0; mode < 2; mode++) {
+        bt_device *dev = NULL;
+        if (mode)
+            setenv("BLOCKTUNE_CUDA_FLUSH", "write", 1);
+        assert_int_equal(bt_device_open("cuda:0", &dev, &d), BT_OK);
+        unsetenv("BLOCKTUNE_CUDA_FLUSH");
+        const bt__backend_iface *I = bt__device_iface(dev);
+        bt__bdev *D = bt__device_bdev(dev);
+        bt__bbuf *b = NULL;
+        assert_int_equal(I->buf_alloc(D, sizeof data, &b, &d), BT_OK);
+        assert_int_equal(I->buf_write(D, b, 0, data, sizeof data, &d), BT_OK);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(I->flush_cache(D, &d), BT_OK);
+        assert_int_equal(I->sync(D, &d), BT_OK);
+        int back[1024];
+        assert_int_equal(I->buf_read(D, b, 0, back, sizeof back, &d), BT_OK);
+        assert_memory_equal(data, back, sizeof data); /* flushing touches no user buffer */
+        I->buf_free(D, b);
+        bt_device_close(dev);
+    }
+    bt_device *bad = NULL;
+    setenv("BLOCKTUNE_CUDA_FLUSH", "dirty", 1);
+    assert_int_not_equal(bt_device_open("cuda:0", &bad, &d), BT_OK);
+    unsetenv("BLOCKTUNE_CUDA_FLUSH");
+    assert_null(bad);
+    assert_non_null(strstr(d.msg, "BLOCKTUNE_CUDA_FLUSH='dirty'"));
 }
 
 /* A second opening of the same GPU shares its primary context but has its own stream. */

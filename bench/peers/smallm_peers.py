@@ -2,21 +2,29 @@
 blocktune's tuned winners from the same run (bench/smallm.sh).
 
 Usage: python3 bench/peers/smallm_peers.py RUN_FOLDER
-RUN_FOLDER holds the tunes' JSON files, tune_<nt|kn>_<M>x<N>x<K>.json (nt: gemm_smallm_nt, the
-(N, K) weight of torch.nn.functional.linear; kn: gemm_smallm, B as (K, N)). For each shape and
-layout, cuBLAS is called as a user would: torch.nn.functional.linear(a, w) with w (N, K), and
-torch.matmul(a, b) with b (K, N), fp16, inputs uniform in [-1, 1] (as the specs' are), checked
-against an fp32 product first. The timing copies src/engine/bench.c: before every run the cache
-is flushed by filling a buffer of twice the L2 size with a 32-bit pattern (the CUDA backend's
-cuMemsetD32Async), then the call is timed by a pair of CUDA events; one run to warm up, five to
-estimate, then WARMUP_MS of runs discarded and REP_MS of runs kept; median, p20 and p80 with the
+RUN_FOLDER holds the tunes' JSON files: tune_<nt|kn>_<M>x<N>x<K>.json (the TMA kernels,
+gemm_smallm_nt_tma / gemm_smallm_tma) and, where the bench tuned them too, tune_<nt|kn>reg_...json
+(the register-streaming kernels, gemm_smallm_nt / gemm_smallm); the faster of the two is
+blocktune's figure (nt: the (N, K) weight of torch.nn.functional.linear, kn: B as (K, N)). For
+each shape and layout, cuBLAS is called as a user would: torch.nn.functional.linear(a, w) with w
+(N, K), and torch.matmul(a, b) with b (K, N), fp16, inputs uniform in [-1, 1] (as the specs' are),
+checked against an fp32 product first. The timing copies src/engine/bench.c: before every run the
+cache is flushed exactly as the CUDA backend flushes it (cu_flush_cache: a buffer of twice the L2,
+filled once, read by the backend's own read-sweep kernel, whose PTX is taken from
+src/backends/cuda/cuda.c and launched through the driver API on torch's stream, so that L2 is left
+full of clean lines; or, as BLOCKTUNE_CUDA_FLUSH=write does, filled with a changing 32-bit pattern,
+which leaves it dirty), then the call is timed by a pair of CUDA events; one run to warm up, five
+to estimate, then WARMUP_MS of runs discarded and REP_MS of runs kept; median, p20 and p80 with the
 same interpolation. Writes RUN_FOLDER/smallm_peers.json and prints one table (also written to
 RUN_FOLDER/smallm_table.md): time, effective bandwidth ((M·K + K·N + M·N) · 2 bytes over the
-median) and TFLOP/s of both, their ratio, and issue 18's targets.
+median) and TFLOP/s of both, their ratio, and issue 18's targets. Where RUN_FOLDER holds
+flush_<read|write>_<layout>_<M>x<N>x<K>.json (one blocktune config measured under each flush),
+cuBLAS is timed under both flushes too, and a second table compares them.
 """
-import glob
+import ctypes
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -43,20 +51,71 @@ def quantile(s, q):
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-class Flush:
-    """Twice the L2 (at least 2 MiB, at most an eighth of the memory), filled before each run."""
+def backend_ptx():
+    """The PTX of the CUDA backend's read sweep (flush_ptx in src/backends/cuda/cuda.c)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    src = open(os.path.join(root, "src", "backends", "cuda", "cuda.c")).read()
+    body = src[src.index("static const char flush_ptx[] ="):]
+    body = body[:body.index(";\n")]
+    text = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', body))
+    return text.encode().decode("unicode_escape").encode() + b"\0"
 
-    def __init__(self):
+
+class ReadSweep:
+    """cu_flush_cache's read sweep: bt_flush_read over the buffer, 4 blocks of 512 threads per SM,
+    launched on torch's current stream through the driver API."""
+
+    def __init__(self, buf, sms):
+        cu = ctypes.CDLL("libcuda.so.1")
+        cu.cuModuleLoadData.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p]
+        cu.cuModuleGetFunction.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p,
+                                           ctypes.c_char_p]
+        cu.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [
+            ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+        torch.cuda.synchronize()  # torch's primary context is current on this thread
+        mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
+        for call, r in (("cuModuleLoadData", cu.cuModuleLoadData(ctypes.byref(mod), backend_ptx())),
+                        ("cuModuleGetFunction",
+                         cu.cuModuleGetFunction(ctypes.byref(fn), mod, b"bt_flush_read"))):
+            if r != 0:
+                raise RuntimeError("%s failed: CUresult %d" % (call, r))
+        self.cu, self.fn, self.grid = cu, fn, 4 * sms
+        # buf, chunks of 16 bytes, sink (never written: the key is not the sweep's XOR), key
+        self.args = [ctypes.c_uint64(buf.data_ptr()), ctypes.c_uint64(buf.numel() * 4 // 16),
+                     ctypes.c_uint64(buf.data_ptr()), ctypes.c_uint32(1)]
+        self.params = (ctypes.c_void_p * 4)(*[ctypes.cast(ctypes.byref(a), ctypes.c_void_p)
+                                              for a in self.args])
+
+    def __call__(self):
+        r = self.cu.cuLaunchKernel(self.fn, self.grid, 1, 1, 512, 1, 1, 0,
+                                   ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
+                                   self.params, None)
+        if r != 0:
+            raise RuntimeError("cuLaunchKernel (read sweep) failed: CUresult %d" % r)
+
+
+class Flush:
+    """The CUDA backend's cache flush: a buffer of twice the L2 (at least 2 MiB, at most an eighth
+    of the memory, whole 16-byte chunks), read by the backend's sweep (mode "read", the default)
+    or filled with a pattern that changes at every flush (mode "write")."""
+
+    def __init__(self, mode="read"):
         p = torch.cuda.get_device_properties(0)
         l2 = getattr(p, "L2_cache_size", 0) or 50 << 20
         n = max(2 * l2, 2 << 20)
-        n = min(n, p.total_memory // 8) // 4
-        self.buf = torch.empty(n, dtype=torch.int32, device="cuda")
-        self.count = 0
+        n = min(n, p.total_memory // 8) // 16 * 16
+        self.buf = torch.empty(n // 4, dtype=torch.int32, device="cuda")
+        self.mode, self.count, self.sweep = mode, 0, None
+        if mode == "read":
+            self.buf.fill_(0x9E3779B9 - (1 << 32))  # once, as the backend's first flush does
+            self.sweep = ReadSweep(self.buf, p.multi_processor_count)
 
     def __call__(self):
-        self.count += 1
-        self.buf.fill_((0x9E3779B9 * self.count) & 0x7FFFFFFF)
+        if self.sweep:
+            self.sweep()
+        else:
+            self.count += 1
+            self.buf.fill_((0x9E3779B9 * self.count) & 0x7FFFFFFF)
 
 
 def bench(fn, flush):
@@ -107,9 +166,8 @@ def cublas(M, N, K, layout, flush):
     return r
 
 
-def tuned(folder, M, N, K, layout):
-    """blocktune's winner from tune_<layout>_MxNxK.json: the finals' median, the first p20/p80."""
-    path = os.path.join(folder, "tune_%s_%dx%dx%d.json" % (layout, M, N, K))
+def tune_file(path):
+    """A tune's winner from its JSON: the finals' median, the first measurement's p20/p80."""
     try:
         t = json.load(open(path))
     except (OSError, ValueError):
@@ -119,18 +177,65 @@ def tuned(folder, M, N, K, layout):
         return None
     first = next((c for c in t.get("configs", []) if c.get("config") == w["config"]), {})
     return {"median_ms": w["median_ms"], "p20_ms": first.get("p20_ms"), "p80_ms": first.get("p80_ms"),
-            "config": w["config"], "tune_s": t.get("time", {}).get("total_s"),
-            "tie": w.get("tie"), "margin": w.get("margin")}
+            "config": w["config"], "kernel": t.get("kernel"),
+            "tune_s": t.get("time", {}).get("total_s"), "tie": w.get("tie"),
+            "margin": w.get("margin")}
+
+
+def tuned(folder, M, N, K, layout):
+    """blocktune's figure: the faster winner of tune_<layout>_MxNxK.json (TMA kernels) and
+    tune_<layout>reg_MxNxK.json (register kernels, where the bench tuned them); both in
+    "candidates"."""
+    found = [r for r in (tune_file(os.path.join(folder, "tune_%s%s_%dx%dx%d.json" % (
+        layout, kind, M, N, K))) for kind in ("", "reg")) if r]
+    if not found:
+        return None
+    best = dict(min(found, key=lambda r: r["median_ms"]))
+    best["candidates"] = found
+    return best
 
 
 def rates(M, N, K, ms):
     return (M * K + K * N + M * N) * 2 / (ms * 1e-3) / 1e12, 2 * M * N * K / (ms * 1e-3) / 1e12
 
 
+def flush_compare(folder, out, lines):
+    """cuBLAS under both flushes at the shapes where the bench measured one blocktune config under
+    each (flush_<mode>_<layout>_MxNxK.json), and the table of the four."""
+    pairs = sorted({m.groups() for m in (re.match(r"flush_(?:read|write)_(nt|kn)_(\d+)x(\d+)x(\d+)"
+                                                    r"\.json$", f) for f in os.listdir(folder)) if m})
+    if not pairs:
+        return
+    lines += ["", "The cache flush (both timed with it: blocktune's winner above, measured again as "
+              "one config, and cuBLAS): µs, median (p20–p80)", "",
+              "| shape M×N×K | layout | flush | blocktune | cuBLAS | cuBLAS / ours |",
+              "| --- | --- | --- | --: | --: | --: |"]
+    out["flush_compare"] = []
+    for mode in ("read", "write"):
+        flush = Flush(mode)
+        for layout, M, N, K in pairs:
+            M, N, K = int(M), int(N), int(K)
+            b = tune_file(os.path.join(folder, "flush_%s_%s_%dx%dx%d.json" % (mode, layout, M, N, K)))
+            c = cublas(M, N, K, layout, flush)
+            out["flush_compare"].append({"shape": [M, N, K], "layout": layout, "flush": mode,
+                                         "blocktune": b, "cublas": c})
+            cell = lambda r: ("%.1f (%.1f–%.1f)" % (r["median_ms"] * 1e3, r["p20_ms"] * 1e3,
+                                                    r["p80_ms"] * 1e3)
+                              if r and r.get("p20_ms") is not None and r["median_ms"] == r["median_ms"]
+                              else "—")
+            ratio = c["median_ms"] / b["median_ms"] if b and c.get("ok") else float("nan")
+            lines.append("| %d×%d×%d | %s | %s | %s | %s | %s |" % (
+                M, N, K, layout, {"read": "read sweep (clean L2)", "write": "fill (dirty L2)"}[mode],
+                cell(b), cell(c), "%.2f×" % ratio if ratio == ratio else "—"))
+        del flush
+        torch.cuda.empty_cache()
+
+
 def main(folder):
     dev = torch.cuda.get_device_properties(0)
-    flush = Flush()
+    flush = Flush("read")
     out = {"device": dev.name, "torch": torch.__version__, "cuda": torch.version.cuda,
+           "flush": "read sweep of twice the L2 (the CUDA backend's default)",
            "flush_bytes": flush.buf.numel() * 4, "warmup_ms": WARMUP_MS, "rep_ms": REP_MS,
            "started": time.strftime("%Y-%m-%d %H:%M:%S"), "rows": []}
     lines = ["| shape M×N×K | layout (cuBLAS call) | blocktune µs (p20–p80) | TB/s | TFLOP/s | "
@@ -175,9 +280,17 @@ def main(folder):
         b = row["blocktune"]
         if b:
             cfg = " ".join("%s=%s" % kv for kv in b["config"].items())
-            lines.append("- %s %s: %s (tune %.1f s, margin %.1f%%%s)" % (
-                "×".join(map(str, row["shape"])), row["layout"], cfg, b["tune_s"] or 0,
-                100 * (b["margin"] or 0), ", tie" if b["tie"] else ""))
+            other = ["%s %.1f µs" % (r["kernel"], r["median_ms"] * 1e3)
+                     for r in b["candidates"] if r is not b and r["kernel"] != b["kernel"]]
+            lines.append("- %s %s: %s %s (tune %.1f s, margin %.1f%%%s)%s" % (
+                "×".join(map(str, row["shape"])), row["layout"], b["kernel"], cfg,
+                b["tune_s"] or 0, 100 * (b["margin"] or 0), ", tie" if b["tie"] else "",
+                "; also " + ", ".join(other) if other else ""))
+    del flush
+    torch.cuda.empty_cache()
+    flush_compare(folder, out, lines)
+    with open(os.path.join(folder, "smallm_peers.json"), "w") as f:
+        json.dump(out, f, indent=1)
     with open(os.path.join(folder, "smallm_table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines[table_end:]))

@@ -1,7 +1,8 @@
 /* gemm_smallm.cu — C = A·B for small M (the decode step of an LLM): A (M×K), B (K×N), C (M×N)
  * row-major, fp16/bf16 in, fp32 accumulation, C in the inputs' type or fp32 (OUT_FP32), M ≤ 64,
- * any N and K: the problem and arguments of gemm, gemm_mma and gemm_wgmma. The block structure,
- * the copy of A into shared memory and the split-K reduction are gemm_smallm.cuh's.
+ * any N and K: the problem and arguments of gemm, gemm_mma and gemm_wgmma. The block structure
+ * and the copy of A into shared memory are gemm_smallm_reg.cuh's, the split-K reduction
+ * gemm_smallm.cuh's.
  *
  * Each warp owns TN columns of B and streams them over its K steps; a batch of U steps of loads
  * per thread is in flight before any of it is used.
@@ -169,5 +170,5 @@ extern "C" __global__ void __launch_bounds__(BT_THREADS, 1) CLUSTER_ATTR
         pl.sl.nbatch, pl.wk,
         [&](int b) { load_batch(w, B, N, col0, b, pl.sl.kb, pl.sl.ke, k0, pol); },
         [&](int b) { compute(acc, w, pl.As, pl.sl.kc + APAD, b, pl.sl.nsteps, pl.lane); });
-    finish<NACC>(acc, MapKN(), smem, C, W, T, M, N, pl.n0);
+    finish<NACC, BN, WN, WK>(acc, MapKN(), smem, C, W, T, M, N, pl.n0);
 }

@@ -1,10 +1,18 @@
-"""gemm_smallm_frags.py — checks, on the host, the mma.sync fragment mappings that
-gemm_smallm_nt.cu and gemm_smallm.cu document in their file-top comments: one warp's K steps are
-emulated lane by lane (each lane's loads, the words it hands to mma as written in the kernels),
-with an m16n8k16 built from the PTX ISA's fragment tables, and the accumulators mapped back to C
-through the kernels' MapNT / MapKN; the result must equal the product exactly (small integers)
-and every element of the tile must be written exactly once. Run: python3 gemm_smallm_frags.py
-(exit status 0 when every case holds; tests/cli/smallm.sh runs it).
+"""gemm_smallm_frags.py — checks, on the host, the tensor-core operand and fragment mappings that
+the small-M kernels document in their file-top comments, lane by lane, with the instructions built
+from the PTX ISA's tables; every result must equal the product exactly (small integers) and every
+element of a tile must be written exactly once. Run: python3 gemm_smallm_frags.py (exit status 0
+when every case holds; tests/cli/smallm.sh runs it).
+
+- gemm_smallm_nt.cu and gemm_smallm.cu (mma.sync m16n8k16): one warp's K steps (each lane's loads,
+  the words it hands to mma as written in the kernels), the accumulators mapped back to C through
+  MapNT / MapKN.
+- gemm_smallm_tma.cu (wgmma m64nNk16 from shared memory): whole blocks, K slices and split-K sums:
+  TMA's tiled copies with 128-byte swizzle into the ring (boxes, coordinates and offsets as the
+  kernel issues them), the operands that the kernel's wgmma descriptors (start, LBO, SBO, K-major
+  or MN-major) select under the canonical 128-byte-swizzle layouts, the m64nNk16 accumulator layout
+  and MapTMA. This checks the kernel's bookkeeping against the hardware's documented layouts; the
+  layouts themselves are gemm_wgmma's, verified on the H200 (bench/NOTES.md 9).
 """
 import random
 import sys
@@ -130,6 +138,117 @@ def kn_warp(B, A, TN, BM):
     return C[:M]
 
 
+# ---- gemm_smallm_tma.cu: TMA + wgmma ------------------------------------------------------------
+
+def swz(addr):
+    """The 128-byte swizzle of a shared-memory byte address (atoms of 1024 bytes, 1024-aligned):
+    its 16-byte chunk within the 128-byte row is XORed with the row's index within the atom."""
+    return addr ^ (((addr >> 7) & 7) << 4)
+
+
+def tma_box(smem, dst, T, c0, c1, rows):
+    """A tiled TMA copy with 128-byte swizzle of the box {64 elements (innermost), rows} of the 2-D
+    tensor T (T[outer][inner]) at (c0 inner, c1 outer) to the 1024-aligned byte address dst; what
+    lies outside T arrives as zeros."""
+    assert dst % 1024 == 0
+    for r in range(rows):
+        for c in range(64):
+            o, i = c1 + r, c0 + c
+            smem[swz(dst + 128 * r + 2 * c) // 2] = T[o][i] if o < len(T) and i < len(T[0]) else 0
+
+
+def operand(smem, start, lbo, sbo, rows, kmajor):
+    """The rows × 16 matrix (i along M or N, j along K) that a wgmma descriptor with 128-byte
+    swizzle selects: K-major, 8-row groups SBO apart, rows 128 bytes apart, K contiguous (start
+    advanced 32 bytes per k16 inside the row); MN-major, 8-row groups of K SBO apart, K rows 128
+    bytes apart, M contiguous, 64-element atoms along M LBO apart."""
+    out = []
+    for i in range(rows):
+        row = []
+        for j in range(16):
+            if kmajor:
+                a = start + (i // 8) * sbo + (i % 8) * 128 + 2 * j
+            else:
+                a = start + (j // 8) * sbo + (j % 8) * 128 + 2 * (i % 64) + (i // 64) * lbo
+            row.append(smem[swz(a) // 2])
+        out.append(row)
+    return out
+
+
+def wgmma(acc, off, Wop, Xop, MP):
+    """acc[t][off + ..] += D = Wop (64 × 16) · Xopᵀ (16 × MP), as wgmma.m64nMPk16 leaves D in the
+    consumer warpgroup's 128 threads: d[4q + 2h + e] = D[16w + l/4 + 8h][8q + 2(l%4) + e]."""
+    D = [[sum(Wop[i][j] * Xop[n][j] for j in range(16)) for n in range(MP)] for i in range(64)]
+    for t in range(128):
+        w, l = t // 32, t % 32
+        for q in range(MP // 8):
+            for h in range(2):
+                for e in range(2):
+                    acc[t][off + 4 * q + 2 * h + e] += D[16 * w + l // 4 + 8 * h][8 * q + 2 * (l % 4) + e]
+
+
+def tma_block(nt, MP, BN, BK, SPLIT, A, B, K, x, y):
+    """One block (x, y) of gemm_smallm_tma (B as K×N) or gemm_smallm_nt_tma (B as N×K): its K
+    slice through the ring (one stage suffices: the emulation is sequential), the consumer
+    threads' accumulators."""
+    RB, KB, WB = BN // 64, BK // 64, BN * BK * 2
+    kc = -(-(-(-K // SPLIT)) // BK) * BK
+    kb, n0 = y * kc, x * BN
+    ke = min(K, kb + kc)
+    ntiles = -(-(ke - kb) // BK) if ke > kb else 0
+    acc = [[0] * (RB * MP // 2) for _ in range(128)]
+    for t in range(ntiles):
+        smem, k = {}, kb + BK * t
+        for a in range(KB):
+            if nt:  # KB boxes {64 k, BN rows} of B (N×K) at (k + 64a, n0), BN·128 bytes apart
+                tma_box(smem, a * BN * 128, B, k + 64 * a, n0, BN)
+            tma_box(smem, WB + a * MP * 128, A, k + 64 * a, 0, MP)  # {64 k, MP rows} of A
+        if not nt:  # RB boxes {64 n, BK k} of B (K×N) at (n0 + 64r, k), BK·128 bytes apart
+            for r in range(RB):
+                tma_box(smem, r * BK * 128, B, n0 + 64 * r, k, BK)
+        for kk in range(BK // 16):
+            Xop = operand(smem, WB + (kk // 4) * MP * 128 + (kk % 4) * 32, 16, 1024, MP, True)
+            for r in range(RB):
+                if nt:
+                    Wop = operand(smem, (kk // 4) * BN * 128 + r * 8192 + (kk % 4) * 32, 16,
+                                  1024, 64, True)
+                else:
+                    Wop = operand(smem, r * BK * 128 + kk * 2048, BK * 128, 1024, 64, False)
+                wgmma(acc, r * MP // 2, Wop, Xop, MP)
+    return acc
+
+
+def map_tma(i, lane, wn, MP):
+    """MapTMA of gemm_smallm_tma.cu: (m, n) of acc[i], or None (the producer warp)."""
+    if wn >= 4:
+        return None
+    r, j = i // (MP // 2), i % (MP // 2)
+    return (8 * (j >> 2) + 2 * (lane & 3) + (j & 1),
+            64 * r + 16 * wn + (lane >> 2) + 8 * ((j >> 1) & 1))
+
+
+def tma_gemm(nt, MP, BN, BK, SPLIT, A, B, M, N, K):
+    """C (M×N) as the kernel computes it: every block's partial tile through MapTMA (each of the
+    MP × BN elements exactly once per block), summed over the SPLIT K slices."""
+    C = [[0] * N for _ in range(M)]
+    for x in range(-(-N // BN)):
+        for y in range(SPLIT):
+            acc = tma_block(nt, MP, BN, BK, SPLIT, A, B, K, x, y)
+            seen = set()
+            for t in range(160):
+                for i in range(BN // 64 * MP // 2):
+                    mn = map_tma(i, t % 32, t // 32, MP)
+                    if mn is None:
+                        continue
+                    assert mn not in seen, "tile element written twice"
+                    seen.add(mn)
+                    m, n = mn
+                    if m < M and x * BN + n < N:
+                        C[m][x * BN + n] += acc[t][i]
+            assert len(seen) == MP * BN, "tile element not written"
+    return C
+
+
 def main():
     rnd = random.Random(1)
     mat = lambda r, c: [[rnd.randint(-3, 3) for _ in range(c)] for _ in range(r)]
@@ -146,6 +265,23 @@ def main():
         ok = kn_warp(Bm, A, TN, BM) == want
         bad += not ok
         print("gemm_smallm WARP_N=%d BLOCK_M=%d M=%d: %s" % (TN, BM, M, "ok" if ok else "WRONG"))
+    # TMA kernels: M tails (rows past M arrive as zeros), N tails (blocks past N), K tails and
+    # K slices (SPLIT), both layouts, every BLOCK_M class and slab count
+    for nt, MP, BN, BK, M, N, K, SPLIT in [
+            (1, 8, 64, 64, 1, 70, 200, 2), (0, 8, 256, 128, 3, 264, 72, 1),
+            (1, 8, 64, 256, 2, 64, 520, 2), (0, 8, 64, 256, 1, 72, 600, 2),
+            (1, 16, 128, 128, 13, 100, 200, 1), (0, 16, 64, 64, 9, 72, 136, 4),
+            (1, 32, 64, 64, 29, 64, 64, 1), (0, 32, 128, 64, 17, 136, 64, 2),
+            (1, 64, 128, 64, 63, 130, 64, 1), (0, 64, 64, 128, 64, 64, 136, 1)]:
+        A = mat(M, K)
+        Bm = mat(N, K) if nt else mat(K, N)
+        want = [[sum(A[m][k] * (Bm[n][k] if nt else Bm[k][n]) for k in range(K)) for n in range(N)]
+                for m in range(M)]
+        ok = tma_gemm(nt, MP, BN, BK, SPLIT, A, Bm, M, N, K) == want
+        bad += not ok
+        print("%s BLOCK_M=%d BLOCK_N=%d BLOCK_K=%d SPLIT_K=%d M=%d N=%d K=%d: %s" % (
+            "gemm_smallm_nt_tma" if nt else "gemm_smallm_tma", MP, BN, BK, SPLIT, M, N, K,
+            "ok" if ok else "WRONG"))
     return 1 if bad else 0
 
 

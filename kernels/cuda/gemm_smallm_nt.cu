@@ -1,7 +1,8 @@
 /* gemm_smallm_nt.cu — C = A·Bᵀ for small M (the decode step of an LLM): A (M×K) row-major, B the
  * N×K weight of torch.nn.functional.linear (K contiguous), C (M×N) in the inputs' type or fp32
- * (OUT_FP32), fp16/bf16 in, fp32 accumulation, M ≤ 64, any N and K. The block structure, the
- * copy of A into shared memory and the split-K reduction are gemm_smallm.cuh's.
+ * (OUT_FP32), fp16/bf16 in, fp32 accumulation, M ≤ 64, any N and K. The block structure and the
+ * copy of A into shared memory are gemm_smallm_reg.cuh's, the split-K reduction
+ * gemm_smallm.cuh's.
  *
  * Each warp owns TN rows of B (outputs along N) and streams them over its K steps; a batch of U
  * steps of 16-byte loads per thread is in flight before any of it is used.
@@ -157,5 +158,5 @@ extern "C" __global__ void __launch_bounds__(BT_THREADS, 1) CLUSTER_ATTR
     for (int i = 0; i < NACC; i++)
         acc[i] = warp_sum(acc[i]);
 #endif
-    finish<NACC>(acc, MapNT(), smem, C, W, T, M, N, pl.n0);
+    finish<NACC, BN, WN, WK>(acc, MapNT(), smem, C, W, T, M, N, pl.n0);
 }

@@ -23,7 +23,8 @@
  * tiles in a 2-CTA cluster: each block loads half of their common B and multicasts it, and a
  * stage is free again once the consumers of both blocks have released it.
  *
- * The wgmma wrappers between the GENERATED markers come from gen_wgmma.py. */
+ * The wgmma wrappers between the GENERATED markers come from gen_wgmma.py; the mbarrier, TMA and
+ * descriptor helpers are sm90.cuh's (listed before this file in the spec). */
 #if !defined(BT_DTYPE_FP16) && !defined(BT_DTYPE_BF16)
 #error "gemm_wgmma takes fp16 or bf16"
 #endif
@@ -73,25 +74,6 @@
 #define B_SBO 1024       /* bytes from one group of 8 K rows to the next */
 #endif
 
-struct __align__(64) TmaDesc {
-    unsigned long long v[16];
-};
-
-__device__ __forceinline__ unsigned smem_u32(const void *p)
-{
-    unsigned a;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-    return a;
-}
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-                 : "memory");
-}
 __device__ __forceinline__ void st_shared_s32(unsigned addr, int v)
 {
     asm volatile("st.shared.s32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
@@ -101,29 +83,6 @@ __device__ __forceinline__ int ld_shared_s32(unsigned addr)
     int v;
     asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
     return v;
-}
-__device__ __forceinline__ void mbar_arrive(unsigned bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
-{
-    unsigned done = 0;
-    while (!done)
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-}
-/* TMA: the box at (c0 innermost, c1) of the tensor map into shared memory, completing on bar. */
-__device__ __forceinline__ void tma_load(unsigned dst, const TmaDesc *map, int c0, int c1,
-                                         unsigned bar)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
-                 "l"(map), "r"(c0), "r"(c1), "r"(bar)
-                 : "memory");
 }
 /* The same copy into every CTA of the cluster in mask (same shared-memory offset, and completing
  * on the barrier at the same offset in each). */
@@ -154,26 +113,6 @@ __device__ __forceinline__ void mbar_arrive_cta(unsigned bar, unsigned cta)
                  "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar), "r"(cta)
                  : "memory");
 #endif
-}
-__device__ __forceinline__ void cluster_sync()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" :::
-                     "memory");
-}
-/* A wgmma shared-memory descriptor with 128-byte swizzle. */
-__device__ __forceinline__ unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo)
-{
-    return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
-           ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
-}
-__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_commit()
-{
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-template <int N> __device__ __forceinline__ void wg_wait()
-{
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
 /* GENERATED BEGIN (gen_wgmma.py) */

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# smallm.sh — the small-M GEMM specs (kernels/specs/gemm_smallm.json, gemm_smallm_nt.json) without
-# a GPU: the tensor-core fragment mappings the kernels document, emulated on the host
-# (kernels/cuda/gemm_smallm_frags.py), and `blocktune plan` on both specs: M's power-of-two class
+# smallm.sh — the small-M GEMM specs (kernels/specs/gemm_smallm*.json) without a GPU: the
+# tensor-core fragment and operand mappings the kernels document, emulated on the host
+# (kernels/cuda/gemm_smallm_frags.py), and `blocktune plan` on the specs: M's power-of-two class
 # and the rows' alignment pin BLOCK_M and VEC, CUDA cores only up to M = 4, nothing above M = 64,
-# and the grid and shared memory of one config as the kernels compute them. (test_cuda compiles
-# the kernels with NVRTC.)
+# the TMA specs only with 16-byte rows, and the grid and shared memory of one config as the
+# kernels compute them. (test_cuda compiles the kernels with NVRTC.)
 set -u
 bt=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 cd "${BT_SOURCE_DIR:?BT_SOURCE_DIR names the source tree}" || exit 1
@@ -56,4 +56,31 @@ one=$(plan gemm_smallm_nt --m 16 --n 8192 --k 8192 --config $cfg)
 check "gemm_smallm_nt: grid 8192 / (4 x 32) x 8 blocks" test "$(values grid_blocks <<<"$one")" = "512 "
 # A: 16 x (1024 + 32) x 2 = 33792; sum: 1 x 4 x 32 x (2 x 2 x 4) x 4 = 8192; tile 16 x 128 x 4
 check "gemm_smallm_nt: shared memory 33792 + 16" test "$(values smem_bytes <<<"$one")" = "33808 "
+
+# the TMA specs (sm_90a): BLOCK_M is M rounded up to 8, 16, 32 or 64 (wgmma's N); rows must be
+# 16-byte multiples (TMA); the grid is cdiv(N, BLOCK_N) x SPLIT_K; shared memory is 1024 for
+# alignment + num_stages x ((BLOCK_N + BLOCK_M) x BLOCK_K x 2 + 16 for the barriers) + 16
+for spec in gemm_smallm_tma gemm_smallm_nt_tma; do
+    for mc in "1 8" "3 8" "13 16" "29 32" "63 64"; do
+        set -- $mc
+        csv=$(plan $spec --m $1 --n 8192 --k 8192)
+        check "$spec M=$1: BLOCK_M $2, some configs" \
+            test "$(values BLOCK_M <<<"$csv")/$(grep -c ',valid,' <<<"$csv" | awk '$1 >= 10')" = "$2 /$(grep -c ',valid,' <<<"$csv")"
+    done
+    check "$spec M=65: no valid config" \
+        test "$(plan $spec --m 65 --n 8192 --k 8192 | grep -c ',valid,')" -eq 0
+    check "$spec K=8191: no valid config (TMA needs 16-byte rows)" \
+        test "$(plan $spec --m 1 --n 8192 --k 8191 | grep -c ',valid,')" -eq 0
+    check "$spec: a device other than compute capability 9.0 has none" \
+        test "$(plan $spec --m 1 --n 8192 --k 8192 --gpu a100 | grep -c ',valid,')" -eq 0
+done
+check "gemm_smallm_tma N=8191: no valid config" \
+    test "$(plan gemm_smallm_tma --m 1 --n 8191 --k 8192 | grep -c ',valid,')" -eq 0
+check "gemm_smallm_nt_tma N=8191: configs (only K needs 16-byte rows)" \
+    test "$(plan gemm_smallm_nt_tma --m 1 --n 8191 --k 8192 | grep -c ',valid,')" -gt 0
+cfg=BLOCK_M=16,num_stages=3,BLOCK_N=128,BLOCK_K=128,SPLIT_K=4,CLUSTER=4
+one=$(plan gemm_smallm_nt_tma --m 13 --n 8192 --k 8192 --config $cfg)
+check "gemm_smallm_nt_tma: grid 8192 / 128 x 4 blocks" test "$(values grid_blocks <<<"$one")" = "256 "
+# 1040 + 3 x ((128 + 16) x 128 x 2 + 16)
+check "gemm_smallm_nt_tma: shared memory 111680" test "$(values smem_bytes <<<"$one")" = "111680 "
 exit $fail

@@ -10,14 +10,16 @@
  *     with CUDA_ERROR_INVALID_CONTEXT, which catches a missing push/pop in the backend;
  *   - device memory is host memory; every copy, fill and kernel argument is checked against the
  *     live allocations (CUDA_ERROR_INVALID_VALUE, or an illegal-address fault for a kernel);
- *   - modules must be ELF images (CUBINs); they hold the emulated kernels below, looked up by
- *     name as the CUBIN spells it (C++ kernels by their mangled names): vadd(a, b, c, n),
- *     inc(p, n), rev_dyn(in, out) (reverses each block through dynamic shared memory), oob(p)
- *     (faults like an out-of-bounds store), and two kernels of tests/data in Kernel Tuner's style:
- *     convolution_kernel(out, in) (C++ name; a square 2-D convolution with the module's
- *     __constant__ d_filter, sizes taken from the allocations and the symbol) and the template
- *     scale<float, F>(y, x) (F read from the mangled name: each thread scales F elements, so a
- *     grid too small leaves outputs unwritten);
+ *   - modules must be ELF images (CUBINs) or PTX text (which the driver compiles: the backend's
+ *     cache flush); they hold the emulated kernels below, looked up by name as the CUBIN spells
+ *     it (C++ kernels by their mangled names): vadd(a, b, c, n), inc(p, n), rev_dyn(in, out)
+ *     (reverses each block through dynamic shared memory), oob(p) (faults like an out-of-bounds
+ *     store), bt_flush_read(buf, chunks, sink, key) (the cache flush's read sweep: reads
+ *     16 * chunks bytes, writes the XOR to sink only if it is key), and two kernels of tests/data
+ *     in Kernel Tuner's style: convolution_kernel(out, in) (C++ name; a square 2-D convolution
+ *     with the module's __constant__ d_filter, sizes taken from the allocations and the symbol)
+ *     and the template scale<float, F>(y, x) (F read from the mangled name: each thread scales F
+ *     elements, so a grid too small leaves outputs unwritten);
  *   - cuModuleGetGlobal finds a variable in the image's ELF symbol table, with its size there,
  *     and gives it device memory of its own (zeroed) for the module's life;
  *   - launches run at once on the host and advance a virtual clock that events read, so timings
@@ -251,11 +253,35 @@ static void emu_scale(const launch_rec *l)
         y[i] = 2 * x[i];
 }
 
+static void emu_flush_read(const launch_rec *l)
+{
+    const uint32_t *buf = ptr_arg(l, 0);
+    uint64_t chunks;
+    uint32_t key, x = 0;
+    memcpy(&chunks, l->params[1], sizeof chunks);
+    memcpy(&key, l->params[3], sizeof key);
+    if (chunks > SIZE_MAX / 16 || !valid_range((uintptr_t)buf, (size_t)chunks * 16)) {
+        fault();
+        return;
+    }
+    for (uint64_t i = 0; i < chunks * 4; i++)
+        x ^= buf[i];
+    if (x == key) {
+        uint32_t *sink = ptr_arg(l, 2);
+        if (!valid_range((uintptr_t)sink, sizeof *sink)) {
+            fault();
+            return;
+        }
+        *sink = x;
+    }
+}
+
 static const kdesc g_kernels[] = {
     {"vadd", 4, {8, 8, 8, 4}, 16, emu_vadd, 0},
     {"inc", 2, {8, 4}, 10, emu_inc, 0},
     {"rev_dyn", 2, {8, 8}, 12, emu_rev_dyn, 0},
     {"oob", 1, {8}, 8, emu_oob, 0},
+    {"bt_flush_read", 4, {8, 8, 8, 4}, 16, emu_flush_read, 0},
     {"_Z18convolution_kernelPfPKf", 2, {8, 8}, 24, emu_conv, 0},
     {"_Z5scaleIfLi", 2, {8, 8}, 12, emu_scale, 1}, /* scale<float, F>: ..Li<F>EEvPT_PKS0_ */
 };
@@ -833,12 +859,18 @@ API CUresult cuModuleLoadData(struct CUmod_st **m, const void *image)
     CUresult r = need_ctx();
     if (r)
         RET(r);
-    if (!image || memcmp(image, "\x7f" "ELF", 4) != 0)
+    if (!image || (memcmp(image, "\x7f" "ELF", 4) != 0 && memcmp(image, "//", 2) != 0 &&
+                   memcmp(image, ".version", 8) != 0))
         RET(E_INVALID_IMAGE);
-    /* an ELF64 image ends with its section header table, or with a section past it */
+    /* PTX is NUL-terminated text; an ELF64 image ends with its section header table, or with a
+     * section past it */
     const unsigned char *b = image;
     uint64_t shoff, end;
     uint16_t shentsize, shnum;
+    if (memcmp(image, "\x7f" "ELF", 4) != 0) {
+        end = strlen(image) + 1;
+        goto copy;
+    }
     memcpy(&shoff, b + 0x28, 8);
     memcpy(&shentsize, b + 0x3a, 2);
     memcpy(&shnum, b + 0x3c, 2);
@@ -852,6 +884,7 @@ API CUresult cuModuleLoadData(struct CUmod_st **m, const void *image)
         if (type != 8 /* SHT_NOBITS */ && off + sz > end)
             end = off + sz;
     }
+copy:
     *m = calloc(1, sizeof **m);
     if (*m)
         (*m)->image = malloc((size_t)end);

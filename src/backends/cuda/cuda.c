@@ -98,6 +98,10 @@ struct bt__bdev {
     size_t flush_bytes;
     CUdeviceptr flush_buf; /* allocated by the first flush_cache */
     uint32_t flush_count;
+    int flush_write;        /* BLOCKTUNE_CUDA_FLUSH=write: the fill flush (cu_flush_cache) */
+    CUmodule flush_mod;     /* the read sweep (flush_ptx), loaded by the first flush_cache */
+    CUfunction flush_fn;
+    unsigned flush_blocks;  /* its grid: 4 blocks of 512 threads per multiprocessor */
 };
 
 struct bt__bbuf {
@@ -630,6 +634,8 @@ static void cu_device_close(bt__bdev *d)
                 (void)a->cuStreamSynchronize(d->stream);
             if (d->flush_buf)
                 (void)a->cuMemFree(d->flush_buf);
+            if (d->flush_mod)
+                (void)a->cuModuleUnload(d->flush_mod);
             if (d->stream)
                 (void)a->cuStreamDestroy(d->stream);
             leave(d);
@@ -705,7 +711,15 @@ static bt_status cu_device_open(void *ctx, int idx, bt__bdev **out, bt_diag *dia
         fb = (size_t)2 << 20;
     if (total && fb > total / 8)
         fb = total / 8;
-    d->flush_bytes = fb & ~(size_t)3;
+    d->flush_bytes = fb & ~(size_t)15;
+    const char *fm = getenv("BLOCKTUNE_CUDA_FLUSH");
+    if (fm && *fm && strcmp(fm, "read") && strcmp(fm, "write")) {
+        bt__diag_set(diag, "BLOCKTUNE_CUDA_FLUSH='%.40s': expected 'read' (the default: the cache "
+                     "flush leaves L2 clean) or 'write' (a fill that leaves it dirty)", fm);
+        free(d);
+        return BT_INVALID_ARG;
+    }
+    d->flush_write = fm && !strcmp(fm, "write");
 
     /* The primary context, under the slot's lock so that the lost mark and the reference count
      * change together. */
@@ -1513,25 +1527,129 @@ static bt_status cu_timer_read(bt__bdev *d, bt__btimer *t, double *ms, bt_diag *
     return st;
 }
 
-/* Enqueues a 32-bit fill of the flush buffer (twice the L2, allocated on first use), with a value
- * that changes at every call so that no layer can skip it as redundant. Not timed; the stream
- * orders the next launch after it. */
+/* The cache flush. What a kernel measured "cold" should find in L2 is none of its own data and
+ * nothing it must write back: the read sweep (the default) reads a buffer of twice the L2 (filled
+ * once, when it is allocated) with a tiny kernel, which evicts what the previous runs left and
+ * leaves L2 full of clean lines. The fill (BLOCKTUNE_CUDA_FLUSH=write, what this backend did
+ * before) writes the buffer with cuMemsetD32Async instead, which evicts the same but leaves up to
+ * an L2 of dirty lines that the measured kernel then writes back to memory while it runs: a
+ * handicap of up to L2 / bandwidth (~14 us on an H200) for a kernel that streams more than L2
+ * (bench/NOTES.md 24). The kernel is PTX, compiled by the driver (no NVRTC needed): each thread
+ * XORs 16-byte chunks i, i + threads, ... (L2-only loads) and stores the result only when it
+ * equals `key`, which it never does (every word of the buffer is the same, an even number of
+ * them per chunk), so nothing is written and nothing can be left out. */
+static const char flush_ptx[] =
+    "// blocktune's cache flush: a read sweep (src/backends/cuda/cuda.c)\n"
+    ".version 7.0\n"
+    ".target sm_50\n"
+    ".address_size 64\n"
+    ".visible .entry bt_flush_read(.param .u64 buf, .param .u64 chunks, .param .u64 sink,\n"
+    "                              .param .u32 key)\n"
+    "{\n"
+    "    .reg .pred %p;\n"
+    "    .reg .b32 %r<12>;\n"
+    "    .reg .b64 %rd<10>;\n"
+    "    ld.param.u64 %rd1, [buf];\n"
+    "    ld.param.u64 %rd2, [chunks];\n"
+    "    mov.u32 %r1, %ctaid.x;\n"
+    "    mov.u32 %r2, %ntid.x;\n"
+    "    mov.u32 %r3, %tid.x;\n"
+    "    mov.u32 %r4, %nctaid.x;\n"
+    "    mul.wide.u32 %rd3, %r1, %r2;\n"
+    "    cvt.u64.u32 %rd4, %r3;\n"
+    "    add.u64 %rd5, %rd3, %rd4;\n"
+    "    mul.wide.u32 %rd6, %r4, %r2;\n"
+    "    mov.u32 %r10, 0;\n"
+    "LOOP:\n"
+    "    setp.ge.u64 %p, %rd5, %rd2;\n"
+    "    @%p bra DONE;\n"
+    "    shl.b64 %rd7, %rd5, 4;\n"
+    "    add.u64 %rd8, %rd1, %rd7;\n"
+    "    ld.global.cg.v4.u32 {%r5, %r6, %r7, %r8}, [%rd8];\n"
+    "    xor.b32 %r10, %r10, %r5;\n"
+    "    xor.b32 %r10, %r10, %r6;\n"
+    "    xor.b32 %r10, %r10, %r7;\n"
+    "    xor.b32 %r10, %r10, %r8;\n"
+    "    add.u64 %rd5, %rd5, %rd6;\n"
+    "    bra.uni LOOP;\n"
+    "DONE:\n"
+    "    ld.param.u32 %r11, [key];\n"
+    "    setp.ne.u32 %p, %r10, %r11;\n"
+    "    @%p bra END;\n"
+    "    ld.param.u64 %rd9, [sink];\n"
+    "    st.global.u32 [%rd9], %r10;\n"
+    "END:\n"
+    "    ret;\n"
+    "}\n";
+
+/* The first flush: the buffer (twice the L2), its one fill, and for the read sweep its kernel
+ * and grid. */
+static bt_status flush_setup(bt__bdev *d, bt_diag *diag)
+{
+    const cu_api *a = d->api;
+    CUresult r = a->cuMemAlloc(&d->flush_buf, d->flush_bytes);
+    if (r != CUDA_SUCCESS) {
+        d->flush_buf = 0;
+        bt_status st = cu_fail(d, a, diag, cu_status(r), "cuMemAlloc", r);
+        bt__diag_prefix(diag, "flush_cache buffer of %zu bytes: ", d->flush_bytes);
+        return st;
+    }
+    if (d->flush_write)
+        return BT_OK;
+    int sms = 0;
+    const char *call = "cuMemsetD32Async (flush_cache)";
+    r = a->cuMemsetD32Async(d->flush_buf, 0x9e3779b9u, d->flush_bytes / 4, d->stream);
+    if (r == CUDA_SUCCESS) {
+        call = "cuModuleLoadData (flush_cache's read sweep)";
+        r = a->cuModuleLoadData(&d->flush_mod, flush_ptx);
+        if (r != CUDA_SUCCESS)
+            d->flush_mod = NULL;
+    }
+    if (r == CUDA_SUCCESS) {
+        call = "cuModuleGetFunction (flush_cache's read sweep)";
+        r = a->cuModuleGetFunction(&d->flush_fn, d->flush_mod, "bt_flush_read");
+    }
+    if (r == CUDA_SUCCESS) {
+        call = "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)";
+        r = a->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->dev);
+    }
+    if (r != CUDA_SUCCESS) {
+        bt_status st = cu_fail(d, a, diag, cu_status(r), call, r);
+        if (d->flush_mod)
+            (void)a->cuModuleUnload(d->flush_mod);
+        (void)a->cuMemFree(d->flush_buf);
+        d->flush_mod = NULL, d->flush_fn = NULL, d->flush_buf = 0;
+        return st;
+    }
+    d->flush_blocks = 4u * (unsigned)(sms > 0 ? sms : 1);
+    return BT_OK;
+}
+
+/* Enqueues the cache flush (above): the read sweep, or with BLOCKTUNE_CUDA_FLUSH=write a 32-bit
+ * fill of the buffer with a value that changes at every call so that no layer can skip it as
+ * redundant. Not timed; the stream orders the next launch after it. */
 static bt_status cu_flush_cache(bt__bdev *d, bt_diag *diag)
 {
     bt_status st = enter(d, diag);
     if (st != BT_OK)
         return st;
     const cu_api *a = d->api;
-    CUresult r = CUDA_SUCCESS;
-    if (!d->flush_buf && (r = a->cuMemAlloc(&d->flush_buf, d->flush_bytes)) != CUDA_SUCCESS) {
-        d->flush_buf = 0;
-        st = cu_fail(d, a, diag, cu_status(r), "cuMemAlloc", r);
-        bt__diag_prefix(diag, "flush_cache buffer of %zu bytes: ", d->flush_bytes);
-    } else {
+    if (!d->flush_buf)
+        st = flush_setup(d, diag);
+    if (st == BT_OK && d->flush_write) {
         uint32_t pattern = 0x9e3779b9u * ++d->flush_count;
-        r = a->cuMemsetD32Async(d->flush_buf, pattern, d->flush_bytes / 4, d->stream);
+        CUresult r = a->cuMemsetD32Async(d->flush_buf, pattern, d->flush_bytes / 4, d->stream);
         if (r != CUDA_SUCCESS)
             st = cu_fail(d, a, diag, cu_status(r), "cuMemsetD32Async (flush_cache)", r);
+    } else if (st == BT_OK) {
+        unsigned long long chunks = d->flush_bytes / 16;
+        CUdeviceptr buf = d->flush_buf;
+        unsigned key = 1; /* never the XOR of the sweep (0) */
+        void *params[] = {&buf, &chunks, &buf, &key};
+        CUresult r = a->cuLaunchKernel(d->flush_fn, d->flush_blocks, 1, 1, 512, 1, 1, 0,
+                                       d->stream, params, NULL);
+        if (r != CUDA_SUCCESS)
+            st = cu_fail(d, a, diag, cu_status(r), "cuLaunchKernel (flush_cache's read sweep)", r);
     }
     leave(d);
     return st;
