@@ -3,7 +3,7 @@
 #
 #   ./dev.sh run [blocktune args...]   install what is missing, build, run build/blocktune ARGS
 #   ./dev.sh test                      install, build plain + ASan/UBSan, run ctest in both, then
-#                                      run each libFuzzer target for 20 s (tests/fuzz/run.sh)
+#                                      run each libFuzzer target for 10 s (tests/fuzz/run.sh)
 #   ./dev.sh build                     install and build (plain) only
 #
 # Packages come from Debian (apt-get, only when run as root and only what is missing): a C
@@ -91,8 +91,8 @@ case "$cmd" in
         echo "== tests (ASan + UBSan build) =="
         (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
             ctest --output-on-failure -j "$(nproc)")
-        echo "== fuzz smoke (each target 20 s; docs/fuzzing.md) =="
-        tests/fuzz/run.sh all 20 ;;
+        echo "== fuzz smoke (each target 10 s; docs/fuzzing.md) =="
+        tests/fuzz/run.sh all 10 ;;
     *)
         sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
         exit 2 ;;
