@@ -95,7 +95,7 @@ static inline void fuzz_plan_one(const bt_kdesc *k, const bt_config *c, unsigned
 static inline void fuzz_config_roundtrip(const bt_kdesc *k, const bt_config *c)
 {
     char text[BT_MAX_PARAMS * (BT_NAME_MAX + 24)];
-    bt__config_format(&k->space, c, text, sizeof text);
+    bt__config_format(&k->space, c, ", ", text, sizeof text);
     bt_config back;
     bt_diag d = {0};
     bt_status st = bt_kdesc_parse_config(k, text, &back, &d);
