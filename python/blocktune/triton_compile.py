@@ -109,13 +109,22 @@ class Pool:
         threading.Thread(target=self.collect, args=(w,), daemon=True).start()
         return w
 
+    def emit(self, text):
+        """One answer line out. A client that has gone (a closed pipe) ends the pool."""
+        try:
+            with self.out_lock:
+                self.out.write(text if text.endswith("\n") else text + "\n")
+                self.out.flush()
+        except (OSError, ValueError):
+            for w in self.workers:
+                if w:
+                    w.proc.kill()
+            os._exit(1)
+
     def collect(self, w):
         """Forward w's answers; when w ends, answer its request for it and replace it."""
         for line in w.proc.stdout:
-            write_line_raw = line if line.endswith("\n") else line + "\n"
-            with self.out_lock:
-                self.out.write(write_line_raw)
-                self.out.flush()
+            self.emit(line)
             with self.cv:
                 w.job = None
                 self.cv.notify_all()
@@ -130,8 +139,7 @@ class Pool:
                     how = f"signal {-rc}" if rc < 0 else f"exit status {rc}"
                     err = {"kind": "crashed", "message": f"the compile worker died ({how}) "
                            "while compiling this request; its stderr says more"}
-                write_line(self.out, self.out_lock, {"id": rid, "ok": False, "cached": False,
-                                                     "error": err})
+                self.emit(json.dumps({"id": rid, "ok": False, "cached": False, "error": err}))
             if w in self.workers:
                 i = self.workers.index(w)
                 self.workers[i] = None if self.eof and not self.queue else self.start_worker()
@@ -141,9 +149,8 @@ class Pool:
         try:
             req = json.loads(line)
         except ValueError as e:
-            write_line(self.out, self.out_lock, {"id": None, "ok": False, "cached": False,
-                                                 "error": {"kind": "bad_request",
-                                                           "message": f"not JSON: {e}"}})
+            self.emit(json.dumps({"id": None, "ok": False, "cached": False,
+                                  "error": {"kind": "bad_request", "message": f"not JSON: {e}"}}))
             return
         rid = req.get("id") if isinstance(req, dict) else None
         timeout = req.get("timeout_s") if isinstance(req, dict) else None
@@ -196,8 +203,8 @@ def run_pool(n):
                                "error": {"kind": "no_triton", "message": why}})
         return EXIT_NO_TRITON
     pool = Pool(n, out)
-    write_line(out, pool.out_lock, {"ready": True, "protocol": PROTOCOL,
-                                    "triton_version": version, "workers": n})
+    pool.emit(json.dumps({"ready": True, "protocol": PROTOCOL, "triton_version": version,
+                          "workers": n}, sort_keys=True))
     dispatcher = threading.Thread(target=pool.dispatch)
     dispatcher.start()
     for line in sys.stdin:

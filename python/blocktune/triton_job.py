@@ -84,7 +84,8 @@ def field(req, name, kind, default=None, required=False):
     if kind is int and (isinstance(v, bool) or not isinstance(v, int)):
         raise RequestError(f"field \"{name}\": expected an integer, got {v!r}")
     if kind is not int and not isinstance(v, kind):
-        raise RequestError(f"field \"{name}\": expected {kind.__name__}, got {type(v).__name__}")
+        want = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise RequestError(f"field \"{name}\": expected {want}, got {type(v).__name__}")
     return v
 
 
@@ -113,7 +114,10 @@ def check_request(req):
         "maxnreg": field(req, "maxnreg", int),
         "max_shared": field(req, "max_shared", int),
         "cache_dir": field(req, "cache_dir", str),
+        "timeout_s": field(req, "timeout_s", (int, float)),
     }
+    if r["timeout_s"] is not None and (isinstance(r["timeout_s"], bool) or r["timeout_s"] <= 0):
+        raise RequestError(f"field \"timeout_s\": expected a positive number of seconds")
     for name, ty in r["signature"].items():
         if not isinstance(ty, str):
             raise RequestError(f"signature \"{name}\": expected a type string such as \"*fp16\"")
@@ -139,6 +143,9 @@ def load_entry(path, entry):
     real = os.path.realpath(path)
     mod = _modules.get((real, sha))
     if mod is None:
+        folder = os.path.dirname(real)  # so that it can import its neighbours, as when run there
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
         name = f"_blocktune_triton_{sha[:16]}"
         spec = importlib.util.spec_from_file_location(name, real)
         mod = importlib.util.module_from_spec(spec)

@@ -123,6 +123,7 @@ class Compile(unittest.TestCase):
             dict(vector_add("bad_type", c), signature=dict(vector_add("", c)["signature"],
                                                            x_ptr="tensordesc<fp32[16]>")),
             dict(vector_add("bad_file", c), source=os.path.join(c, "missing.py")),
+            dict(vector_add("bad_timeout", c), timeout_s="soon"),
         ]
         cls.hello, cls.a, cls.order, cls.rc = run_pool(cls.reqs + bad + ["{not json"], workers=2)
         cls.stamps = {p: os.stat(p).st_mtime_ns for p in cls.files()}
@@ -143,7 +144,7 @@ class Compile(unittest.TestCase):
         self.assertEqual(self.hello["protocol"], 1)
         self.assertEqual(self.hello["triton_version"], triton.__version__)
         self.assertEqual(self.hello["workers"], 2)
-        self.assertEqual(len(self.order), len(self.reqs) + 6)  # every request answered once
+        self.assertEqual(len(self.order), len(self.reqs) + 7)  # every request answered once
 
     def test_vector_add(self):
         a = self.a["va"]
@@ -220,7 +221,8 @@ class Compile(unittest.TestCase):
 
     def test_bad_requests(self):
         want = {"bad_noconst": "\"BLOCK\"", "bad_entry": "no_such_kernel",
-                "bad_field": "num_wraps", "bad_type": "tensordesc", "bad_file": "missing.py"}
+                "bad_field": "num_wraps", "bad_type": "tensordesc", "bad_file": "missing.py",
+                "bad_timeout": "timeout_s"}
         for rid, word in want.items():
             a = self.a[rid]
             self.assertEqual((a["ok"], a["error"]["kind"]), (False, "bad_request"), rid)
@@ -265,6 +267,27 @@ class Pool(unittest.TestCase):
         self.assertIn("signal 9", a["crash"]["error"]["message"])
         self.assertEqual(a["slow"]["error"]["kind"], "timeout")
         self.assertTrue(a["after"]["ok"], a["after"].get("error"))
+
+    def test_helper_in_a_neighbour_file(self):
+        """A kernel may import @jit helpers from files beside it; editing one recompiles."""
+        with tempfile.TemporaryDirectory(prefix="bt-triton-test-") as c:
+            def write(name, text):
+                with open(os.path.join(c, name), "w") as f:
+                    f.write("import triton\nimport triton.language as tl\n" + text)
+            write("bt_helper.py", "@triton.jit\ndef scale(x):\n    return x * 2\n")
+            write("k.py", "from bt_helper import scale\n\n\n@triton.jit\n"
+                          "def k(p, BLOCK: tl.constexpr):\n"
+                          "    o = tl.arange(0, BLOCK)\n"
+                          "    tl.store(p + o, scale(tl.load(p + o)))\n")
+            req = {"id": "k", "source": os.path.join(c, "k.py"), "entry": "k",
+                   "target": "sm_90", "signature": {"p": "*fp32"},
+                   "constexprs": {"BLOCK": 128}, "cache_dir": c}
+            first = run_pool([req])[1]["k"]
+            write("bt_helper.py", "@triton.jit\ndef scale(x):\n    return x * 3\n")
+            second = run_pool([req])[1]["k"]
+        self.assertTrue(first["ok"] and second["ok"], (first.get("error"), second.get("error")))
+        self.assertFalse(second["cached"])
+        self.assertNotEqual(first["key"], second["key"])
 
     def test_probe(self):
         p = subprocess.run([sys.executable, "-m", "blocktune.triton_compile", "--probe"],
