@@ -89,6 +89,7 @@ class Worker:
                                      text=True, bufsize=1)
         self.job = None        # (id, timeout_s or None, start time) of the request it runs
         self.timed_out = False
+        self.answered = 0
 
 
 class Pool:
@@ -102,7 +103,11 @@ class Pool:
         self.env = dict(os.environ)
         self.env["PYTHONPATH"] = os.pathsep.join(
             p for p in (pkg_parent, self.env.get("PYTHONPATH")) if p)
-        self.workers = [self.start_worker() for _ in range(n)]
+        self.silent_deaths = 0  # workers that died before answering anything
+        self.unsent = 0         # answers decided but not yet written (dispatch waits for them)
+        self.workers = []
+        with self.cv:
+            self.workers = [self.start_worker() for _ in range(n)]
 
     def start_worker(self):
         w = Worker(self.env)
@@ -127,8 +132,10 @@ class Pool:
             self.emit(line)
             with self.cv:
                 w.job = None
+                w.answered += 1
                 self.cv.notify_all()
         rc = w.proc.wait()
+        lost = None
         with self.cv:
             if w.job is not None:
                 rid, timeout, start = w.job
@@ -139,11 +146,21 @@ class Pool:
                     how = f"signal {-rc}" if rc < 0 else f"exit status {rc}"
                     err = {"kind": "crashed", "message": f"the compile worker died ({how}) "
                            "while compiling this request; its stderr says more"}
-                self.emit(json.dumps({"id": rid, "ok": False, "cached": False, "error": err}))
+                lost = {"id": rid, "ok": False, "cached": False, "error": err}
+                self.unsent += 1
+            if w.answered == 0 and w.job is None:  # died idle before any answer: cannot start
+                self.silent_deaths += 1
             if w in self.workers:
-                i = self.workers.index(w)
-                self.workers[i] = None if self.eof and not self.queue else self.start_worker()
+                # Replace it, unless input is done or workers keep dying before any answer
+                # (then dispatch() answers what is queued rather than respawn forever).
+                replace = not (self.eof and not self.queue) and self.silent_deaths <= 2 * self.n
+                self.workers[self.workers.index(w)] = self.start_worker() if replace else None
             self.cv.notify_all()
+        if lost:
+            self.emit(json.dumps(lost))
+            with self.cv:
+                self.unsent -= 1
+                self.cv.notify_all()
 
     def submit(self, line):
         try:
@@ -162,28 +179,42 @@ class Pool:
 
     def dispatch(self):
         """Hand queued requests to idle workers, kill workers past their time-out; return when
-        input has ended and every request is answered."""
-        with self.cv:
-            while True:
+        input has ended and every request is answered. Nothing blocking runs under the lock,
+        so the stdin reader (submit) never waits on a worker or on stdout."""
+        while True:
+            out, sends = [], []
+            with self.cv:
                 now = time.monotonic()
                 for w in self.workers:
                     if w and w.job and w.job[1] and now - w.job[2] > w.job[1] and not w.timed_out:
                         w.timed_out = True
                         w.proc.kill()
+                if not any(self.workers):
+                    while self.queue:
+                        out.append({"id": self.queue.popleft()[0], "ok": False, "cached": False,
+                                    "error": {"kind": "internal", "message":
+                                              "no compile worker could start (each died before "
+                                              "answering; their stderr says why)"}})
                 idle = [w for w in self.workers if w and w.job is None and w.proc.poll() is None]
                 while idle and self.queue:
                     w = idle.pop()
                     rid, timeout, text = self.queue.popleft()
                     w.job = (rid, timeout, time.monotonic())
-                    try:
-                        w.proc.stdin.write(text + "\n")
-                        w.proc.stdin.flush()
-                    except OSError:  # it died meanwhile: collect() answers for it
-                        pass
+                    sends.append((w, text))
                 busy = any(w and w.job for w in self.workers)
-                if self.eof and not self.queue and not busy:
-                    return
-                self.cv.wait(timeout=0.2)
+                done = self.eof and not self.queue and not busy and not self.unsent
+                if not (out or sends or done):
+                    self.cv.wait(timeout=0.2)
+            for ans in out:
+                self.emit(json.dumps(ans))
+            for w, text in sends:
+                try:
+                    w.proc.stdin.write(text + "\n")
+                    w.proc.stdin.flush()
+                except OSError:  # it died meanwhile: collect() answers for it
+                    pass
+            if done:
+                return
 
     def close(self):
         for w in self.workers:

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -267,6 +268,28 @@ class Pool(unittest.TestCase):
         self.assertIn("signal 9", a["crash"]["error"]["message"])
         self.assertEqual(a["slow"]["error"]["kind"], "timeout")
         self.assertTrue(a["after"]["ok"], a["after"].get("error"))
+
+    def test_client_may_write_everything_before_reading(self):
+        """400 answers (~600 KB) exceed any pipe buffer: the pool must keep reading stdin while
+        nobody reads its stdout."""
+        with tempfile.TemporaryDirectory(prefix="bt-triton-test-") as c:
+            text = "".join(json.dumps(vector_add(i, c)) + "\n" for i in range(400)).encode()
+            p = subprocess.Popen([sys.executable, "-m", "blocktune.triton_compile", "--workers",
+                                  "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
+            killer = threading.Timer(300, p.kill)
+            killer.start()
+            try:
+                p.stdin.write(text)  # blocks for good if the pool stops reading
+                p.stdin.close()
+                lines = p.stdout.read().decode().splitlines()
+            finally:
+                killer.cancel()
+            self.assertEqual(p.wait(), 0)
+        answers = [json.loads(l) for l in lines[1:]]
+        self.assertEqual(sorted(a["id"] for a in answers), list(range(400)))
+        self.assertTrue(all(a["ok"] for a in answers))
+        self.assertEqual(sum(not a["cached"] for a in answers), 1)
 
     def test_helper_in_a_neighbour_file(self):
         """A kernel may import @jit helpers from files beside it; editing one recompiles."""
