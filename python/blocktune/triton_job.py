@@ -117,7 +117,7 @@ def check_request(req):
         "timeout_s": field(req, "timeout_s", (int, float)),
     }
     if r["timeout_s"] is not None and (isinstance(r["timeout_s"], bool) or r["timeout_s"] <= 0):
-        raise RequestError(f"field \"timeout_s\": expected a positive number of seconds")
+        raise RequestError("field \"timeout_s\": expected a positive number of seconds")
     for name, ty in r["signature"].items():
         if not isinstance(ty, str):
             raise RequestError(f"signature \"{name}\": expected a type string such as \"*fp16\"")
