@@ -131,15 +131,16 @@ static void noise_band(pctx *P)
 static void peer_lines(pctx *P, const bt__peer *peers, int np)
 {
     for (int i = 0; i < np; i++) {
-        double y = peers[i].median_ms * P->tdiv;
+        double y = peers[i].time_ms * P->tdiv;
         if (y < P->c.y.lo || y > P->c.y.hi)
             continue;
         double py = bt__chart_y(&P->c, y);
-        fprintf(P->c.f, "<line class=\"peerline\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-                        "y2=\"%.1f\" data-peer=\"", P->c.l, py, P->c.w - P->c.r, py);
+        fprintf(P->c.f, "<line class=\"peerline pk%d\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                        "y2=\"%.1f\" data-peer=\"", peers[i].color, P->c.l, py, P->c.w - P->c.r, py);
         bt__esc(P->c.f, peers[i].name);
-        fprintf(P->c.f, "\"/><text class=\"note\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">",
-                P->c.w - P->c.r - 4, py - 4);
+        /* labels alternate between the right and the left end, so that close lines stay legible */
+        fprintf(P->c.f, "\"/><text class=\"note\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">",
+                i % 2 ? P->c.l + 4 : P->c.w - P->c.r - 4, py - 4, i % 2 ? "start" : "end");
         bt__esc(P->c.f, peers[i].name);
         fprintf(P->c.f, "</text>\n");
     }
@@ -157,7 +158,7 @@ static void time_range(const bt__tview *v, const bt__peer *peers, int np, double
             *hi = fmax(*hi, fmax(m, bt__jnum(x, "p80_ms", m)));
         }
     for (int i = 0; i < np; i++)
-        *lo = fmin(*lo, peers[i].median_ms), *hi = fmax(*hi, peers[i].median_ms);
+        *lo = fmin(*lo, peers[i].time_ms), *hi = fmax(*hi, peers[i].time_ms);
     if (!isfinite(*lo))
         *lo = 1e-3, *hi = 1;
 }

@@ -56,7 +56,9 @@ static void ranges(const bt__tview *v, const bt__peer *p, int np, const unit *u,
             *yl = fmin(*yl, y), *yh = fmax(*yh, y);
         }
     for (int i = 0; i < np; i++) {
-        double in = p[i].flops / p[i].bytes, y = p[i].flops / (p[i].median_ms * 1e-3) / u->div;
+        if (!(p[i].flops > 0 && p[i].bytes > 0))
+            continue;
+        double in = p[i].flops / p[i].bytes, y = p[i].flops / (p[i].time_ms * 1e-3) / u->div;
         *xl = fmin(*xl, in), *xh = fmax(*xh, in), *yl = fmin(*yl, y), *yh = fmax(*yh, y);
     }
     if (v->known) {
@@ -95,17 +97,12 @@ static void config_point(const bt__chart *c, const bt__tview *v, size_t i, const
 
 static void peer_point(const bt__chart *c, const bt__peer *p, const unit *u)
 {
-    double in = p->flops / p->bytes, y = p->flops / (p->median_ms * 1e-3) / u->div;
-    char yv[32], ts[32];
+    double in = p->flops / p->bytes, y = p->flops / (p->time_ms * 1e-3) / u->div;
+    char yv[32], ts[32], what[96];
     bt__fmt_num(y, yv, sizeof yv);
-    bt__fmt_num(p->median_ms * 1e3, ts, sizeof ts);
-    double px = bt__chart_x(c, in), py = bt__chart_y(c, y);
-    fprintf(c->f, "<rect class=\"peer\" x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" "
-                  "transform=\"rotate(45 %.1f %.1f)\" data-peer=\"", px - 4.5, py - 4.5, px, py);
-    bt__esc(c->f, p->name);
-    fprintf(c->f, "\"><title>peer ");
-    bt__esc(c->f, p->name);
-    fprintf(c->f, ": %s us, %s %s</title></rect>\n", ts, yv, u->name);
+    bt__fmt_num(p->time_ms * 1e3, ts, sizeof ts);
+    snprintf(what, sizeof what, "%s us, %s %s", ts, yv, u->name);
+    bt__peer_mark(c->f, bt__chart_x(c, in), bt__chart_y(c, y), p, what);
 }
 
 void bt__chart_roofline(FILE *f, const bt__tview *v, const bt__peer *peers, int npeers)
@@ -144,12 +141,13 @@ void bt__chart_roofline(FILE *f, const bt__tview *v, const bt__peer *peers, int 
     fprintf(f, "<line class=\"intensity\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
                "<text class=\"note\" x=\"%.1f\" y=\"%.1f\">%s: %.3g FLOP/B</text>\n",
             kx, c.t, kx, c.h - c.b, kx + 4, c.h - c.b - 6, v->kernel, v->intensity);
-    for (size_t i = 0; i < v->n; i++) /* the winner last, on top */
+    for (size_t i = 0; i < v->n; i++)
         if (bt__tview_ok(v, i) && (long)i != v->winner_i)
             config_point(&c, v, i, &u);
-    if (v->winner_i >= 0 && bt__tview_ok(v, (size_t)v->winner_i))
-        config_point(&c, v, (size_t)v->winner_i, &u);
     for (int i = 0; i < npeers; i++)
-        peer_point(&c, &peers[i], &u);
+        if (peers[i].flops > 0 && peers[i].bytes > 0)
+            peer_point(&c, &peers[i], &u);
+    if (v->winner_i >= 0 && bt__tview_ok(v, (size_t)v->winner_i)) /* the winner on top */
+        config_point(&c, v, (size_t)v->winner_i, &u);
     bt__chart_close(&c);
 }

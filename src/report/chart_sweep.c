@@ -54,7 +54,7 @@ static void sweep_point(FILE *f, const bt__chart *c, const bt__tview *v, const s
     bt__jobj_text(json_object_get(bt__tview_cfg(v, (size_t)v->winner_i), "config"), " ", cfg,
                   sizeof cfg);
     bt__fmt_num(p->y, y, sizeof y);
-    fprintf(f, "<circle class=\"pt winner sweep\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" data-key=\"",
+    fprintf(f, "<circle class=\"pt st-ok winner sweep\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" data-key=\"",
             bt__chart_x(c, p->x), bt__chart_y(c, p->y));
     bt__esc(f, v->problem);
     fprintf(f, "\"><title>");
@@ -72,18 +72,14 @@ static void peer_points(FILE *f, const bt__chart *c, const bt__tview *views, con
         bt__peer pp[MAX_PEERS];
         int np = bt__peers_match(peers, v, pp, MAX_PEERS);
         for (int j = 0; j < np; j++) {
-            double y = figure(v, pp[j].median_ms, eff);
+            double y = figure(v, pp[j].time_ms, eff);
             if (!(y > 0))
                 continue;
-            double px = bt__chart_x(c, pts[i].x), py = bt__chart_y(c, y);
-            fprintf(f, "<rect class=\"peer\" x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" "
-                       "transform=\"rotate(45 %.1f %.1f)\" data-peer=\"", px - 4.5, py - 4.5, px, py);
-            bt__esc(f, pp[j].name);
-            fprintf(f, "\"><title>peer ");
-            bt__esc(f, pp[j].name);
-            fprintf(f, " at ");
-            bt__esc(f, v->problem);
-            fprintf(f, "</title></rect>\n");
+            char what[320], ys[32];
+            bt__fmt_num(y, ys, sizeof ys);
+            snprintf(what, sizeof what, "%s %s at %s", ys, eff ? "% of the roofline" :
+                     bt__tview_unit(v), v->problem);
+            bt__peer_mark(f, bt__chart_x(c, pts[i].x), bt__chart_y(c, y), &pp[j], what);
         }
     }
 }
@@ -138,10 +134,10 @@ void bt__chart_sweep(FILE *f, const bt__tview *views, const size_t *idx, size_t 
     for (size_t i = 0; i < m; i++)
         fprintf(f, "%.1f,%.1f ", bt__chart_x(&c, pts[i].x), bt__chart_y(&c, pts[i].y));
     fprintf(f, "\"/>\n");
+    if (peers) /* under the winners */
+        peer_points(f, &c, views, pts, m, peers, eff);
     for (size_t i = 0; i < m; i++)
         sweep_point(f, &c, &views[pts[i].v], &pts[i], unit);
-    if (peers)
-        peer_points(f, &c, views, pts, m, peers, eff);
     bt__chart_close(&c);
     free(pts);
 }

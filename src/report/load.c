@@ -23,8 +23,17 @@ static bt_status fail_at(bt_diag *diag, const char *text, const char *name, cons
     snprintf(diag->file, sizeof diag->file, "%s", name ? name : "");
     bt__diag_field(diag, path);
     bt__jpos *m = text ? bt__jpos_build(text) : NULL;
-    if (m)
-        bt__jpos_find(m, path, &diag->line, &diag->column);
+    /* a member that is missing: the position of the object that lacks it */
+    char at[128];
+    snprintf(at, sizeof at, "%s", path);
+    while (m && !bt__jpos_find(m, at, &diag->line, &diag->column) && at[0]) {
+        char *cut = strrchr(at, '.'), *br = strrchr(at, '[');
+        cut = br > cut ? br : cut;
+        if (cut)
+            *cut = '\0';
+        else
+            at[0] = '\0';
+    }
     bt__jpos_free(m);
     return BT_PARSE;
 }
@@ -111,10 +120,12 @@ bt_status bt__report_check_peers(json_t *doc, const char *text, const char *name
                           : !bt__jstr(p, "name", NULL)                 ? "name"
                           : !bt__jstr(p, "kernel", NULL)               ? "kernel"
                           : !json_is_object(json_object_get(p, "problem")) ? "problem"
-                          : !positive(p, "median_ms")                  ? "median_ms"
+                          : !positive(p, "time_ms")                    ? "time_ms"
                           : json_object_get(p, "flops") && !positive(p, "flops") ? "flops"
                           : json_object_get(p, "bytes") && !positive(p, "bytes") ? "bytes"
                           : json_object_get(p, "device") && !bt__jstr(p, "device", NULL) ? "device"
+                          : json_object_get(p, "statistic") && !bt__jstr(p, "statistic", NULL) ? "statistic"
+                          : json_object_get(p, "note") && !bt__jstr(p, "note", NULL) ? "note"
                                                                        : NULL;
         if (!bad)
             continue;
@@ -122,7 +133,8 @@ bt_status bt__report_check_peers(json_t *doc, const char *text, const char *name
         return fail_at(diag, text, name, path,
                        !bad[0] ? "a peer is an object"
                        : !strcmp(bad, "problem") ? "must be an object of the tune's sizes (and dtype)"
-                       : !strcmp(bad, "name") || !strcmp(bad, "kernel") || !strcmp(bad, "device")
+                       : !strcmp(bad, "name") || !strcmp(bad, "kernel") || !strcmp(bad, "device") ||
+                               !strcmp(bad, "statistic") || !strcmp(bad, "note")
                            ? "must be a string"
                            : "must be a positive finite number");
     }
@@ -200,10 +212,21 @@ int bt__peers_match(const json_t *peers, const bt__tview *v, bt__peer *out, int 
         if (!peer_matches(p, v))
             continue;
         out[n++] = (bt__peer){bt__jstr(p, "name", "?"), bt__jstr(p, "note", NULL),
-                              bt__jnum(p, "median_ms", 0), bt__jnum(p, "flops", v->flops),
-                              bt__jnum(p, "bytes", v->bytes)};
+                              bt__jstr(p, "statistic", NULL), bt__jnum(p, "time_ms", 0),
+                              bt__jnum(p, "flops", v->flops), bt__jnum(p, "bytes", v->bytes), 0};
         if (!(out[n - 1].flops > 0 && out[n - 1].bytes > 0))
             out[n - 1].flops = out[n - 1].bytes = 0;
+        int names = 0; /* distinct names before this peer's first appearance */
+        for (size_t j = 0; j < i; j++) {
+            const char *nj = bt__jstr(json_array_get(ps, j), "name", "");
+            if (!strcmp(nj, out[n - 1].name))
+                break;
+            bool first = true;
+            for (size_t k = 0; k < j && first; k++)
+                first = strcmp(bt__jstr(json_array_get(ps, k), "name", ""), nj) != 0;
+            names += first;
+        }
+        out[n - 1].color = names % 4;
     }
     return n;
 }

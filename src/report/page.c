@@ -17,12 +17,12 @@ static const char style[] =
     "--plot:#fafafa;--line:#bbb;--roof:#222;--ok:#2f6db5;--win:#e0a000;--band:rgba(224,160,0,.18);"
     "--compile_failed:#d2691e;--wrong_result:#c62828;--launch_failed:#7b1fa2;"
     "--resources_exceeded:#795548;--timed_out:#ad1457;--other:#757575;--peer:#2e7d32;"
-    "--hl:#00a0a0;--rowwin:#fff4d6}\n"
+    "--hl:#00a0a0;--rowwin:#fff4d6;--pk1:#8e24aa;--pk2:#00838f;--pk3:#6d4c41}\n"
     "@media (prefers-color-scheme:dark){:root{--bg:#15171a;--fg:#e4e4e4;--muted:#9aa0a6;"
     "--grid:#2c3035;--plot:#1b1e22;--line:#555;--roof:#ddd;--ok:#6fa8ff;--win:#ffc940;"
     "--band:rgba(255,201,64,.16);--compile_failed:#ff9d5c;--wrong_result:#ff6b6b;"
     "--launch_failed:#ce93d8;--resources_exceeded:#bcaaa4;--timed_out:#f48fb1;--other:#aaa;"
-    "--peer:#81c784;--hl:#4dd0e1;--rowwin:#3a3220}}\n"
+    "--peer:#81c784;--hl:#4dd0e1;--rowwin:#3a3220;--pk1:#e1a6ee;--pk2:#4dd0e1;--pk3:#d7b29d}}\n"
     "body{background:var(--bg);color:var(--fg);font:15px/1.45 system-ui,-apple-system,'Segoe UI',"
     "Roboto,sans-serif;margin:0 auto;max-width:1180px;padding:0 16px 48px}\n"
     "h1{font-size:1.6em;margin:.8em 0 .2em}h2{margin-top:2em;border-bottom:1px solid var(--grid)}"
@@ -38,7 +38,9 @@ static const char style[] =
     "svg .roof{fill:none;stroke:var(--roof);stroke-width:2}svg .intensity{stroke:var(--muted);"
     "stroke-dasharray:4 3}svg .band{fill:var(--band)}svg .spread{stroke:var(--fg);"
     "stroke-width:1.5}svg .peerline{stroke:var(--peer);stroke-dasharray:6 4;stroke-width:1.5}"
-    "svg .peer{fill:var(--peer);stroke:var(--bg)}svg .sweepline{fill:none;stroke:var(--ok);"
+    "svg .peer{fill:var(--peer);stroke:var(--bg)}svg .peer.pk1{fill:var(--pk1)}"
+    "svg .peer.pk2{fill:var(--pk2)}svg .peer.pk3{fill:var(--pk3)}svg .peerline.pk1{stroke:var(--pk1)}"
+    "svg .peerline.pk2{stroke:var(--pk2)}svg .peerline.pk3{stroke:var(--pk3)}svg .sweepline{fill:none;stroke:var(--ok);"
     "stroke-width:1.5}\n"
     ".pt{stroke:var(--bg);stroke-width:1;fill-opacity:.8}.st-ok{fill:var(--ok)}"
     ".pt.finalist{stroke:var(--fg);stroke-width:2}.pt.winner{fill:var(--win);stroke:var(--fg);"
@@ -60,7 +62,10 @@ static const char style[] =
     ".swatch.st-timed_out{border-color:var(--timed_out);border-style:double}"
     ".swatch.winner{background:var(--win);border-color:var(--fg)}.swatch.finalist{border-color:var(--fg);"
     "background:var(--ok)}.swatch.band{border-radius:0;background:var(--band);border-color:var(--band)}"
-    ".swatch.peer{border-radius:0;transform:rotate(45deg);background:var(--peer);border-color:var(--peer)}\n"
+    ".swatch.peer{border-radius:0;transform:rotate(45deg);background:var(--peer);border-color:var(--peer)}"
+    ".swatch.peer.pk1{background:var(--pk1);border-color:var(--pk1)}"
+    ".swatch.peer.pk2{background:var(--pk2);border-color:var(--pk2)}"
+    ".swatch.peer.pk3{background:var(--pk3);border-color:var(--pk3)}\n"
     "ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:4px 18px;font-size:.9em}\n"
     "table{border-collapse:collapse;margin:.6em 0;font-size:.9em}th,td{padding:3px 8px;"
     "border-bottom:1px solid var(--grid);text-align:left;vertical-align:top}td.num{text-align:right;"
@@ -85,8 +90,23 @@ static const char script[] =
     "  document.addEventListener('focusin',mark);\n"
     "})();\n";
 
+/* One legend entry per peer name (a diamond on the roofline, a dashed line over time). */
+static void peer_legend(FILE *f, const bt__peer *peers, int n)
+{
+    for (int i = 0; i < n; i++) {
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !strcmp(peers[j].name, peers[i].name);
+        if (seen)
+            continue;
+        fprintf(f, "<li><span class=\"swatch peer pk%d\"></span>peer: ", peers[i].color);
+        bt__esc(f, peers[i].name);
+        fprintf(f, "</li>");
+    }
+}
+
 /* The legend of a tune's parameter charts, with the count of each status. */
-static void legend(FILE *f, const bt__tview *v, int npeers)
+static void legend(FILE *f, const bt__tview *v, const bt__peer *peers, int npeers)
 {
     const char *st[32];
     size_t cnt[32] = {0}, ns = 0;
@@ -121,8 +141,7 @@ static void legend(FILE *f, const bt__tview *v, int npeers)
                    "p20-p80)</li>");
     if (bt__jnum(v->winner, "noise_band", 0) > 0)
         fprintf(f, "<li><span class=\"swatch band\"></span>the finals' noise band</li>");
-    if (npeers)
-        fprintf(f, "<li><span class=\"swatch peer\"></span>peer</li>");
+    peer_legend(f, peers, npeers);
     fprintf(f, "</ul>\n");
 }
 
@@ -155,7 +174,7 @@ static void tune_section(FILE *f, const bt__tview *v, const char *source, const 
                "\n</figure>\n", np ? ", peers as diamonds" : "");
     if (v->n) {
         fprintf(f, "<h3>Time against each parameter</h3>\n");
-        legend(f, v, np);
+        legend(f, v, pp, np);
         fprintf(f, "<div class=\"grid2\">\n");
         bt__chart_params(f, v, pp, np);
         fprintf(f, "</div>\n");
@@ -172,6 +191,23 @@ static void tune_section(FILE *f, const bt__tview *v, const char *source, const 
     bt__table_eliminated(f, v);
     bt__table_provenance(f, v, source);
     fprintf(f, "</section>\n");
+}
+
+/* The sweep's legend: the winners, and each peer that has a point. */
+static void sweep_legend(FILE *f, const bt__tview *v, const size_t *idx, size_t m,
+                         const json_t *peers)
+{
+    bt__peer all[MAX_PEERS], one[MAX_PEERS];
+    int na = 0;
+    for (size_t i = 0; peers && i < m; i++) {
+        int n = bt__peers_match(peers, &v[idx[i]], one, MAX_PEERS);
+        for (int j = 0; j < n && na < MAX_PEERS; j++)
+            all[na++] = one[j];
+    }
+    fprintf(f, "<ul class=\"legend\" aria-label=\"legend\"><li><span class=\"swatch winner\">"
+               "</span>the winner of a key (joined in size order)</li>");
+    peer_legend(f, all, na);
+    fprintf(f, "</ul>\n");
 }
 
 /* Keys of one kernel on one device with the same dtype and size names: a sweep. */
@@ -219,7 +255,9 @@ static void sweeps(FILE *f, const bt__tview *v, size_t n, const json_t *peers, b
         fprintf(f, ", %zu keys</h2>\n<figure>\n", m);
         bt__chart_sweep(f, v, idx, m, peers, id);
         fprintf(f, "<figcaption>The winner of each key against the problem size.</figcaption>"
-                   "\n</figure>\n</section>\n");
+                   "\n</figure>\n");
+        sweep_legend(f, v, idx, m, peers);
+        fprintf(f, "</section>\n");
     }
     free(idx);
     free(done);

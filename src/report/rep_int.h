@@ -92,8 +92,12 @@ double bt__chart_y(const bt__chart *c, double v);
 /* Peers (load.c's documents) that match a tune: name, median, and their FLOP and byte counts. */
 typedef struct bt__peer {
     const char *name, *note;
-    double median_ms, flops, bytes;
+    const char *statistic; /* "median", "mean", "min" ... as the peers file says; may be NULL */
+    double time_ms, flops, bytes;
+    int color;             /* the peer's name's rank among the file's names, mod 4 (its colour) */
 } bt__peer;
+/* A peer's mark (a diamond of its colour) at px, py with a tooltip "peer NAME: what". */
+void bt__peer_mark(FILE *f, double px, double py, const bt__peer *p, const char *what);
 /* The peers of v (matched by kernel, every problem value given, and device when given), at most
  * max, into out; returns their count. */
 int bt__peers_match(const json_t *peers, const bt__tview *v, bt__peer *out, int max);

@@ -248,3 +248,16 @@ void bt__chart_close(const bt__chart *c)
 {
     fprintf(c->f, "</svg>\n");
 }
+
+void bt__peer_mark(FILE *f, double px, double py, const bt__peer *p, const char *what)
+{
+    fprintf(f, "<rect class=\"peer pk%d\" x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" "
+               "transform=\"rotate(45 %.1f %.1f)\" data-peer=\"", p->color, px - 4.5, py - 4.5, px,
+            py);
+    bt__esc(f, p->name);
+    fprintf(f, "\"><title>peer ");
+    bt__esc(f, p->name);
+    fprintf(f, ": ");
+    bt__esc(f, what);
+    fprintf(f, "</title></rect>\n");
+}

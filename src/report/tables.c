@@ -252,7 +252,7 @@ void bt__table_peers(FILE *f, const bt__tview *v, const bt__peer *peers, int np)
         return;
     double wm = v->winner_i >= 0 ? bt__tview_median(v, (size_t)v->winner_i) : NAN;
     fprintf(f, "<table class=\"peers\"><caption>Peers (from the peers file)</caption>\n<thead><tr>"
-               "<th scope=\"col\">peer</th><th scope=\"col\">median us</th><th scope=\"col\">%s</th>"
+               "<th scope=\"col\">peer</th><th scope=\"col\">time us</th><th scope=\"col\">%s</th>"
                "<th scope=\"col\">blocktune's winner against it</th><th scope=\"col\">note</th>"
                "</tr></thead>\n<tbody>\n", bt__tview_unit(v));
     for (int i = 0; i < np; i++) {
@@ -261,11 +261,17 @@ void bt__table_peers(FILE *f, const bt__tview *v, const bt__peer *peers, int np)
         bt__esc(f, p->name);
         fprintf(f, "\"><th scope=\"row\">");
         bt__esc(f, p->name);
-        fprintf(f, "</th><td class=\"num\">%.2f</td><td class=\"num\">", p->median_ms * 1e3);
-        num(f, bt__tview_thru(v, p->median_ms));
+        fprintf(f, "</th><td class=\"num\">%.2f", p->time_ms * 1e3);
+        if (p->statistic) {
+            fprintf(f, " (");
+            bt__esc(f, p->statistic);
+            fprintf(f, ")");
+        }
+        fprintf(f, "</td><td class=\"num\">");
+        num(f, bt__tview_thru(v, p->time_ms));
         fprintf(f, "</td><td class=\"num\">");
         if (isfinite(wm))
-            fprintf(f, "%+.1f%% time", (wm / p->median_ms - 1) * 100);
+            fprintf(f, "%+.1f%% time", (wm / p->time_ms - 1) * 100);
         else
             fprintf(f, "–");
         fprintf(f, "</td><td>");

@@ -82,8 +82,19 @@ void bt__tview_init(bt__tview *v, const json_t *doc, size_t index)
     v->bw_gbps = bt__jnum(v->roof, "bandwidth_gbps", 0);
     v->floor_us = bt__jnum(v->roof, "floor_us", 0);
     double ridge = bt__jnum(v->roof, "ridge", 0);
-    v->known = ridge > 0 && v->bw_gbps > 0 && v->peak_tflops > 0 && v->floor_us > 0;
     const char *bound = bt__jstr(v->roof, "bound", "");
+    if (ridge > 0 && v->floor_us > 0 && !(v->bw_gbps > 0 && v->peak_tflops > 0)) {
+        /* an older document (no peaks): the floor is the bound side's time, so its rate follows,
+         * and the ridge (peak / bandwidth) gives the other */
+        if (!strcmp(bound, "memory") && v->bytes > 0) {
+            v->bw_gbps = v->bytes / (v->floor_us * 1e-6) / 1e9;
+            v->peak_tflops = ridge * v->bw_gbps / 1e3;
+        } else if (!strcmp(bound, "compute") && v->flops > 0) {
+            v->peak_tflops = v->flops / (v->floor_us * 1e-6) / 1e12;
+            v->bw_gbps = v->peak_tflops * 1e3 / ridge;
+        }
+    }
+    v->known = ridge > 0 && v->bw_gbps > 0 && v->peak_tflops > 0 && v->floor_us > 0;
     v->mem = v->known ? !strcmp(bound, "memory") : v->intensity < 10;
 }
 
