@@ -100,6 +100,8 @@ static struct {
     const void *owner;     /* the tune that shows its line */
     bt__progress_state st;
     double t0;             /* the tune's start */
+    double per_config;     /* the search's seconds per config */
+    double finals0;        /* when the finals began */
     double stamp;          /* when st.left was computed */
     bool color;
 } P = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
@@ -137,7 +139,9 @@ static void draw(void)
     bt__progress_state s = P.st;
     double now = bt__now();
     s.elapsed = now - P.t0;
-    if (s.left >= 0)
+    if (s.left >= 0 && !s.left_is_limit) /* an estimate that has run out says nothing */
+        s.left = s.left - (now - P.stamp) > 0 ? s.left - (now - P.stamp) : -1;
+    else if (s.left >= 0)
         s.left = fmax(0, s.left - (now - P.stamp));
     char line[512];
     bt__progress_format(&s, P.color, line, sizeof line);
@@ -167,11 +171,12 @@ static void *tick(void *arg)
 /* ---------------------------------------------------------------------------------------------
  * The hooks
  * ------------------------------------------------------------------------------------------- */
-/* The finals' cost (select.c: the finalists and up to two challengers re-measured). */
-static double finals_s(const bt_tune_options *o)
+/* The finals' cost: the finalists and up to two challengers re-measured (select.c), each about
+ * what measuring one config has cost so far. */
+static double finals_s(const bt_tune_options *o, double per_config)
 {
     int k = o->top_k > 0 ? (o->top_k > 16 ? 16 : o->top_k) : 3;
-    return (k + 2) * (o->warmup_ms + o->rep_ms) * 1.5e-3;
+    return (k + 2) * per_config;
 }
 
 /* The state from the tune (P.mu held). */
@@ -196,9 +201,14 @@ static void update(const bt__tctx *T, bool finals)
     s->finals = finals;
     double now = bt__now(), spent = now - T->t0;
     s->left = -1, s->left_is_limit = false;
+    double per = s->measured ? (now - T->t_search0) / (double)s->measured : 0;
+    if (finals) /* the search's time per config, frozen when it ended */
+        per = P.per_config;
+    else
+        P.per_config = per;
     if (s->planned && s->measured && s->measured <= s->planned)
-        s->left = (now - T->t_search0) / (double)s->measured * (double)(s->planned - s->measured) +
-                  finals_s(&T->o);
+        s->left = finals ? finals_s(&T->o, per) - (now - P.finals0)
+                         : per * (double)(s->planned - s->measured) + finals_s(&T->o, per);
     if (T->o.time_limit_s > 0 && (s->left < 0 || T->o.time_limit_s - spent < s->left))
         s->left = fmax(0, T->o.time_limit_s - spent), s->left_is_limit = true;
     P.stamp = now;
@@ -233,6 +243,9 @@ void bt__progress_round_done(const bt__tctx *T)
 
 void bt__progress_finals(const bt__tctx *T)
 {
+    pthread_mutex_lock(&P.mu);
+    P.finals0 = bt__now();
+    pthread_mutex_unlock(&P.mu);
     show(T, true);
 }
 
