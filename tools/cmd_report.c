@@ -16,7 +16,7 @@
 static void report_help(FILE *f)
 {
     fprintf(f,
-        "usage: blocktune report [TUNE.json ...] [--store PATH|default] [--kernel K] [--key KEY]\n"
+        "usage: blocktune report [TUNE.json ...] [--store|--db PATH|default] [--kernel K] [--key KEY]\n"
         "                        [--device D] [--peers FILE] [--title TEXT] -o FILE.html\n"
         "\n"
         "Writes one self-contained HTML page (no network: inline style, charts drawn as SVG)\n"
@@ -28,11 +28,12 @@ static void report_help(FILE *f)
         "candidate table and the provenance of each tune. docs/report.md says how to read it.\n"
         "\n"
         "  TUNE.json         a tune's JSON ('blocktune tune --json FILE'); several for a sweep\n"
-        "  --store PATH      also every key of the results store at PATH ('default': the\n"
+        "  --store PATH, --db PATH\n"
+        "                    also every key of the results store at PATH ('default': the\n"
         "                    default store, as 'blocktune cache' finds it); the store keeps\n"
         "                    measurements, so the roofline and the eliminated configs come from\n"
         "                    the model made again (built-in kernels, a device that is here or in\n"
-        "                    the hardware table)\n"
+        "                    the hardware table); --db as 'blocktune cache' spells it\n"
         "  --kernel K        only the store's keys of kernel K\n"
         "  --key KEY         only the store's keys containing KEY (e.g. 'rows=4096')\n"
         "  --device D        only the store's keys measured on device D (name or UUID)\n"
@@ -68,7 +69,7 @@ static int parse(int argc, char **argv, args *A)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int rc = 0;
-        if (!strcmp(a, "--store"))
+        if (!strcmp(a, "--store") || !strcmp(a, "--db"))
             rc = value(argc, argv, &i, &A->store);
         else if (!strcmp(a, "--kernel"))
             rc = value(argc, argv, &i, &A->kernel);

@@ -183,7 +183,7 @@ static void one_param(FILE *f, const bt__tview *v, const char *name, int k, cons
     }
     double lo, hi;
     time_range(v, peers, np, &lo, &hi);
-    P->tdiv = hi < 1 ? 1e3 : 1, P->tunit = hi < 1 ? "us" : "ms";
+    P->tdiv = hi < 1 ? 1e3 : 1, P->tunit = hi < 1 ? "µs" : "ms";
     char id[64], title[512], desc[512], ylab[64];
     snprintf(id, sizeof id, "%s-p%d", v->id, k);
     snprintf(title, sizeof title, "Median time against %s: %s %s on %s", name, v->kernel,

@@ -87,7 +87,7 @@ static void config_point(const bt__chart *c, const bt__tview *v, size_t i, const
     bt__esc(c->f, cfg);
     fprintf(c->f, "\"><title>");
     bt__esc(c->f, cfg);
-    fprintf(c->f, "%s: %s us, %s %s", win ? " (winner)" : fin ? " (finalist)" : "", ts, yv,
+    fprintf(c->f, "%s: %s µs, %s %s", win ? " (winner)" : fin ? " (finalist)" : "", ts, yv,
             u->name);
     double e = bt__tview_eff(v, ms);
     if (e >= 0)
@@ -101,7 +101,7 @@ static void peer_point(const bt__chart *c, const bt__peer *p, const unit *u)
     char yv[32], ts[32], what[96];
     bt__fmt_num(y, yv, sizeof yv);
     bt__fmt_num(p->time_ms * 1e3, ts, sizeof ts);
-    snprintf(what, sizeof what, "%s us, %s %s", ts, yv, u->name);
+    snprintf(what, sizeof what, "%s µs, %s %s", ts, yv, u->name);
     bt__peer_mark(c->f, bt__chart_x(c, in), bt__chart_y(c, y), p, what);
 }
 

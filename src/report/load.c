@@ -203,6 +203,30 @@ static bool peer_matches(const json_t *p, const bt__tview *v)
     return !dev || strcasestr(v->device, dev) || strcasestr(bt__jstr(v->prov, "device_id", ""), dev);
 }
 
+/* A peer's colour: the rank of its name among the distinct names of its kernel's peers in the
+ * file (mod 4), so that a name keeps its colour on every key of the kernel. */
+static int name_rank(const json_t *ps, size_t i)
+{
+    const json_t *p = json_array_get(ps, i);
+    const char *kernel = bt__jstr(p, "kernel", ""), *name = bt__jstr(p, "name", "");
+    const char *seen[64];
+    int ns = 0;
+    for (size_t j = 0; j <= i; j++) {
+        const json_t *pj = json_array_get(ps, j);
+        if (strcmp(bt__jstr(pj, "kernel", ""), kernel))
+            continue;
+        const char *nj = bt__jstr(pj, "name", "");
+        int r = 0;
+        while (r < ns && strcmp(seen[r], nj))
+            r++;
+        if (!strcmp(nj, name))
+            return r % 4;
+        if (r == ns && ns < 64)
+            seen[ns++] = nj;
+    }
+    return 0;
+}
+
 int bt__peers_match(const json_t *peers, const bt__tview *v, bt__peer *out, int max)
 {
     int n = 0;
@@ -216,17 +240,7 @@ int bt__peers_match(const json_t *peers, const bt__tview *v, bt__peer *out, int 
                               bt__jnum(p, "flops", v->flops), bt__jnum(p, "bytes", v->bytes), 0};
         if (!(out[n - 1].flops > 0 && out[n - 1].bytes > 0))
             out[n - 1].flops = out[n - 1].bytes = 0;
-        int names = 0; /* distinct names before this peer's first appearance */
-        for (size_t j = 0; j < i; j++) {
-            const char *nj = bt__jstr(json_array_get(ps, j), "name", "");
-            if (!strcmp(nj, out[n - 1].name))
-                break;
-            bool first = true;
-            for (size_t k = 0; k < j && first; k++)
-                first = strcmp(bt__jstr(json_array_get(ps, k), "name", ""), nj) != 0;
-            names += first;
-        }
-        out[n - 1].color = names % 4;
+        out[n - 1].color = name_rank(ps, i);
     }
     return n;
 }

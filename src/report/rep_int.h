@@ -94,7 +94,7 @@ typedef struct bt__peer {
     const char *name, *note;
     const char *statistic; /* "median", "mean", "min" ... as the peers file says; may be NULL */
     double time_ms, flops, bytes;
-    int color;             /* the peer's name's rank among the file's names, mod 4 (its colour) */
+    int color;             /* its name's rank among its kernel's peer names, mod 4 (its colour) */
 } bt__peer;
 /* A peer's mark (a diamond of its colour) at px, py with a tooltip "peer NAME: what". */
 void bt__peer_mark(FILE *f, double px, double py, const bt__peer *p, const char *what);

@@ -29,7 +29,7 @@ void bt__table_summary(FILE *f, const bt__tview *v)
         double ms = bt__tview_median(v, (size_t)v->winner_i);
         fprintf(f, "Winner <code>");
         bt__esc(f, cfg);
-        fprintf(f, "</code>: median %.2f us", ms * 1e3);
+        fprintf(f, "</code>: median %.2f µs", ms * 1e3);
         double q = bt__tview_thru(v, ms), e = bt__tview_eff(v, ms);
         if (q > 0)
             fprintf(f, ", %.4g %s", q, bt__tview_unit(v));
@@ -118,8 +118,8 @@ void bt__table_candidates(FILE *f, const bt__tview *v)
                "from the compiler where the backend tells, ~ the model's estimate; blk/SM = "
                "model/exact, ! = they differ)</caption>\n<thead><tr><th scope=\"col\">#</th>"
                "<th scope=\"col\">config</th><th scope=\"col\">smem B</th><th scope=\"col\">regs</th>"
-               "<th scope=\"col\">blk/SM</th><th scope=\"col\">occ</th><th scope=\"col\">median us</th>"
-               "<th scope=\"col\">p20-p80 us</th><th scope=\"col\">reps</th><th scope=\"col\">%s</th>"
+               "<th scope=\"col\">blk/SM</th><th scope=\"col\">occ</th><th scope=\"col\">median µs</th>"
+               "<th scope=\"col\">p20-p80 µs</th><th scope=\"col\">reps</th><th scope=\"col\">%s</th>"
                "<th scope=\"col\">eff</th><th scope=\"col\">status</th></tr></thead>\n<tbody>\n",
             m, bt__tview_unit(v));
     for (size_t j = 0; o && j < m; j++)
@@ -252,7 +252,7 @@ void bt__table_peers(FILE *f, const bt__tview *v, const bt__peer *peers, int np)
         return;
     double wm = v->winner_i >= 0 ? bt__tview_median(v, (size_t)v->winner_i) : NAN;
     fprintf(f, "<table class=\"peers\"><caption>Peers (from the peers file)</caption>\n<thead><tr>"
-               "<th scope=\"col\">peer</th><th scope=\"col\">time us</th><th scope=\"col\">%s</th>"
+               "<th scope=\"col\">peer</th><th scope=\"col\">time µs</th><th scope=\"col\">%s</th>"
                "<th scope=\"col\">blocktune's winner against it</th><th scope=\"col\">note</th>"
                "</tr></thead>\n<tbody>\n", bt__tview_unit(v));
     for (int i = 0; i < np; i++) {

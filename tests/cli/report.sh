@@ -113,6 +113,13 @@ grep -q "store:$tmp/s.db" "$tmp/s.html" || fail "the store's page does not say w
     fail "a store report of nothing succeeded"
 grep -q "no measurements in" "$tmp/err" || fail "an empty selection is not explained"
 [ -e "$tmp/none.html" ] && fail "a failed report wrote a file"
+# --db (as 'cache' spells it) and --key: the same key's page; a key the store lacks is no page
+"$bt" report --db "$tmp/s.db" --key n=100000 -o "$tmp/k.html" 2>"$tmp/err" ||
+    fail "report --db --key: $(cat "$tmp/err")"
+[ "$(grep -c 'data-status=' "$tmp/k.html")" -eq "$(grep -c 'data-status=' "$tmp/s.html")" ] ||
+    fail "report --db --key holds other points than --store --kernel"
+"$bt" report --db "$tmp/s.db" --kernel planted --key n=7 -o "$tmp/none.html" 2>/dev/null &&
+    fail "a store report of a missing key succeeded"
 
 # cache list --json
 "$bt" cache --db "$tmp/s.db" list --json >"$tmp/list.json" || fail "cache list --json"
