@@ -3,9 +3,12 @@
 Debian, driven over the DevTools protocol on a pipe: Python's standard library only) and checks it
 against the tune JSON files it was made from.
 
-    check_report.py PAGE.html TUNE.json [TUNE.json ...]
+    check_report.py PAGE.html TUNE.json [TUNE.json ...] [-- PAGE.html TUNE.json ... ]
+    check_report.py --browser      (prints the browser it would use; exits as below without one)
 
-Fails (exit 1, each problem on a line) when:
+Several pages, each with its own JSON files and separated by `--`, are checked in one browser (a
+browser's start is most of the time). Fails (exit 1, each problem on a line starting with its
+page's name) when:
   - the page logs a console error, warning or assert, throws an uncaught exception, or the browser
     logs an error for it;
   - the page requests anything but itself (the page must be self-contained: no network, no CDN,
@@ -24,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -118,14 +122,16 @@ class Browser:
         for d in ("Runtime", "Page", "Log", "Network"):
             self.call(d + ".enable")
 
-    def load(self, url):
+    def load(self, url, scripts=True):
         self.events = [e for e in self.events if e.get("method") != "Page.loadEventFired"]
         self.call("Page.navigate", {"url": url})
         self.wait_event("Page.loadEventFired")
-        # let late scripts and their errors arrive
-        self.call("Runtime.evaluate", {"expression": "1", "awaitPromise": True})
-        time.sleep(0.3)
-        self.call("Runtime.evaluate", {"expression": "1"})
+        # The page's own scripts, their errors and its requests all come before the load event;
+        # a timer of 100 ms lets anything they deferred run too (messages arrive in order, so its
+        # answer comes after their events). With scripts off, one round trip.
+        self.call("Runtime.evaluate",
+                  {"expression": "new Promise(function(r){ setTimeout(r, 100); })" if scripts
+                   else "1", "awaitPromise": scripts})
 
     def eval(self, expr):
         r = self.call("Runtime.evaluate", {"expression": expr, "returnByValue": True})
@@ -275,12 +281,60 @@ def luminance(css):
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
+def check_page(b, page, files):
+    """The problems of one page against its JSON files, in the browser b."""
+    docs = [json.load(open(f)) for f in files]
+    url = "file://" + os.path.abspath(page)
+    bad = []
+    b.call("Emulation.setScriptExecutionDisabled", {"value": False})
+    b.call("Emulation.setEmulatedMedia",
+           {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+    b.events = []
+    b.load(url)
+    bad += page_problems(b.events, url)
+    survey = b.eval(SURVEY)
+    bad += check_counts(survey, docs, files)
+    light = b.eval(COLORS)
+    b.call("Emulation.setEmulatedMedia",
+           {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    dark = b.eval(COLORS)
+    lb, db, dt = luminance(light[0]), luminance(dark[0]), luminance(dark[1])
+    if lb is None or db is None or dt is None or not (lb > 0.7 and db < 0.3 and dt > 0.6):
+        bad.append("dark mode: background %s and text %s (light: %s)" % (dark[0], dark[1], light[0]))
+    b.call("Emulation.setScriptExecutionDisabled", {"value": True})
+    b.events = []
+    b.load(url, scripts=False)
+    bad += page_problems(b.events, url)
+    # with scripts off the DOM is read through the protocol, not by a script in the page
+    root = b.call("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+    n = len(b.call("DOM.querySelectorAll", {"nodeId": root,
+                                            "selector": "circle[data-status]"})["nodeIds"])
+    want = sum(sum(sum(p["status"].values()) for p in t["params"]) +
+               sum((t["roof"] or {}).values()) for t in survey["tunes"])
+    if n != want:
+        bad.append("with JavaScript off the page holds %d status points, with it %d" % (n, want))
+    return bad
+
+
+def groups(args):
+    """[(PAGE, [JSON ...]), ...] from PAGE JSON... [-- PAGE JSON...]..."""
+    out, cur = [], []
+    for a in args + ["--"]:
+        if a != "--":
+            cur.append(a)
+            continue
+        if len(cur) < 2:
+            return None
+        out.append((cur[0], cur[1:]))
+        cur = []
+    return out
+
+
 def main(argv):
-    if len(argv) < 3:
+    pages = groups(argv[1:]) if argv[1:] != ["--browser"] else []
+    if pages is None:
         print(__doc__)
         return 2
-    page, files = os.path.abspath(argv[1]), argv[2:]
-    docs = [json.load(open(f)) for f in files]
     exe = find_browser()
     if not exe:
         if os.environ.get("CI"):
@@ -289,46 +343,37 @@ def main(argv):
         print("SKIP: no headless browser (%s); dev.sh installs chromium-headless-shell" %
               ", ".join(BROWSERS))
         return 77
-    url = "file://" + page
+    if not pages:
+        print(exe)
+        return 0
+
+    def too_long(sig, frame):
+        raise RuntimeError("the browser did not answer within 120 s")
+    signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(120)
     b = Browser(exe)
-    bad = []
+    nbad = 0
     try:
         b.open()
-        b.call("Emulation.setEmulatedMedia",
-               {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
-        b.events = []
-        b.load(url)
-        bad += page_problems(b.events, url)
-        survey = b.eval(SURVEY)
-        bad += check_counts(survey, docs, files)
-        light = b.eval(COLORS)
-        b.call("Emulation.setEmulatedMedia",
-               {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
-        dark = b.eval(COLORS)
-        lb, db, dt = luminance(light[0]), luminance(dark[0]), luminance(dark[1])
-        if lb is None or db is None or dt is None or not (lb > 0.7 and db < 0.3 and dt > 0.6):
-            bad.append("dark mode: background %s and text %s (light: %s)" % (dark[0], dark[1], light[0]))
-        b.call("Emulation.setScriptExecutionDisabled", {"value": True})
-        b.events = []
-        b.load(url)
-        bad += page_problems(b.events, url)
-        # with scripts off the DOM is read through the protocol, not by a script in the page
         b.call("DOM.enable")
-        root = b.call("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
-        n = len(b.call("DOM.querySelectorAll", {"nodeId": root,
-                                                "selector": "circle[data-status]"})["nodeIds"])
-        want = sum(sum(sum(p["status"].values()) for p in t["params"]) +
-                   sum((t["roof"] or {}).values()) for t in survey["tunes"])
-        if n != want:
-            bad.append("with JavaScript off the page holds %d status points, with it %d" % (n, want))
+        for page, files in pages:
+            try:
+                bad = check_page(b, page, files)
+            except RuntimeError as e:
+                bad = [str(e)]
+            for x in bad:
+                print("FAIL: %s: %s" % (page, x))
+            if not bad:
+                print("ok: %s loads in %s with no console error and no request, and its charts "
+                      "hold every point of %s" % (page, os.path.basename(exe), ", ".join(files)))
+            nbad += len(bad)
+    except RuntimeError as e:
+        print("FAIL: %s" % e)
+        nbad += 1
     finally:
+        signal.alarm(0)
         b.close()
-    for x in bad:
-        print("FAIL: " + x)
-    if not bad:
-        print("ok: %s loads in %s with no console error and no request, and its charts hold "
-              "every point of %s" % (argv[1], os.path.basename(exe), ", ".join(files)))
-    return 1 if bad else 0
+    return 1 if nbad else 0
 
 
 if __name__ == "__main__":
