@@ -222,6 +222,18 @@ static bool same_sweep(const bt__tview *a, const bt__tview *b)
     return json_object_size(pa) == json_object_size(pb);
 }
 
+/* A sweep's name: "KERNEL DTYPE on DEVICE" (no dtype when the problem has none). */
+static void sweep_name(FILE *f, const bt__tview *v)
+{
+    bt__esc(f, v->kernel);
+    if (v->dtype && v->dtype[0]) {
+        fputc(' ', f);
+        bt__esc(f, v->dtype);
+    }
+    fprintf(f, " on ");
+    bt__esc(f, v->device);
+}
+
 /* The sweeps: each group of 2 or more views that belong together, in the order of its first. */
 static void sweeps(FILE *f, const bt__tview *v, size_t n, const json_t *peers, bool toc)
 {
@@ -240,18 +252,14 @@ static void sweeps(FILE *f, const bt__tview *v, size_t n, const json_t *peers, b
         ns++;
         if (toc) {
             fprintf(f, "<li><a href=\"#s%d\">sweep: ", ns);
-            bt__esc(f, v[i].kernel);
-            fprintf(f, " on ");
-            bt__esc(f, v[i].device);
+            sweep_name(f, &v[i]);
             fprintf(f, " (%zu keys)</a></li>\n", m);
             continue;
         }
         char id[32];
         snprintf(id, sizeof id, "s%d", ns);
         fprintf(f, "<section class=\"sweep\" id=\"%s\" data-keys=\"%zu\">\n<h2>Sweep: ", id, m);
-        bt__esc(f, v[i].kernel);
-        fprintf(f, " on ");
-        bt__esc(f, v[i].device);
+        sweep_name(f, &v[i]);
         fprintf(f, ", %zu keys</h2>\n<figure>\n", m);
         bt__chart_sweep(f, v, idx, m, peers, id);
         fprintf(f, "<figcaption>The winner of each key against the problem size.</figcaption>"
