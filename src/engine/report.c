@@ -420,13 +420,22 @@ json_t *bt__result_to_json(const bt_result *r)
     return o;
 }
 
-bt_status bt_result_write_json(const bt_result *r, FILE *f)
+char *bt__result_json_text(const bt_result *r)
 {
     json_t *o = bt__result_to_json(r);
-    if (!o)
-        return BT_NOMEM;
-    int rc = json_dumpf(o, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));
-    fputc('\n', f);
+    char *text = o ? json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8))
+                   : NULL;
     json_decref(o);
-    return rc == 0 && !ferror(f) ? BT_OK : BT_IO;
+    return text;
+}
+
+bt_status bt_result_write_json(const bt_result *r, FILE *f)
+{
+    char *text = bt__result_json_text(r);
+    if (!text)
+        return BT_NOMEM;
+    fputs(text, f);
+    fputc('\n', f);
+    free(text);
+    return !ferror(f) ? BT_OK : BT_IO;
 }

@@ -35,5 +35,9 @@ bool bt__result_roofline_known(const bt_result *r, bool *mem);
 
 /* The result as the tune JSON document (docs/tune-json.md); NULL when out of memory. */
 json_t *bt__result_to_json(const bt_result *r);
+/* The tune JSON document as `--json` writes it (its text: reals to 8 significant digits), or NULL
+ * when out of memory; the caller frees it. The page of `--html` is drawn from this text read back,
+ * so that it holds the numbers of the file, rounded the same. */
+char *bt__result_json_text(const bt_result *r);
 
 #endif

@@ -7,9 +7,14 @@
 
 #include "report/report.h"
 
+#include <stdlib.h>
+
 bt_status bt_result_write_html(const bt_result *r, FILE *f)
 {
-    json_t *o = bt__result_to_json(r);
+    /* the document read back from its --json text: the page holds the file's numbers */
+    char *text = bt__result_json_text(r);
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
     if (!o)
         return BT_NOMEM;
     bt__report_doc d = {o, "this tune (blocktune tune --html)"};
