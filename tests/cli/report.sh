@@ -38,6 +38,7 @@ done
 grep -q "WINNER" "$tmp/out" || fail "the tune has no winner"
 # Not a terminal: no progress line on stderr.
 grep -q "configs measured\|configs ·" "$tmp/err" && fail "a progress line on a non-terminal stderr"
+grep -q $'\033' "$tmp/err" && fail "escape sequences on a non-terminal stderr"
 
 python3 - "$tmp/r.json" "$tmp/r.csv" "$tmp/out" <<'PY' || fail "the CSV"
 import csv, json, sys
