@@ -8,9 +8,11 @@
 #
 # Packages come from Debian (apt-get, only when run as root and only what is missing): a C
 # compiler, CMake, pkg-config, jansson, SQLite, zlib, cmocka, and OpenCL (ICD loader, headers, PoCL so
-# that the OpenCL backend runs on the CPU), python3-venv, and clang with its libFuzzer runtime
+# that the OpenCL backend runs on the CPU), python3-venv, clang with its libFuzzer runtime
 # (libclang-rt-14-dev: a recommendation of clang on Debian 12, which --no-install-recommends
-# leaves out) for the fuzz targets. CUDA is optional and found at run time.
+# leaves out) for the fuzz targets, and chromium-headless-shell (Chromium without a window, for
+# the HTML report's browser test tests/cli/report_browser.sh: about 100 MB to download with
+# chromium-common, 300 MB installed, ~40 s to install). CUDA is optional and found at run time.
 #
 # `test` also installs Kernel Tuner from PyPI (pip, a pinned version, into a virtual environment
 # cached in $BT_KT_VENV, default ~/.cache/blocktune-dev/kernel_tuner-<version>; once) for the
@@ -25,7 +27,7 @@ cd "$here"
 
 packages=(build-essential cmake pkg-config libjansson-dev libsqlite3-dev libcmocka-dev zlib1g-dev
           ocl-icd-libopencl1 opencl-c-headers pocl-opencl-icd python3-venv
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev chromium-headless-shell)
 kt_version=1.5.0
 kt_venv="${BT_KT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/blocktune-dev/kernel_tuner-$kt_version}"
 triton_version=3.6.0 # the H200 machine's version; docs/triton.md's calling convention is 3.6's

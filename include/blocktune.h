@@ -361,6 +361,12 @@ BT_API bt_status bt_buffer_read(bt_buffer *b, size_t off, void *dst, size_t n, b
 /* The result: the seeds' report as text, or JSON (docs/tune-json.md). */
 BT_API bt_status bt_result_write_table(const bt_result *r, FILE *f);
 BT_API bt_status bt_result_write_json(const bt_result *r, FILE *f);
+/* One row per measured config, every column of the text table and the numbers behind it
+ * (RFC 4180 quoting; docs/report.md#csv). */
+BT_API bt_status bt_result_write_csv(const bt_result *r, FILE *f);
+/* One self-contained HTML page: roofline, time against each parameter, eliminations by rule,
+ * candidates, failures, provenance (docs/report.md). */
+BT_API bt_status bt_result_write_html(const bt_result *r, FILE *f);
 /* 1 and the winner's config and median (ms) when there is a winner, else 0. */
 BT_API int bt_result_winner(const bt_result *r, bt_config *cfg, double *median_ms);
 BT_API void bt_result_free(bt_result *r);

@@ -24,7 +24,8 @@ static void tune_help(FILE *f)
         "                      [--exhaustive-max N] [--target-ms T|roofline] [--within P]\n"
         "                      [--seed K] [--threads N] [--finalists N]\n"
         "                      [--warmup-ms MS] [--rep-ms MS] [--rules SET] [--no-boundary]\n"
-        "                      [--json FILE] [--store PATH|none] [--mode tune|retune] [--graph]\n"
+        "                      [--json FILE] [--csv FILE] [--html FILE]\n"
+        "                      [--store PATH|none] [--mode tune|retune] [--graph]\n"
         "\n"
         "Tunes KERNEL for one problem on a device: the model prunes the space (with reasons),\n"
         "then a search strategy proposes valid configs in rounds of --threads configs; each\n"
@@ -72,6 +73,11 @@ static void tune_help(FILE *f)
         "  --graph           time replays of graph-captured launches (CUDA): for kernels shorter\n"
         "                    than ~20 us, where gaps between launches dominate\n"
         "  --json FILE       also write the full result as JSON (docs/tune-json.md)\n"
+        "  --csv FILE        also write one row per measured config: every column of the table\n"
+        "                    and the numbers behind it (docs/report.md#csv)\n"
+        "  --html FILE       also write the result as one self-contained HTML page: roofline,\n"
+        "                    time against each parameter, eliminations by rule, candidates\n"
+        "                    (docs/report.md; 'blocktune report' makes it from --json files)\n"
         "  --store PATH      the results store (default: $BLOCKTUNE_CACHE_DIR/blocktune.db, else\n"
         "                    ~/.cache/blocktune/blocktune.db); every measurement is committed as\n"
         "                    it finishes, so a killed tune resumes; 'none' keeps nothing. A write\n"
@@ -113,10 +119,29 @@ static void on_hang(void *user)
         _exit(1); /* a hung kernel cannot be stopped any other way */
 }
 
+/* --json, --csv, --html: r written to path (NULL: not asked for) by w; 1 after saying why not. */
+static int write_result(const char *path, bt_status (*w)(const bt_result *, FILE *),
+                        const bt_result *r)
+{
+    if (!path)
+        return 0;
+    errno = 0;
+    FILE *f = fopen(path, "w");
+    bt_status st = f ? w(r, f) : BT_IO;
+    if (f && fclose(f) != 0)
+        st = BT_IO;
+    if (st == BT_OK)
+        return 0;
+    fprintf(stderr, "blocktune tune: cannot write %s: %s\n", path,
+            errno ? strerror(errno) : bt_strerror(st));
+    return 1;
+}
+
 int bt_cmd_tune(int argc, char **argv)
 {
     g_argv = argv - 1; /* main's argv: the command line to run again */
     const char *kernel = NULL, *device = NULL, *dtype = NULL, *json = NULL, *rules = NULL;
+    const char *csv = NULL, *html = NULL;
     bt_tune_options o;
     bt_tune_options_default(&o);
     o.progress = 1;
@@ -164,6 +189,10 @@ int bt_cmd_tune(int argc, char **argv)
             dtype = val;
         else if (!strcmp(opt, "json"))
             json = val;
+        else if (!strcmp(opt, "csv"))
+            csv = val;
+        else if (!strcmp(opt, "html"))
+            html = val;
         else if (!strcmp(opt, "rules"))
             rules = val;
         else if (!strcmp(opt, "store"))
@@ -308,15 +337,9 @@ int bt_cmd_tune(int argc, char **argv)
         goto out;
     }
     bt_result_write_table(r, stdout);
-    if (json) {
-        FILE *f = fopen(json, "w");
-        if (!f || bt_result_write_json(r, f) != BT_OK) {
-            fprintf(stderr, "blocktune tune: cannot write %s: %s\n", json, strerror(errno));
-            rc = 1;
-        }
-        if (f)
-            fclose(f);
-    }
+    rc |= write_result(json, bt_result_write_json, r);
+    rc |= write_result(csv, bt_result_write_csv, r);
+    rc |= write_result(html, bt_result_write_html, r);
     if (!bt_result_winner(r, NULL, NULL))
         rc = 1;
     char store_note[2200];

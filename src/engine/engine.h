@@ -56,6 +56,7 @@ typedef struct bt__entry {
     double compile_s;
     bool cached;     /* the binary came from the on-disk kernel cache */
     bool from_store; /* the measurement came from the results store (not re-measured) */
+    bool finalist;   /* re-measured interleaved in the finals (select.c) */
     bt__kres res;
     bt__blob blob;
     bt__bmod *mod;

@@ -395,26 +395,12 @@ static bt_status round_measure(bt__tctx *T, size_t from)
 static void round_outcomes(bt__tctx *T, size_t from, bt__search_meas *m)
 {
     bt_result *r = T->r;
-    size_t nok = 0;
     for (size_t i = from; i < r->n; i++) {
         bt__entry *e = &r->e[i];
         m[i - from].fail = bt__cfg_status_fail(e->status);
         m[i - from].ms = e->status == BT__CS_OK ? e->st.median : INFINITY;
-        nok += e->status == BT__CS_OK;
     }
-    if (!T->o.progress || !isatty(2))
-        return;
-    double best = INFINITY;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->e[i].status == BT__CS_OK && r->e[i].st.median < best)
-            best = r->e[i].st.median;
-    char lim[48] = "";
-    if (r->budget)
-        snprintf(lim, sizeof lim, " of %zu", r->budget);
-    fprintf(stderr, "\r\033[Kround %zu (%s): %zu%s measured, %zu ok this round, best %.4g ms, "
-                    "elapsed %.1f s\n",
-            T->rounds, r->strategy, r->n, lim, nok, best, bt__now() - T->t_search0);
-    fflush(stderr);
+    bt__progress_round_done(T);
 }
 
 /* One round (the search's bt__measure_batch_fn; user is the tctx): entries for the proposed
@@ -426,6 +412,7 @@ static bt_status measure_round(void *user, const uint64_t *idx, size_t n, bt__se
     bt__tctx *T = user;
     bt_result *r = T->r;
     T->rounds++;
+    bt__progress_round(T);
     size_t from = r->n, njobs;
     bt__entry **jobs = calloc(n ? n : 1, sizeof *jobs);
     bt_status st = jobs ? round_entries(T, idx, n, jobs, &njobs) : BT_NOMEM;
@@ -436,7 +423,7 @@ static bt_status measure_round(void *user, const uint64_t *idx, size_t n, bt__se
     char stage[48];
     snprintf(stage, sizeof stage, "round %zu: compile", T->rounds);
     double t = bt__now();
-    bt__build_all(T->kn, T->p, jobs, njobs, r->compile_threads, stage, T->o.progress);
+    bt__build_all(T->kn, T->p, jobs, njobs, r->compile_threads, stage, false);
     free(jobs);
     r->t_compile += bt__now() - t;
     t = bt__now();

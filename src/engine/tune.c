@@ -153,6 +153,7 @@ static void finish(bt__tctx *T)
     bt_result *r = T->r;
     r->not_measured = r->plan->ncand > r->n ? r->plan->ncand - r->n : 0;
     double t = bt__now();
+    bt__progress_finals(T);
     bt__select(T);
     r->t_measure += bt__now() - t;
     derive(T);
@@ -230,6 +231,7 @@ done:
         *out = T.r;
     } else
         bt_result_free(T.r);
+    bt__progress_end(&T);
     bt__watchdog_stop(&T);
     pthread_mutex_destroy(&T.wmu);
     return st;

@@ -16,6 +16,7 @@
 
 #include "engine/build.h"
 #include "engine/engine.h"
+#include "engine/progress.h"
 #include "search/common.h"
 
 #include <pthread.h>
