@@ -307,7 +307,8 @@ typedef struct bt_tune_options {
     uint64_t seed;      /* seeds the input data and the search strategy (default 1): the same
                            seed and round size (threads) propose the same configs */
     int progress;       /* 1: a progress line on stderr when it is a terminal */
-    double timeout_s;   /* a config whose single run exceeds this is recorded as timed out (10) */
+    double timeout_s;   /* a config whose single run exceeds this is recorded as timed out (10,
+                           at most 3600); warmup_ms and rep_ms are at most 60000 each */
     const char *store;  /* results store (SQLite): NULL = the default
                            ($BLOCKTUNE_CACHE_DIR/blocktune.db ...), "none" = keep nothing */
     bt_tune_mode mode;  /* default: $BLOCKTUNE_MODE, else BT_MODE_TUNE */
@@ -342,13 +343,15 @@ BT_API bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer 
 BT_API int bt_kernel_tune_count(const bt_kernel *kn);
 /* 1 when a fault (CUDA: illegal address, trap) has poisoned the device for the rest of this
  * process. Everything measured before is in the store: a new process resumes the tune
- * (`blocktune tune` restarts itself to do so). */
+ * (`blocktune tune` starts one to do so). */
 BT_API int bt_kernel_device_lost(const bt_kernel *kn);
 BT_API void bt_kernel_set_options(bt_kernel *kn, const bt_tune_options *o);
-/* Called (from a watchdog thread) when a run on the device has not finished after
- * timeout_s: the config is already recorded as timed out in the store. A kernel that never ends
- * cannot be stopped from the host, so the handler decides: `blocktune tune` restarts its process
- * to resume past the config; with no handler the tune keeps waiting. */
+/* Called (from a watchdog thread) when a run on the device has not finished after three times
+ * timeout_s of running (counted from when the device starts it: a CPU device compiles a binary
+ * at its first launch): the config is already recorded as timed out in the store (at timeout_s;
+ * a run that ends before the handler is due only timed out). A kernel that never ends cannot be
+ * stopped from the host, so the handler decides: `blocktune tune` ends the process and a new one
+ * resumes past the config; with no handler the tune keeps waiting. */
 typedef void (*bt_hang_handler)(void *user);
 BT_API void bt_kernel_set_hang_handler(bt_kernel *kn, bt_hang_handler h, void *user);
 

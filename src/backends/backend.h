@@ -175,6 +175,11 @@ typedef struct bt__backend_iface {
      * (diag says both sizes). */
     bt_status (*module_set_global)(bt__bdev *d, bt__bmod *m, const char *symbol, bt__bbuf *buf,
                                    size_t bytes, bt_diag *diag);
+    /* Optional (OpenCL has it): 1 when the device has started running the launch recorded in t
+     * (or it has ended), 0 while it has not (queued, or compiled at its first launch, as PoCL
+     * does); the watchdog counts a run's time from its start. Callable from another thread while
+     * the launch is in flight. */
+    int (*timer_started)(bt__bdev *d, bt__btimer *t);
 } bt__backend_iface;
 
 /* The registered backends, in preference order, NULL-terminated. */

@@ -64,6 +64,11 @@ static void write_header(const bt_result *r, FILE *f, bool known, bool mem)
         cached += r->e[i].cached;
     if (r->graph_note[0])
         fprintf(f, "%s\n", r->graph_note);
+    if (r->stored_only[0])
+        fprintf(f, "MEASURED NOTHING NEW: %s; the configs the results store holds are reported, "
+                   "each ok one re-verified here\n", r->stored_only);
+    if (r->verify_note[0])
+        fprintf(f, "NOT VERIFIED at a boundary size: %s\n", r->verify_note);
     if (r->from_store)
         fprintf(f, "%d configs were measured before (results store): their numbers are reused, "
                    "each re-verified here\n", r->from_store);
@@ -215,6 +220,30 @@ static void write_eliminated(const bt_result *r, FILE *f)
         fprintf(f, "  ... %zu more ('blocktune plan' lists them all)\n", ne - 10);
 }
 
+/* The winner's verification, in words that each name a check that ran in this process: the
+ * reference (its label is set once the reference was made), what the comparison at the problem
+ * said, and the boundary sizes it passed. */
+static void write_verified(const bt_result *r, const bt__entry *w, FILE *f)
+{
+    int nb = r->opts.verify_boundary ? r->k->nboundary : 0;
+    char bnd[200] = "";
+    if (w->boundary_checked && w->boundary_checked == nb)
+        snprintf(bnd, sizeof bnd, "; and at every boundary size");
+    else if (w->boundary_checked && w->boundary_checked + w->boundary_na == nb)
+        snprintf(bnd, sizeof bnd, "; and at %d of %d boundary sizes (its constraints exclude "
+                 "the others)", w->boundary_checked, nb);
+    else if (nb)
+        snprintf(bnd, sizeof bnd, "; and at %d of %d boundary sizes (%d outside its constraints, "
+                 "%d not verified)", w->boundary_checked, nb, w->boundary_na,
+                 nb - w->boundary_checked - w->boundary_na);
+    if (!r->reference[0] || !w->ver.ok || w->ver.checked == 0)
+        fprintf(f, "  NOT VERIFIED: no reference was made in this run\n");
+    else if (r->k->ref == BT__REF_NONE)
+        fprintf(f, "  checked: %s, %s%s\n", r->reference, w->ver.msg, bnd);
+    else
+        fprintf(f, "  verified: %s, %s%s\n", r->reference, w->ver.msg, bnd);
+}
+
 /* The winner: its numbers, its verification, its margin over the runner-up or the tie. */
 static void write_winner(const bt_result *r, FILE *f, bool known, bool mem)
 {
@@ -223,6 +252,12 @@ static void write_winner(const bt_result *r, FILE *f, bool known, bool mem)
     fprintf(f, "\nWinner\n");
     if (r->winner < 0) {
         fprintf(f, "  none: no config passed verification and measurement.\n");
+        size_t timed_out = 0;
+        for (size_t i = 0; i < r->n; i++)
+            timed_out += r->e[i].status == BT__CS_TIMEOUT;
+        if (r->n && timed_out == r->n)
+            fprintf(f, "  every config ran longer than the %.1f s timeout: at this problem size "
+                       "the device may need a longer one (--timeout)\n", r->opts.timeout_s);
     } else {
         const bt__entry *w = &r->e[r->winner];
         bt__config_format(&r->k->space, &w->ev.cfg, " ", cfg, sizeof cfg);
@@ -237,13 +272,7 @@ static void write_winner(const bt_result *r, FILE *f, bool known, bool mem)
         else
             fprintf(f, "%.2f TFLOP/s = %.1f%% of the %.1f TFLOP/s %s peak\n", w->tflops, w->eff * 100,
                     rf->peak_tflops, rf->peak_name);
-        char bnd[160] = "";
-        if (w->boundary_checked && !w->boundary_na)
-            snprintf(bnd, sizeof bnd, "; and at every boundary size");
-        else if (w->boundary_checked)
-            snprintf(bnd, sizeof bnd, "; and at %d of %d boundary sizes (its constraints exclude "
-                     "the others)", w->boundary_checked, w->boundary_checked + w->boundary_na);
-        fprintf(f, "  verified: %s, %s%s\n", r->reference, w->ver.msg, bnd);
+        write_verified(r, w, f);
         if (r->runner_up >= 0) {
             bt__config_format(&r->k->space, &r->e[r->runner_up].ev.cfg, " ", cfg, sizeof cfg);
             if (r->tie)
