@@ -7,7 +7,7 @@
 #     rows where run-smallm2 missed a target or trailed cuBLAS, then at two where it led (4×8192²
 #     K×N, 8×8192² nt: no regression); whole tunes (compile + verify at the problem and the
 #     boundary sizes + search + finals), --time-limit 9, store off; a tune is skipped once the
-#     run has spent 150 s, so that 2 always happens;
+#     run has spent 125 s (a tune is cut at 30 s, the cuBLAS step at 45 s: at most 200 s in all);
 #  2. per tune, the best one-block-per-unit config against the best persistent one (both from the
 #     same tune, same flush), in summary.txt;
 #  3. bench/peers/smallm_peers.py times cuBLAS (F.linear, torch.matmul) at the same rows in the
@@ -30,8 +30,8 @@ rows="nt:1x4096x4096 kn:1x4096x4096 nt:1x8192x8192 kn:1x8192x8192 nt:16x8192x819
       nt:32x8192x8192 kn:32x8192x8192 kn:4x8192x8192 nt:8x8192x8192"
 for r in $rows; do
   layout=${r%%:*} s=${r#*:}
-  if [ $(( $(date +%s) - t_start )) -ge 150 ]; then
-    log "skipped tune_${layout}_$s: the run has spent 150 s"
+  if [ $(( $(date +%s) - t_start )) -ge 125 ]; then
+    log "skipped tune_${layout}_$s: the run has spent 125 s"
     continue
   fi
   tune "tune_${layout}_$s" "$(spec $layout)" $(dims $s) --dtype fp16 --store none $TUNE_OPTS
@@ -59,6 +59,6 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "tune_*.json"))):
 EOF
 
 log "cuBLAS in the same run (bench/peers/smallm_peers.py, the tuned rows only), and the table"
-timeout 60 python3 bench/peers/smallm_peers.py "$OUT" --tuned-only 2>&1 | tee -a "$OUT/summary.txt"
+timeout 45 python3 bench/peers/smallm_peers.py "$OUT" --tuned-only 2>&1 | tee -a "$OUT/summary.txt"
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "$OUT/provenance.txt" 2>&1
 log "whole run $(( $(date +%s) - t_start )) s"
