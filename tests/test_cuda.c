@@ -722,10 +722,13 @@ static int64_t smallm_param(const bt_kdesc *k, const bt_config *c, const char *n
     return dflt;
 }
 
-/* The finish variant of a config: no split, atomics, a cluster, a cluster and atomics. */
+/* The finish variant of a config: no split, atomics, a cluster, a cluster and atomics, or the TMA
+ * kernels' persistent grid (PERSIST > 0: its own end of unit, whatever SPLIT_K). */
 static int smallm_variant(const bt_kdesc *k, const bt_config *c)
 {
     int64_t sk = smallm_param(k, c, "SPLIT_K", 1), cl = smallm_param(k, c, "CLUSTER", 1);
+    if (smallm_param(k, c, "PERSIST", 0) > 0)
+        return 4;
     return sk == 1 ? 0 : cl == 1 ? 1 : sk == cl ? 2 : 3;
 }
 
