@@ -210,9 +210,11 @@ BT_API bt_status bt_kdesc_load_file(const char *path, bt_kdesc **out, bt_diag *d
 /* The same from a string; `name` stands for the file in diagnostics. */
 BT_API bt_status bt_kdesc_load_string(const char *json, const char *name, bt_kdesc **out,
                                       bt_diag *diag);
-/* A built-in kernel: "gemm", "softmax", "layernorm", "reduce", "vector_add". */
+/* A built-in kernel by name, any case: one of bt_kdesc_builtin_names() ("gemm", "softmax", ...).
+ * BT_NOT_FOUND (diag lists them) for any other name. */
 BT_API bt_status bt_kdesc_builtin(const char *name, bt_kdesc **out, bt_diag *diag);
-/* Names of the built-in kernels, NULL-terminated, static. */
+/* Names of the built-in kernels, sorted, NULL-terminated, static: the specs of kernels/specs/
+ * that the library embeds, so that a spec added there is built in. */
 BT_API const char *const *bt_kdesc_builtin_names(void);
 BT_API void bt_kdesc_free(bt_kdesc *k);
 BT_API const char *bt_kdesc_name(const bt_kdesc *k);

@@ -7,6 +7,8 @@
 
 #include "blocktune.h"
 
+#include <stdio.h>
+
 typedef struct bt_cli_cmd {
     const char *name;
     const char *summary;
@@ -16,6 +18,9 @@ typedef struct bt_cli_cmd {
 /* Prints "blocktune: <diag or message>" to stderr and returns 2 (usage) or 1 (failure). */
 int bt_cli_fail(bt_status st, const bt_diag *d);
 int bt_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Writes the built-in kernels' names (bt_kdesc_builtin_names) as a comma-separated list wrapped
+ * at 90 columns, every line after the first starting with `indent` spaces, and a newline. */
+void bt_cli_print_builtins(FILE *f, int indent);
 
 int bt_cmd_plan(int argc, char **argv);
 int bt_cmd_tune(int argc, char **argv);

@@ -34,9 +34,11 @@ static void tune_help(FILE *f)
         "strategy is done or a budget stops it. The best few are re-measured interleaved\n"
         "before the winner is declared with its margin over the runner-up.\n"
         "\n"
-        "  KERNEL            built-in: gemm, softmax, layernorm, reduce, vector_add (CUDA and\n"
-        "                    OpenCL); gemm_mma (tensor cores, sm_80+), gemm_wgmma (sm_90a: TMA +\n"
-        "                    wgmma) on CUDA only; or a spec file (docs/spec.md)\n"
+        "  KERNEL            a spec file (docs/spec.md) or a built-in kernel (each runs on the\n"
+        "                    backends whose language its spec has a source in):\n"
+        "                    ");
+    bt_cli_print_builtins(f, 20);
+    fprintf(f,
         "  --device ID       opencl:0, cuda:0 ... (default: a GPU, else a CPU device;\n"
         "                    'blocktune devices' lists them)\n"
         "  sizes             problem variables by name, e.g. --n 16777216, --m 512 --n 512 --k 512\n"

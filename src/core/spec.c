@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -916,10 +917,42 @@ bt_status bt_kdesc_load_string(const char *json, const char *name, bt_kdesc **ou
     return load_text(json, name ? name : "<string>", ".", false, out, diag);
 }
 
-static const char *const builtin_names[] = {"gemm", "gemm_mma", "gemm_wgmma", "softmax",
-                                            "layernorm", "reduce", "vector_add", NULL};
+/* The built-in kernels are the specs embedded from kernels/specs/ (CMakeLists.txt globs them): a
+ * spec added there is built in, and nothing else lists them. Their names, sorted, once. */
+#define BT__MAX_BUILTINS 64
+static char builtin_buf[BT__MAX_BUILTINS][BT_NAME_MAX];
+static const char *builtin_names[BT__MAX_BUILTINS + 1];
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 
-const char *const *bt_kdesc_builtin_names(void) { return builtin_names; }
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void find_builtins(void)
+{
+    static const char dir[] = "kernels/specs/", ext[] = ".json";
+    size_t n = 0;
+    const char *path;
+    for (size_t i = 0; bt__embedded_at(i, &path, NULL) && n < BT__MAX_BUILTINS; i++) {
+        size_t len = strlen(path), stem = len - strlen(dir) - strlen(ext);
+        if (len <= strlen(dir) + strlen(ext) || strncmp(path, dir, strlen(dir)) != 0 ||
+            strcmp(path + len - strlen(ext), ext) != 0 || stem >= BT_NAME_MAX ||
+            memchr(path + strlen(dir), '/', stem))
+            continue;
+        memcpy(builtin_buf[n], path + strlen(dir), stem);
+        builtin_buf[n][stem] = '\0';
+        builtin_names[n] = builtin_buf[n];
+        n++;
+    }
+    qsort(builtin_names, n, sizeof *builtin_names, cmp_name);
+}
+
+const char *const *bt_kdesc_builtin_names(void)
+{
+    pthread_once(&builtin_once, find_builtins);
+    return builtin_names;
+}
 
 bt_status bt_kdesc_builtin(const char *name, bt_kdesc **out, bt_diag *diag)
 {
@@ -928,13 +961,14 @@ bt_status bt_kdesc_builtin(const char *name, bt_kdesc **out, bt_diag *diag)
     *out = NULL;
     bt__diag_clear(diag);
     const char *canon = NULL;
-    for (const char *const *n = builtin_names; *n; n++)
+    const char *const *names = bt_kdesc_builtin_names();
+    for (const char *const *n = names; *n; n++)
         if (bt__streq_nocase(*n, name))
             canon = *n;
     if (!canon) {
         bt__sbuf list = {0};
-        for (const char *const *n = builtin_names; *n; n++)
-            bt__sbuf_printf(&list, "%s%s", n == builtin_names ? "" : ", ", *n);
+        for (const char *const *n = names; *n; n++)
+            bt__sbuf_printf(&list, "%s%s", n == names ? "" : ", ", *n);
         bt__diag_set(diag, "unknown kernel '%s' (built-in kernels: %s; or give a spec file)", name,
                      list.s ? list.s : "");
         bt__sbuf_free(&list);
