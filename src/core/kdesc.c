@@ -237,3 +237,18 @@ bt_status bt__kdesc_pdefines(const bt_kdesc *k, const bt_problem *p, const bt_gp
     return BT_OK;
 }
 
+const bt__ksource *bt__kdesc_source(const bt_kdesc *k, const char *lang)
+{
+    for (int i = 0; k && lang && i < k->nsrc; i++)
+        if (!strcmp(k->src[i].lang, lang))
+            return &k->src[i];
+    return NULL;
+}
+
+uint64_t bt__kdesc_source_hash(const bt_kdesc *k, const bt__ksource *s)
+{
+    uint64_t h = bt__fnv1a(s->text, strlen(s->text), BT__FNV_SEED);
+    if (k->options)
+        h = bt__fnv1a(k->options, strlen(k->options), h);
+    return h;
+}

@@ -441,13 +441,9 @@ static bt_status load_reference(bt__ld *L, const json_t *v)
         return BT_OK;
     }
     /* a reference kernel: its own sources, entry and geometry; same arguments */
-    if (!json_is_object(s))
-        return bt__ld_fail(L, "reference.sources", "expected {\"opencl\": ..., \"cuda\": ...}");
+    BT__TRY(bt__ld_sources(L, s, "reference.sources", NULL, "reference", k->ref_src,
+                           &k->nref_src));
     json_t *x;
-    if ((x = json_object_get(s, "opencl")))
-        BT__TRY(bt__ld_source(L, x, "reference.sources.opencl", &k->ref_src_opencl));
-    if ((x = json_object_get(s, "cuda")))
-        BT__TRY(bt__ld_source(L, x, "reference.sources.cuda", &k->ref_src_cuda));
     const char *e = k->entry;
     if ((x = json_object_get(v, "entry")))
         BT__TRY(bt__ld_str(L, x, "reference.entry", &e));
@@ -690,22 +686,18 @@ static bt_status load_space(bt__ld *L, const json_t *root)
     return BT_OK;
 }
 
-/* "sources", "entry", "options", "sm90a". */
+/* "sources" (with "prelude"), "entry", "options", "sm90a". */
 static bt_status load_code(bt__ld *L, const json_t *root)
 {
     bt_kdesc *k = L->k;
     json_t *v;
     const char *s;
+    if (json_object_get(root, "prelude") && !json_object_get(root, "sources"))
+        return bt__ld_fail(L, "prelude", "a prelude without \"sources\" to put it before");
     if ((v = json_object_get(root, "sources"))) {
-        if (!json_is_object(v))
-            return bt__ld_fail(L, "sources", "expected {\"opencl\": ..., \"cuda\": ...}");
-        static const char *const sk[] = {"opencl", "cuda", NULL};
-        BT__TRY(bt__ld_keys(L, v, "sources", sk));
+        BT__TRY(bt__ld_sources(L, v, "sources", json_object_get(root, "prelude"), "prelude",
+                               k->src, &k->nsrc));
         json_t *x;
-        if ((x = json_object_get(v, "opencl")))
-            BT__TRY(bt__ld_source(L, x, "sources.opencl", &k->src_opencl));
-        if ((x = json_object_get(v, "cuda")))
-            BT__TRY(bt__ld_source(L, x, "sources.cuda", &k->src_cuda));
         if (!(x = json_object_get(root, "entry")))
             return bt__ld_fail(L, "", "a spec with sources needs \"entry\" (the kernel function "
                                "name)");
@@ -723,8 +715,13 @@ static bt_status load_code(bt__ld *L, const json_t *root)
         if (!(k->options = bt__strdup(s)))
             return BT_NOMEM;
     }
+    bool sm90a = false;
     if ((v = json_object_get(root, "sm90a")))
-        BT__TRY(bt__ld_bool(L, v, "sm90a", &k->needs_sm90a));
+        BT__TRY(bt__ld_bool(L, v, "sm90a", &sm90a));
+    /* "sm90a" is the CUDA source's target: Hopper's architecture-specific sm_90a */
+    for (int i = 0; sm90a && i < k->nsrc; i++)
+        if (!strcmp(k->src[i].lang, "cuda"))
+            snprintf(k->src[i].target, sizeof k->src[i].target, "sm_90a");
     return BT_OK;
 }
 
@@ -752,7 +749,7 @@ static bt_status load_root(bt__ld *L, const json_t *root)
         "sm90a",          "dtypes",  "allow_tf32",    "problem",       "params",    "configs",
         "constraints",    "rules",   "model",         "launch",        "flops",     "bytes",
         "args",           "outputs", "reset_to_zero", "restore_value", "key",       "tolerance",
-        "reference",      "boundary", "defines",      NULL};
+        "reference",      "boundary", "defines",      "prelude",  NULL};
     BT__TRY(bt__ld_keys(L, root, "", keys));
     BT__TRY(load_header(L, root));
     BT__TRY(load_space(L, root));
@@ -792,8 +789,8 @@ void bt_kdesc_free(bt_kdesc *k)
     free(k->description);
     free(k->file);
     free(k->dir);
-    free(k->src_opencl);
-    free(k->src_cuda);
+    for (int i = 0; i < k->nsrc; i++)
+        free(k->src[i].text);
     free(k->entry);
     free(k->options);
     bt__space_clear(&k->space);
@@ -815,8 +812,8 @@ void bt_kdesc_free(bt_kdesc *k)
     bt__ld_args_free(k);
     for (int i = 0; i < k->npdefines; i++)
         bt__kexpr_free(&k->pdefines[i].value);
-    free(k->ref_src_opencl);
-    free(k->ref_src_cuda);
+    for (int i = 0; i < k->nref_src; i++)
+        free(k->ref_src[i].text);
     free(k->ref_entry);
     bt__symtab_free(k->syms);
     free(k);

@@ -57,21 +57,19 @@ void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_
     int nd = bt__build_defines(k, &e->ev.cfg, p, &di->props, defs);
     for (int i = 0; i < nd; i++)
         dp[i] = defs[i];
-    char opts[256];
-    snprintf(opts, sizeof opts, "%s%s", k->options ? k->options : "",
-             k->needs_sm90a ? " --bt-sm90a" : "");
+    char names[BT__MAX_NAMES][136];
+    const char *np[BT__MAX_NAMES];
+    bt__compile_req req;
+    bt__compile_req_of(k, kn->src, dp, nd, names, np, &req);
     double t0 = bt__now();
-    uint64_t key = bt__kcache_key(kn->iface->name, di->name, di->compiler_version, kn->src, dp,
-                                  nd, opts);
-    key = bt__compile_key(k, key);
+    uint64_t key = bt__kcache_key(kn->iface->name, di->name, di->compiler_version, &req);
     if (use_cache && bt__kcache_get(key, &e->blob)) {
         e->compile_s = bt__now() - t0;
         e->cached = true;
         return;
     }
     char *log = NULL;
-    bt_status st =
-        bt__compile_kernel(kn->iface, kn->bdev, k, kn->src, dp, nd, opts, &e->blob, &log);
+    bt_status st = kn->iface->compile(kn->bdev, &req, &e->blob, &log);
     e->compile_s = bt__now() - t0;
     if (st != BT_OK) {
         e->status = BT__CS_COMPILE;

@@ -5,7 +5,6 @@
  */
 #include "engine/engine.h"
 
-#include "backends/cuda/occupancy.h"
 #include "core/util.h"
 #include "engine/record.h"
 
@@ -113,17 +112,18 @@ static void write_candidates(const bt_result *r, FILE *f, bool known, bool mem)
         else
             snprintf(regs, sizeof regs, "~%lld", (long long)e->ev.regs);
         /* blocks per SM: the model's estimate, and with the compiler's registers and shared
-         * memory (CUDA devices) the exact figure by the CUDA occupancy rules; '!' = they differ */
+         * memory the exact figure by the occupancy rules that know the device (backend.h:
+         * occupancy; CUDA's for a GPU with a compute capability); '!' = they differ */
         char blk[24];
         snprintf(blk, sizeof blk, "%lld", (long long)e->ev.blocks_per_sm);
-        if (e->res.regs_per_thread > 0 && r->dev.props.cc_major > 0) {
-            const char *lim = NULL;
-            int64_t smem_x = (e->res.static_smem > 0 ? e->res.static_smem : 0) + e->dyn_smem;
-            int xb = bt__cuda_occupancy(&r->dev.props, (int)(e->block[0] * e->block[1] * e->block[2]),
-                                        e->res.regs_per_thread, smem_x, &lim);
+        int xb = e->res.regs_per_thread > 0
+                     ? bt__backend_occupancy(&r->dev.props, &e->res,
+                                             (int)(e->block[0] * e->block[1] * e->block[2]),
+                                             e->dyn_smem, NULL)
+                     : -1;
+        if (xb >= 0)
             snprintf(blk, sizeof blk, "%lld/%d%s", (long long)e->ev.blocks_per_sm, xb,
                      xb != e->ev.blocks_per_sm ? "!" : "");
-        }
         char effs[16];
         if (known)
             snprintf(effs, sizeof effs, "%5.1f%%", e->eff * 100);
