@@ -1,6 +1,6 @@
 /*
  * cmd_tune.c — `blocktune tune`: compile, verify, measure and select on a device, and print the
- * seeds' report.
+ * tune report (engine/report.c).
  */
 #include "cli.h"
 

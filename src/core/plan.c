@@ -1,7 +1,7 @@
 /*
  * plan.c — the planner: runs the model over a kernel's whole space for a GPU with no device, ranks
  * the valid configs by predicted time, keeps every eliminated config with all its reasons, and
- * writes the seeds' output (tile size analysis table, eliminated configs, roofline,
+ * writes its report (tile size analysis table, eliminated configs, roofline,
  * recommendation) as text, JSON (docs/plan-json.md) or CSV. The compiler's exact counts
  * (plan --exact) come from the engine (engine/exact.c: bt_plan_create), which compiles through a
  * backend; this file only shows them and drops what they prove cannot launch.

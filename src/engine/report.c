@@ -1,7 +1,7 @@
 /*
- * report.c — the tune report in the seeds' output format (candidate table with measured median
- * and spread, GB/s or TFLOP/s and efficiency against the roofline, eliminated and failed configs
- * with their reasons, the winner and its margin, provenance) as text and as JSON.
+ * report.c — the tune report (candidate table with measured median and spread, GB/s or TFLOP/s
+ * and efficiency against the roofline, eliminated and failed configs with their reasons, the
+ * winner and its margin, provenance) as text and as JSON.
  */
 #include "engine/engine.h"
 
