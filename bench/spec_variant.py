@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """spec_variant.py — a copy of a built-in spec with some parameter lists replaced, for experiments
-and profiles (bench/ncu_one.sh, bench/h200_gemm_exp.sh):
+and profiles (bench/ncu_one.sh, bench/experiments/h200_gemm_exp.sh):
     python3 bench/spec_variant.py SPEC OUT.json 'P=v,P=v1|v2,...' ['CONSTRAINT' ...]
 writes OUT.json, named after its file: each P's list becomes the given values ('|' between
 several; P may be a parameter the spec does not list, passed to the kernel as a -D define like

@@ -1,5 +1,5 @@
 """smallm_peers.py — cuBLAS at issue 18's small-M shapes, timed the way blocktune times, beside
-blocktune's tuned winners from the same run (bench/smallm.sh).
+blocktune's tuned winners from the same run (bench/experiments/smallm.sh).
 
 Usage: python3 bench/peers/smallm_peers.py RUN_FOLDER
 RUN_FOLDER holds the tunes' JSON files, tune_<nt|kn>_<M>x<N>x<K>.json (nt: gemm_smallm_nt, the

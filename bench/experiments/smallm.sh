@@ -10,7 +10,7 @@
 # compiled kernels do not depend on the problem). 20 tunes of --time-limit 12 plus the peers keep
 # the run under 8 minutes. The specs are given by path, so this works whether or not the build
 # lists them as built-ins. Run from the repository root with build/ and .carry/ carried along:
-#   device run: bash bench/smallm.sh
+#   device run: bash bench/experiments/smallm.sh
 set -u
 BT_RUN=smallm . bench/device_env.sh
 rm -rf "$BLOCKTUNE_CACHE_DIR"
