@@ -5,11 +5,17 @@
  * prunes it with an architecture-aware model (plan), compiles, verifies and measures what is left
  * (tune), and dispatches the winner per problem key (launch).
  *
- * Conventions (see docs/api.md):
+ * Conventions (docs/architecture.md shows what lies behind them):
  *   - Every fallible function returns bt_status (0 = BT_OK, negative = error). Results come back
  *     through out-parameters, which are set to NULL/zero on failure.
- *   - Objects are opaque handles created by bt_<noun>_create/_load/_open and freed by the matching
- *     _destroy/_free/_close, each of which accepts NULL.
+ *   - Objects are opaque handles, and the verb that disposes of one says what kind it is; each
+ *     accepts NULL:
+ *       _free     a value: data read or computed (bt_kdesc, bt_problem, bt_plan, bt_result,
+ *                 bt_gpudb) — releasing it touches nothing but memory;
+ *       _destroy  an object that holds live resources it created (bt_kernel: compiled modules, a
+ *                 dispatch table, locks; bt_buffer: device memory) — it must not be in use;
+ *       _close    what was opened on something outside the process (bt_device: a driver
+ *                 context and queue), as a file is closed.
  *   - A bt_diag, where a function takes one (it may be NULL), receives a human-readable account of
  *     the failure: the file, line and column of the offending input where there is one.
  *   - Strings returned as `const char *` are owned by the object they come from and live as long as
@@ -210,9 +216,11 @@ BT_API bt_status bt_kdesc_load_file(const char *path, bt_kdesc **out, bt_diag *d
 /* The same from a string; `name` stands for the file in diagnostics. */
 BT_API bt_status bt_kdesc_load_string(const char *json, const char *name, bt_kdesc **out,
                                       bt_diag *diag);
-/* A built-in kernel: "gemm", "softmax", "layernorm", "reduce", "vector_add". */
+/* A built-in kernel by name, any case: one of bt_kdesc_builtin_names() ("gemm", "softmax", ...).
+ * BT_NOT_FOUND (diag lists them) for any other name. */
 BT_API bt_status bt_kdesc_builtin(const char *name, bt_kdesc **out, bt_diag *diag);
-/* Names of the built-in kernels, NULL-terminated, static. */
+/* Names of the built-in kernels, sorted, NULL-terminated, static: the specs of kernels/specs/
+ * that the library embeds, so that a spec added there is built in. */
 BT_API const char *const *bt_kdesc_builtin_names(void);
 BT_API void bt_kdesc_free(bt_kdesc *k);
 BT_API const char *bt_kdesc_name(const bt_kdesc *k);
@@ -250,7 +258,9 @@ typedef struct bt_plan_options {
 BT_API bt_status bt_plan_create(const bt_kdesc *k, const bt_problem *p, const bt_gpu *gpu,
                                 const bt_plan_options *opts, bt_plan **out, bt_diag *diag);
 BT_API void bt_plan_free(bt_plan *plan);
-/* Writers. Table: the seeds' tile size analysis table, eliminated configs, roofline, advice.
+/* Writers. Table: the tile size analysis table (one row per valid config: shared memory,
+ * registers, blocks per SM and what limits them, occupancy, waves, tile efficiency), eliminated
+ * configs with their reasons, roofline, advice.
  * all != 0 lists every eliminated config (default: the first 20 and a count). */
 BT_API bt_status bt_plan_write_table(const bt_plan *plan, FILE *f, int all);
 BT_API bt_status bt_plan_write_json(const bt_plan *plan, FILE *f);
@@ -361,7 +371,8 @@ BT_API void bt_buffer_destroy(bt_buffer *b);
 BT_API bt_status bt_buffer_write(bt_buffer *b, size_t off, const void *src, size_t n, bt_diag *diag);
 BT_API bt_status bt_buffer_read(bt_buffer *b, size_t off, void *dst, size_t n, bt_diag *diag);
 
-/* The result: the seeds' report as text, or JSON (docs/tune-json.md). */
+/* The result: the tune report as text (candidates with their measured times, eliminated and
+ * failed configs with their reasons, the winner and its margin), or JSON (docs/tune-json.md). */
 BT_API bt_status bt_result_write_table(const bt_result *r, FILE *f);
 BT_API bt_status bt_result_write_json(const bt_result *r, FILE *f);
 /* One row per measured config, every column of the text table and the numbers behind it

@@ -23,9 +23,10 @@ static void plan_help(FILE *f)
         "every reason, in numbers); ranks the rest by a predicted time; prints the roofline and\n"
         "which configs are worth measuring.\n"
         "\n"
-        "  KERNEL            a built-in kernel (gemm, gemm_mma, gemm_wgmma, softmax, layernorm,\n"
-        "                    reduce, vector_add)\n"
-        "                    or a spec file (docs/spec.md)\n"
+        "  KERNEL            a spec file (docs/spec.md) or a built-in kernel:\n"
+        "                    ");
+    bt_cli_print_builtins(f, 20);
+    fprintf(f,
         "  --gpu NAME        target GPU, matched loosely: h200, 'NVIDIA H200', a100-80gb ...\n"
         "                    ('blocktune gpus' lists them)\n"
         "  --gpu-file FILE   add or override GPUs from your own table (docs/gpus.md)\n"

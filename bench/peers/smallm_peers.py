@@ -1,5 +1,5 @@
 """smallm_peers.py — cuBLAS at issue 18's small-M shapes, timed the way blocktune times, beside
-blocktune's tuned winners from the same run (bench/smallm.sh).
+blocktune's tuned winners from the same run (bench/experiments/smallm.sh).
 
 Usage: python3 bench/peers/smallm_peers.py RUN_FOLDER [--tuned-only]
 RUN_FOLDER holds the tunes' JSON files: tune_<nt|kn>_<M>x<N>x<K>.json (the TMA kernels,
@@ -20,7 +20,7 @@ RUN_FOLDER/smallm_table.md): time, effective bandwidth ((M·K + K·N + M·N) · 
 median) and TFLOP/s of both, their ratio, and issue 18's targets. Where RUN_FOLDER holds
 flush_<read|write>_<layout>_<M>x<N>x<K>.json (one blocktune config measured under each flush),
 cuBLAS is timed under both flushes too, and a second table compares them. With --tuned-only, only
-the shape×layout rows that RUN_FOLDER has a tune for are timed and listed (bench/smallm3.sh).
+the shape×layout rows that RUN_FOLDER has a tune for are timed and listed (bench/experiments/smallm3.sh).
 """
 import ctypes
 import json

@@ -7,8 +7,8 @@
 #define BT_ENGINE_ENGINE_H
 
 #include "backends/backend.h"
+#include "backends/device.h"
 #include "core/cfgstatus.h"
-#include "core/device.h"
 #include "core/plan.h"
 #include "engine/host.h"
 
@@ -134,8 +134,8 @@ struct bt_kernel {
     const bt__backend_iface *iface;
     bt__bdev *bdev;
     const bt_kdesc *k;
-    char *src;        /* the source compiled for this backend (prelude included) */
-    uint64_t src_hash;
+    const bt__ksource *src; /* k's source that this backend compiles (bt__backend_source) */
+    uint64_t src_hash;      /* bt__kdesc_source_hash of it: keys the store and wisdom */
     bt_tune_options opts;
     pthread_rwlock_t lock; /* guards the dispatch table */
     bt__dispatch *tab;
@@ -209,10 +209,5 @@ bt_status bt__tmap_reqs(const bt_kdesc *k, const bt_config *c, const bt_problem 
 bt_status bt__tmap_bind(const bt_kdesc *k, const bt__backend_iface *I, bt__bdev *D,
                         const bt__tmap_req *reqs, bt__karg *args, bt__tmap_blob *store,
                         bt_diag *diag);
-
-/* --- kernel.c ----------------------------------------------------------------------------------- */
-/* The source a backend compiles for k: the built-in prelude (for built-in kernels) and the
- * kernel's source of that language; malloc'd, NULL when k has none. */
-char *bt__kernel_source(const bt_kdesc *k, bool cuda);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * kernel.c — the bt_kernel handle: its source for the device's backend, tuning on request, the
+ * kernel.c — the bt_kernel handle: the source its device's backend takes, tuning on request, the
  * launch (dispatch from the table in dispatch.c; the first launch of a key looks in the store and
  * wisdom, compiling what it finds, before it tunes), and the user-facing buffers.
  */
@@ -13,27 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *bt__kernel_source(const bt_kdesc *k, bool cuda)
-{
-    const char *src = cuda ? k->src_cuda : k->src_opencl;
-    if (!src)
-        return NULL;
-    /* built-in kernels get the prelude of their language (storage types, LOAD/STORE) */
-    const char *prelude = NULL;
-    size_t plen = 0;
-    if (k->file && !strncmp(k->file, "kernels/specs/", 14))
-        prelude = bt__embedded(cuda ? "kernels/cuda/prelude.cuh" : "kernels/opencl/prelude.cl", &plen);
-    size_t slen = strlen(src);
-    char *out = malloc(plen + slen + 2);
-    if (!out)
-        return NULL;
-    if (prelude)
-        memcpy(out, prelude, plen);
-    out[plen] = '\n';
-    memcpy(out + plen + 1, src, slen + 1);
-    return out;
-}
-
 bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, bt_diag *diag)
 {
     if (!out)
@@ -42,11 +21,18 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
     if (!dev || !k)
         return BT_INVALID_ARG;
     const bt__backend_iface *I = bt__device_iface(dev);
-    bool cuda = !strcmp(I->name, "cuda");
-    const char *src = cuda ? k->src_cuda : k->src_opencl;
+    const bt__ksource *src = bt__backend_source(I, k);
     if (!src) {
-        bt__diag_set(diag, "kernel '%s' has no %s source (spec field sources.%s)", k->name, I->name,
-                     I->name);
+        bt__sbuf has = {0}, takes = {0};
+        for (int i = 0; i < k->nsrc; i++)
+            bt__sbuf_printf(&has, "%s%s", i ? ", " : "", k->src[i].lang);
+        for (const char *const *l = I->languages; l && *l; l++)
+            bt__sbuf_printf(&takes, "%s%s", takes.len ? ", " : "", *l);
+        bt__diag_set(diag, "kernel '%s' has no source that the %s backend compiles (it compiles: "
+                     "%s; the spec's sources: %s)", k->name, I->name, takes.s ? takes.s : "none",
+                     has.s ? has.s : "none");
+        bt__sbuf_free(&has);
+        bt__sbuf_free(&takes);
         return BT_UNSUPPORTED;
     }
     if (!k->entry || !k->grid[0].e) {
@@ -64,14 +50,8 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
     kn->bdev = bt__device_bdev(dev);
     kn->k = k;
     bt_tune_options_default(&kn->opts);
-    kn->src = bt__kernel_source(k, cuda);
-    if (!kn->src) {
-        free(kn);
-        return BT_NOMEM;
-    }
-    kn->src_hash = bt__fnv1a(kn->src, strlen(kn->src), BT__FNV_SEED);
-    if (k->options)
-        kn->src_hash = bt__fnv1a(k->options, strlen(k->options), kn->src_hash);
+    kn->src = src;
+    kn->src_hash = bt__kdesc_source_hash(k, src);
     pthread_rwlock_init(&kn->lock, NULL);
     pthread_mutex_init(&kn->tune_lock, NULL);
     pthread_mutex_init(&kn->cmem_lock, NULL);
@@ -92,7 +72,6 @@ void bt_kernel_destroy(bt_kernel *kn)
     pthread_rwlock_destroy(&kn->lock);
     pthread_mutex_destroy(&kn->tune_lock);
     pthread_mutex_destroy(&kn->cmem_lock);
-    free(kn->src);
     free(kn);
 }
 

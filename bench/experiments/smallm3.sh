@@ -13,7 +13,7 @@
 #  3. bench/peers/smallm_peers.py times cuBLAS (F.linear, torch.matmul) at the same rows in the
 #     same run with the same read-sweep flush, and prints the table against the targets.
 # The specs are given by path. Run from the repository root with build/ and .carry/ carried along:
-#   device run: bash bench/smallm3.sh
+#   device run: bash bench/experiments/smallm3.sh
 set -u
 BT_RUN=smallm3 . bench/device_env.sh
 rm -rf "$BLOCKTUNE_CACHE_DIR"
