@@ -35,6 +35,8 @@ static void check_space(const char *file, uint64_t runs, double floor)
     bt__ktcache *c = NULL;
     bt_diag d;
     assert_int_equal(bt__ktcache_load(path, &c, &d), BT_OK);
+    bt__recspace rs; /* the cache as the recorded space simulation replays */
+    bt__ktcache_recspace(c, &rs);
 
     const bt__strategy *s = bt__strategy_default(c->nrecs, 0);
     assert_non_null(s);
@@ -42,7 +44,7 @@ static void check_space(const char *file, uint64_t runs, double floor)
     bt__sim_options o = {.runs = runs, .budget = BT__SEARCH_DEFAULT_BUDGET, .seed = 1, .jobs = 2};
     bt__sim_stats st;
     bt__sim_run *rr = NULL;
-    assert_int_equal(bt__simulate(c, s, &o, &st, &rr, &d), BT_OK);
+    assert_int_equal(bt__simulate(&rs, s, &o, &st, &rr, &d), BT_OK);
     assert_non_null(rr);
     uint64_t within = 0;
     double lim = c->best_ms * 1.05;
@@ -57,7 +59,7 @@ static void check_space(const char *file, uint64_t runs, double floor)
     assert_true(fabs(st.success[1] - (double)within / (double)runs) < 1e-12);
 
     bt__sim_space_info info;
-    bt__sim_space_info_of(c, &info);
+    bt__sim_space_info_of(&rs, &info);
     double miss = 1;
     for (uint64_t k = 0; k < BT__SEARCH_DEFAULT_BUDGET; k++)
         miss *= (double)(info.recorded - info.within[1] - k) / (double)(info.recorded - k);
