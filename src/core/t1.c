@@ -90,14 +90,14 @@ static bt_status pick(t1 *T, const json_t *obj, const char *key, const char *pat
     if (!v)
         return required ? bt__ld_fail(T->L, path, "missing \"%s\"", key) : BT_OK;
     BT__TRY(bt__ld_str(T->L, v, p, &s));
-    bt__sbuf all = {0};
-    for (int i = 0; names[i]; i++) {
+    for (int i = 0; names[i]; i++)
         if (!strcmp(s, names[i])) {
             *out = i;
             return BT_OK;
         }
+    bt__sbuf all = {0};
+    for (int i = 0; names[i]; i++)
         bt__sbuf_printf(&all, "%s%s", i ? ", " : "", names[i]);
-    }
     bt_status st = bt__ld_fail(T->L, p, "unknown %s '%s' (%s)", key, s, all.s ? all.s : "");
     bt__sbuf_free(&all);
     return st;
@@ -120,8 +120,7 @@ static bt_status need_list(t1 *T, const json_t *obj, const char *key, const char
     snprintf(p, sizeof p, "%s.%s", parent, key);
     BT__TRY(need(T, obj, key, parent, out));
     if (!json_is_array(*out) || json_array_size(*out) < min)
-        return bt__ld_fail(T->L, p, "expected a list of %s%s", min ? "at least one of the " : "",
-                           what);
+        return bt__ld_fail(T->L, p, "expected a%s list of %s", min ? " non-empty" : "", what);
     if (json_array_size(*out) > max)
         return bt__ld_fail(T->L, p, "%zu %s: at most %zu", json_array_size(*out), what, max);
     return BT_OK;
@@ -357,10 +356,9 @@ static bt_status grid_from_problem(t1 *T, const json_t *ps, json_t *launch)
     json_t *pl = json_array(), *prob = json_object(), *gd = json_object();
     put(T, launch, "problem_size", pl);
     put(T, T->spec, "problem", prob);
-    if (!pl || !prob || !gd) {
-        json_decref(gd);
+    put(T, launch, "grid_div", gd); /* taken out again below when it stays empty */
+    if (!pl || !prob || !gd)
         return BT_NOMEM;
-    }
     T->nm.nps = (int)n;
     T->nm.ps_scalar = scalar;
     for (size_t d = 0; d < n; d++) {
@@ -409,10 +407,8 @@ static bt_status grid_from_problem(t1 *T, const json_t *ps, json_t *launch)
         snprintf(from, sizeof from, "launch.grid_div.%c", 'x' + d);
         map(T, from, p, false);
     }
-    if (json_object_size(gd))
-        put(T, launch, "grid_div", gd);
-    else
-        json_decref(gd);
+    if (!json_object_size(gd))
+        json_object_del(launch, "grid_div");
     map(T, "problem", KS ".ProblemSize", false);
     map(T, "launch.problem_size", KS ".ProblemSize", false);
     return BT_OK;
