@@ -340,6 +340,74 @@ static void test_errors_name_the_t1_field(void **state)
     free(cwd);
 }
 
+/* Every MemoryType and what each language allows. */
+#define ARGS_DOC                                                                                   \
+    "{\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"block_size_x\", "             \
+    "\"Type\": \"int\", \"Values\": \"[64]\"}]},\n"                                               \
+    " \"KernelSpecification\": {\"Language\": \"%s\", \"KernelName\": \"k\", "                   \
+    "\"KernelFile\": \"vadd.cl\", %s\n"                                                            \
+    "  \"GlobalSize\": {\"X\": \"4\"}, \"LocalSize\": {\"X\": \"block_size_x\"},\n"               \
+    "  \"Arguments\": [\n"                                                                         \
+    "   {\"Name\": \"o\", \"Type\": \"half\", \"MemoryType\": \"Vector\", \"Output\": 1, "         \
+    "\"Size\": 256},\n"                                                                           \
+    "   {\"Name\": \"q\", \"Type\": \"int8\", \"MemoryType\": \"Vector\", \"FillType\": "          \
+    "\"Constant\", \"FillValue\": 3, \"Size\": 256},\n"                                           \
+    "   {\"Name\": \"s\", \"Type\": \"double\", \"MemoryType\": \"Scalar\", \"FillValue\": 3},\n"  \
+    "   {\"Type\": \"float\", \"MemoryType\": \"%s\", \"Size\": 64}]}}"
+
+static void test_argument_kinds(void **state)
+{
+    (void)state;
+    char dir[1024], text[2048];
+    snprintf(dir, sizeof dir, "%s/tests/data/t1", BT_SOURCE_DIR);
+    char *cwd = getcwd(NULL, 0);
+    assert_int_equal(chdir(dir), 0);
+    bt_kdesc *k = NULL;
+    bt_diag d;
+    snprintf(text, sizeof text, ARGS_DOC, "OpenCL", "", "Local");
+    if (bt_kdesc_load_string(text, "kinds.json", &k, &d) != BT_OK)
+        fail_msg("%d:%d %s: %s", d.line, d.column, d.field, d.msg);
+    assert_true(k->args[0].output && k->args[0].dtype == BT__DT_FP16); /* Kernel Tuner's Output */
+    assert_true(k->args[1].dtype == BT__DT_INT8 && k->args[1].init == BT__INIT_CONST);
+    assert_true(k->args[2].role == BT__KARG_SCALAR && k->args[2].dtype == BT__DT_FP64);
+    assert_true(size_of(k, 2) == 3);
+    assert_true(k->args[3].role == BT__KARG_LOCAL && size_of(k, 3) == 64 * 4); /* bytes */
+    assert_string_equal(k->args[3].name, "arg3"); /* no Name */
+    bt_kdesc_free(k);
+    /* CUDA: dynamic shared memory is SharedMemory, not an argument */
+    snprintf(text, sizeof text, ARGS_DOC, "CUDA", "\"SharedMemory\": 512,", "Vector\", "
+             "\"FillType\": \"Random");
+    if (bt_kdesc_load_string(text, "kinds.json", &k, &d) != BT_OK)
+        fail_msg("%d:%d %s: %s", d.line, d.column, d.field, d.msg);
+    assert_non_null(k->dyn_smem.e);
+    bt_kdesc_free(k);
+    static const struct {
+        const char *lang, *extra, *kind, *field, *msg;
+    } bad[] = {
+        {"CUDA", "", "Local", "KernelSpecification.Arguments[3].MemoryType", "on CUDA give"},
+        {"OpenCL", "\"SharedMemory\": 512,", "Local", "KernelSpecification.SharedMemory",
+         "MemoryType Local"},
+        {"OpenCL", "", "Symbol", "KernelSpecification.Arguments[3].MemoryType", "not supported"},
+        {"OpenCL", "", "Vector\", \"AccessType\": \"ReadWrite",
+         "KernelSpecification.Arguments[3].AccessType", "an output cannot be an input too"},
+        {"OpenCL", "", "Vector\", \"FillType\": \"Script",
+         "KernelSpecification.Arguments[3].FillType", "'Script' is not supported"},
+        {"OpenCL", "", "Vector\", \"TypeSize\": 8, \"FillType\": \"Random",
+         "KernelSpecification.Arguments[3].TypeSize", "a float is 4 bytes"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(text, sizeof text, ARGS_DOC, bad[i].lang, bad[i].extra, bad[i].kind);
+        k = (bt_kdesc *)1;
+        if (bt_kdesc_load_string(text, "kinds.json", &k, &d) != BT_PARSE ||
+            strcmp(d.field, bad[i].field) || !strstr(d.msg, bad[i].msg) || d.line < 1)
+            fail_msg("%s %s: %d:%d '%s': %s", bad[i].lang, bad[i].kind, d.line, d.column,
+                     d.field, d.msg);
+        assert_null(k);
+    }
+    assert_int_equal(chdir(cwd), 0);
+    free(cwd);
+}
+
 /* A blocktune spec is not mistaken for a T1 file, and a T1 file without half of it is named as
  * one. */
 static void test_detection(void **state)
@@ -365,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_kernel_tuners_vector_add),
         cmocka_unit_test(test_our_opencl_files),
         cmocka_unit_test(test_errors_name_the_t1_field),
+        cmocka_unit_test(test_argument_kinds),
         cmocka_unit_test(test_detection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
