@@ -24,7 +24,8 @@ static void plan_help(FILE *f)
         "every reason, in numbers); ranks the rest by a predicted time; prints the roofline and\n"
         "which configs are worth measuring.\n"
         "\n"
-        "  KERNEL            a spec file (docs/spec.md) or a built-in kernel:\n"
+        "  KERNEL            a spec file (docs/spec.md), a T1 input file (docs/t1.md) or a\n"
+        "                    built-in kernel:\n"
         "                    ");
     bt_cli_print_builtins(f, 20);
     fprintf(f,

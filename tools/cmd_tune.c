@@ -45,8 +45,9 @@ static void tune_help(FILE *f)
         "strategy is done or a budget stops it. The best few are re-measured interleaved\n"
         "before the winner is declared with its margin over the runner-up.\n"
         "\n"
-        "  KERNEL            a spec file (docs/spec.md) or a built-in kernel (each runs on the\n"
-        "                    backends whose language its spec has a source in):\n"
+        "  KERNEL            a spec file (docs/spec.md), a T1 input file (docs/t1.md) or a\n"
+        "                    built-in kernel (each runs on the backends whose language its\n"
+        "                    spec has a source in):\n"
         "                    ");
     bt_cli_print_builtins(f, 20);
     fprintf(f,

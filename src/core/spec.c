@@ -6,12 +6,15 @@
  * helpers of specld.c; using a loaded description (problems, configs, slots, evaluation) is
  * kdesc.c's.
  *
+ * A T1 input file (t1.c) loads through the same path, translated into a spec first.
+ *
  * Loading is all-or-nothing: the description is built privately and handed out only when every
  * field has been checked. Every error names file:line:column and the field (positions come from
  * jpos.c, since jansson does not keep them). Every list the loader keeps in a fixed-size array is
  * bounded with an error, and a name listed twice is an error.
  */
 #include "core/specld.h"
+#include "core/t1.h"
 #include "core/util.h"
 
 #include <ctype.h>
@@ -846,8 +849,19 @@ static bt_status load_text(const char *text, const char *file, const char *dir, 
     kdesc_init(k);
     k->file = bt__strdup(file);
     k->dir = bt__strdup(dir);
-    bt__ld L = {k, file, pos, diag, embedded};
-    bt_status st = (k->file && k->dir) ? load_root(&L, root) : BT_NOMEM;
+    bt__ld L = {k, file, pos, diag, embedded, NULL};
+    bt_status st = (k->file && k->dir) ? BT_OK : BT_NOMEM;
+    bt__ldmap map = {0};
+    if (!st && bt__t1_is(root)) { /* a T1 file: loaded as the spec it says, errors at its fields */
+        json_t *spec = NULL;
+        st = bt__t1_translate(&L, root, &spec, &map);
+        json_decref(root);
+        root = spec;
+        L.map = &map;
+    }
+    if (!st)
+        st = load_root(&L, root);
+    bt__ldmap_free(&map);
     bt__jpos_free(pos);
     json_decref(root);
     if (st != BT_OK) {

@@ -1,7 +1,7 @@
 /*
  * specld.c — the spec loader's helpers (specld.h): errors at a field's file:line:column, typed
  * getters, expressions, files relative to the spec (checked to be readable regular files) and
- * sources.
+ * sources; and the path map that sends a translated spec's fields to the original's (a T1 file).
  */
 #include "core/specld.h"
 
@@ -19,19 +19,75 @@
 /* ---------------------------------------------------------------------------------------------
  * Errors
  * ------------------------------------------------------------------------------------------- */
+bt_status bt__ldmap_add(bt__ldmap *m, const char *from, const char *to, bool verbatim)
+{
+    if (m->n == m->cap) {
+        int cap = m->cap ? 2 * m->cap : 32;
+        bt__ldmap_entry *e = realloc(m->e, sizeof *e * (size_t)cap);
+        if (!e)
+            return BT_NOMEM;
+        m->e = e;
+        m->cap = cap;
+    }
+    bt__ldmap_entry *e = &m->e[m->n++];
+    snprintf(e->from, sizeof e->from, "%s", from);
+    snprintf(e->to, sizeof e->to, "%s", to);
+    e->verbatim = verbatim;
+    return BT_OK;
+}
+
+void bt__ldmap_free(bt__ldmap *m)
+{
+    free(m->e);
+    memset(m, 0, sizeof *m);
+}
+
+const char *bt__ldmap_find(const bt__ldmap *m, const char *path, bool *verbatim)
+{
+    const bt__ldmap_entry *best = NULL;
+    size_t bestn = 0;
+    for (int i = 0; i < m->n; i++) {
+        size_t n = strlen(m->e[i].from);
+        if (strncmp(path, m->e[i].from, n) != 0 ||
+            (path[n] && path[n] != '.' && path[n] != '[') || (best && n <= bestn))
+            continue;
+        best = &m->e[i];
+        bestn = n;
+    }
+    *verbatim = best && best->verbatim && !path[bestn];
+    return best ? best->to : "";
+}
+
+/* The field a message names for the spec path `path`, and its position (0:0 when unknown): the
+ * path itself, or through the map the original's field, at its nearest enclosing field when the
+ * original leaves it out. *verbatim: a column inside the field's text is the file's too. */
+static const char *locate(bt__ld *L, const char *path, int *line, int *col, bool *verbatim)
+{
+    *line = *col = 0;
+    *verbatim = true;
+    if (!L->map) {
+        bt__jpos_find(L->pos, path, line, col);
+        return path;
+    }
+    const char *to = bt__ldmap_find(L->map, path, verbatim);
+    if (!bt__jpos_find(L->pos, to, line, col))
+        bt__jpos_nearest(L->pos, to, line, col);
+    return to;
+}
+
 static bt_status failv(bt__ld *L, const char *path, bt_status st, const char *fmt, va_list ap)
 {
     if (!L->diag)
         return st;
     bt__diag_clear(L->diag);
     snprintf(L->diag->file, sizeof L->diag->file, "%s", L->file);
-    int line = 0, col = 0;
-    if (path && bt__jpos_find(L->pos, path, &line, &col)) {
+    if (path) {
+        int line, col;
+        bool verbatim;
+        bt__diag_field(L->diag, locate(L, path, &line, &col, &verbatim));
         L->diag->line = line;
         L->diag->column = col;
     }
-    if (path)
-        bt__diag_field(L->diag, path);
     vsnprintf(L->diag->msg, sizeof L->diag->msg, fmt, ap);
     return st;
 }
@@ -159,8 +215,8 @@ bt_status bt__ld_str(bt__ld *L, const json_t *v, const char *path, const char **
 static bt_status parse_at(bt__ld *L, const char *src, const char *path, int col_shift,
                           bt__kexpr *x)
 {
-    snprintf(x->field, sizeof x->field, "%s", path);
-    bt__jpos_find(L->pos, path, &x->line, &x->col);
+    bool verbatim;
+    snprintf(x->field, sizeof x->field, "%s", locate(L, path, &x->line, &x->col, &verbatim));
     bt_diag d;
     bt__diag_clear(&d);
     bt_status st = bt__expr_parse(src, L->k->syms, &x->e, &d);
@@ -169,9 +225,12 @@ static bt_status parse_at(bt__ld *L, const char *src, const char *path, int col_
             bt__diag_clear(L->diag);
             snprintf(L->diag->file, sizeof L->diag->file, "%s", L->file);
             L->diag->line = x->line;
-            /* the expression's column counts from its first character, after the quote */
-            L->diag->column = x->col + col_shift + (d.column > 0 ? d.column - 1 : 0);
-            bt__diag_field(L->diag, path);
+            /* the expression's column counts from its first character, after the quote; a
+             * rewritten text (not verbatim) is pointed at as a whole */
+            L->diag->column = x->col;
+            if (verbatim)
+                L->diag->column += col_shift + (d.column > 0 ? d.column - 1 : 0);
+            bt__diag_field(L->diag, x->field);
             snprintf(L->diag->msg, sizeof L->diag->msg, "in '%.300s': %.600s", src, d.msg);
         }
         return st == BT_NOMEM ? st : BT_PARSE;

@@ -6,6 +6,10 @@
  * files, expected answers), spec_launch.c (launch geometry, block_size_x/y/z and grid_div, problem
  * defines). Every helper here fails with BT_PARSE (or BT_IO for a file that cannot be read) and a
  * diag naming file:line:column and the field; the position of a field comes from jpos.c.
+ *
+ * A document in another format (a T1 file, t1.c) is loaded as the spec it translates to; a path
+ * map then sends each spec field to the field of the original it came from, so that errors name
+ * the original's field at its position.
  */
 #ifndef BT_CORE_SPECLD_H
 #define BT_CORE_SPECLD_H
@@ -17,12 +21,35 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Where a spec field came from: the spec path `from` ("args[2].size") or anything under it
+ * ("args[2]", "args[2].init.const") is the original's field `to`
+ * ("KernelSpecification.Arguments[2].Size"). `verbatim`: the spec's text is the original's as
+ * written, so a column inside it is a column of the original too. */
+typedef struct bt__ldmap_entry {
+    char from[96];
+    char to[96];
+    bool verbatim;
+} bt__ldmap_entry;
+
+typedef struct bt__ldmap {
+    bt__ldmap_entry *e;
+    int n, cap;
+} bt__ldmap;
+
+/* Adds an entry (BT_NOMEM when out of memory; paths longer than the fields are cut). */
+bt_status bt__ldmap_add(bt__ldmap *m, const char *from, const char *to, bool verbatim);
+void bt__ldmap_free(bt__ldmap *m);
+/* The original's field for the spec path `path`: the `to` of the longest entry whose `from` is
+ * path or a prefix of it ending before '.' or '['; "" (the root) when none is. */
+const char *bt__ldmap_find(const bt__ldmap *m, const char *path, bool *verbatim);
+
 typedef struct bt__ld {
     bt_kdesc *k;
     const char *file;
     bt__jpos *pos;
     bt_diag *diag;
-    bool embedded; /* sources resolve against the embedded files */
+    bool embedded;         /* sources resolve against the embedded files */
+    const bt__ldmap *map;  /* NULL, or where the spec's fields came from (pos is the original's) */
 } bt__ld;
 
 #define BT__TRY(x)                                                                                 \

@@ -10,7 +10,8 @@
  * input; a loaded kernel has a name, its first and last configs format as --config text that
  * parses back to the same values, and the model evaluates them (bt_plan_create with .only) on a
  * GPU of the hardware table chosen by the input, whose plan writes as JSON and as a table.
- * Seeds: the .json specs of kernels/specs, tests/data and examples (run.sh gathers them);
+ * Seeds: the .json specs of kernels/specs, tests/data (T1 files of tests/data/t1 too) and
+ * examples (run.sh gathers them);
  * dictionary: spec.dict.
  */
 #include "fuzz_util.h"

@@ -45,7 +45,7 @@ gather() { # gather TARGET FILES...
     local f
     for f in "$@"; do [ -f "$f" ] && cp "$f" "$dir/$(echo "${f#./}" | tr / _)"; done
 }
-gather spec kernels/specs/*.json tests/data/*.json examples/*/*.json
+gather spec kernels/specs/*.json tests/data/*.json tests/data/t1/*.json examples/*/*.json
 gather wisdom wisdom/*.json
 
 max_len() {
