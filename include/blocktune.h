@@ -358,6 +358,127 @@ BT_API void bt_buffer_destroy(bt_buffer *b);
 BT_API bt_status bt_buffer_write(bt_buffer *b, size_t off, const void *src, size_t n, bt_diag *diag);
 BT_API bt_status bt_buffer_read(bt_buffer *b, size_t off, void *dst, size_t n, bt_diag *diag);
 
+/* ---------------------------------------------------------------------------------------------
+ * Embedding: an engine's own device objects (docs/api.md, "Bring your own device").
+ *
+ * blocktune never frees, destroys, releases below its own references, or synchronises what it did
+ * not create: a wrapped context, queue, stream or memory stays the caller's, and must outlive
+ * the bt_device / bt_buffer wrapping it. A wrapped device still gets a queue/stream of
+ * blocktune's own in the caller's context, for tuning (before it reads the caller's buffers it
+ * orders that queue after the caller's stream with an event; it never waits on the host for
+ * the caller's stream).
+ * ------------------------------------------------------------------------------------------- */
+
+/* Wraps a CUDA context: cu_context is a CUcontext (the caller's, borrowed: never destroyed,
+ * popped or synchronised), or NULL for the primary context of device `ordinal` (the one the CUDA
+ * runtime and PyTorch use; retained here and released by bt_device_close). With a context,
+ * ordinal may be -1 (any) or the device the context must belong to. */
+BT_API bt_status bt_device_wrap_cuda(int ordinal, void *cu_context, bt_device **out,
+                                     bt_diag *diag);
+/* Wraps an OpenCL context and device (cl_context, cl_device_id; the context must hold the device)
+ * and, optionally, the caller's in-order cl_command_queue of that context (NULL: none), which
+ * becomes the device's default queue for launches. blocktune takes a reference (clRetain*) on the
+ * context and queue and drops it at bt_device_close; it never finishes the caller's queue. */
+BT_API bt_status bt_device_wrap_opencl(void *cl_context, void *cl_device_id,
+                                       void *cl_command_queue, bt_device **out, bt_diag *diag);
+/* 1 when d wraps a caller's objects (bt_device_wrap_*). */
+BT_API int bt_device_is_wrapped(const bt_device *d);
+
+/* Wraps device memory of d: a CUdeviceptr (as an integer) or a cl_mem (cast to uint64_t), of
+ * `bytes` bytes. Memory of another device or context, a pointer the driver does not know, or a
+ * range past the end of its allocation is refused (BT_INVALID_ARG, the diag naming both sides).
+ * bt_buffer_destroy frees only the wrapper. */
+BT_API bt_status bt_buffer_wrap(bt_device *d, uint64_t native, size_t bytes, bt_buffer **out,
+                                bt_diag *diag);
+/* The buffer's size in bytes (0 for NULL). */
+BT_API size_t bt_buffer_size(const bt_buffer *b);
+/* Declares the element type of a buffer ("fp32", "fp16", ...): a launch then refuses it for an
+ * argument of another dtype. Buffers without one are checked by size only. */
+BT_API bt_status bt_buffer_set_dtype(bt_buffer *b, const char *dtype, bt_diag *diag);
+
+/* CUDA's special streams, as cuda.h spells them (CU_STREAM_LEGACY, CU_STREAM_PER_THREAD): a
+ * bt_launch_options.stream of NULL means the device's own stream, not the legacy default one. */
+#define BT_CUDA_STREAM_LEGACY ((void *)0x1)
+#define BT_CUDA_STREAM_PER_THREAD ((void *)0x2)
+
+/* Options of one launch. Leading size (docs/api.md, ABI rules): fill with BT_LAUNCH_OPTIONS_INIT
+ * or set size = sizeof(bt_launch_options); `= {0}` means the 0.2.0 layout. */
+typedef struct bt_launch_options {
+    size_t size;
+    void *stream;            /* CUstream / cudaStream_t or cl_command_queue of the device's
+                                context; NULL: the device's own (a wrapped OpenCL device's
+                                own is the caller's queue when it gave one) */
+    int allow_tune_in_place; /* a first launch that tunes runs the candidates on the caller's
+                                wrapped buffers (outputs overwritten, then rewritten by the
+                                winner; inputs restored when the spec says restore_value). 0:
+                                it tunes on scratch copies of wrapped buffers and leaves them
+                                untouched until the winner's launch */
+    int no_tune;             /* 1: a key that neither memory, the store nor wisdom has fails
+                                with BT_NOT_FOUND instead of tuning (a hot path that must not
+                                block) */
+} bt_launch_options;
+#define BT_LAUNCH_OPTIONS_INIT {sizeof(bt_launch_options), NULL, 0, 0}
+
+/* bt_kernel_launch with options (NULL: the defaults). Before anything is enqueued, every buffer
+ * is checked: the count, the device (a buffer of another device is refused), the size against
+ * the spec's size expression for the problem (a short buffer names the argument and both sizes)
+ * and, where bt_buffer_set_dtype gave one, the dtype. */
+BT_API bt_status bt_kernel_launch_ex(bt_kernel *kn, const bt_problem *p,
+                                     bt_buffer *const *buffers, int nbuffers,
+                                     const bt_launch_options *lo, bt_diag *diag);
+
+/* ---------------------------------------------------------------------------------------------
+ * Lookup without launching: the config a launch would use, for engines with their own launcher.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct bt_choice bt_choice;
+
+/* Where a choice came from (docs/wisdom.md). */
+typedef enum bt_source {
+    BT_SOURCE_MEMORY = 0,     /* this kernel's dispatch table (launched or tuned before) */
+    BT_SOURCE_STORE,          /* the results store, exact key */
+    BT_SOURCE_USER_WISDOM,    /* the user's wisdom, exact key */
+    BT_SOURCE_SHIPPED_WISDOM, /* the wisdom installed with blocktune, exact key */
+    BT_SOURCE_NEAREST_SIZE,   /* wisdom-only: the same device's nearest problem size */
+    BT_SOURCE_SAME_ARCH,      /* wisdom-only: another device of the same architecture */
+    BT_SOURCE_MODEL,          /* wisdom-only: nothing stored; the model's best config */
+    BT_SOURCE_TUNED,          /* measured now, on generated data (tune mode) */
+} bt_source;
+BT_API const char *bt_source_name(bt_source s);
+
+/* The config a launch of p would use, with its launch geometry, and where it came from: the
+ * dispatch table, the store and wisdom as a first launch looks them up; in wisdom-only mode the
+ * nearest size, the same architecture, then the model — never compiling or measuring. In tune
+ * mode a key found nowhere is tuned on generated data (as bt_kernel_tune), unless no_tune is
+ * set (then BT_NOT_FOUND). A lookup does not enter the dispatch table. Free with
+ * bt_choice_destroy. */
+BT_API bt_status bt_kernel_lookup(bt_kernel *kn, const bt_problem *p, int no_tune,
+                                  bt_choice **out, bt_diag *diag);
+BT_API bt_source bt_choice_source(const bt_choice *c);
+/* The config's parameters: count, names, values (in the space's order), owned by c. */
+BT_API int bt_choice_nparams(const bt_choice *c);
+BT_API const char *bt_choice_param_name(const bt_choice *c, int i);
+BT_API int64_t bt_choice_param_value(const bt_choice *c, int i);
+/* The value of a parameter by (case-insensitive) name: BT_NOT_FOUND names the parameters. */
+BT_API bt_status bt_choice_param(const bt_choice *c, const char *name, int64_t *value,
+                                 bt_diag *diag);
+/* The config as JSON ({"BLOCK_SIZE": 256, ...}), owned by c. */
+BT_API const char *bt_choice_config_json(const bt_choice *c);
+/* Grid (in blocks), block (in threads) and dynamic shared memory (bytes) for the problem. */
+BT_API void bt_choice_geometry(const bt_choice *c, uint32_t grid[3], uint32_t block[3],
+                               size_t *dyn_smem);
+/* Argument i of the kernel (the spec's argument order): 1 and its value for a scalar or a local
+ * memory size (integers in *ivalue, exact; floats in *fvalue), 0 for a buffer (the engine's own),
+ * -1 past the last argument. Either pointer may be NULL. */
+BT_API int bt_choice_arg(const bt_choice *c, int i, int64_t *ivalue, double *fvalue);
+/* Compiles the config (through the kernel cache; in any mode: the caller asked for it) on the
+ * first call. The native function (CUfunction, cl_kernel) and the binary (CUBIN or PTX; the
+ * OpenCL program binary) are owned by c and live until bt_choice_destroy. The kernel's
+ * arguments are the spec's, in order (docs/spec.md). */
+BT_API bt_status bt_choice_function(bt_choice *c, void **native_fn, bt_diag *diag);
+BT_API bt_status bt_choice_binary(bt_choice *c, const void **data, size_t *size, bt_diag *diag);
+/* Frees c (and its module). A choice must not outlive its kernel. */
+BT_API void bt_choice_destroy(bt_choice *c);
+
 /* The result: the seeds' report as text, or JSON (docs/tune-json.md). */
 BT_API bt_status bt_result_write_table(const bt_result *r, FILE *f);
 BT_API bt_status bt_result_write_json(const bt_result *r, FILE *f);

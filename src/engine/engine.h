@@ -124,6 +124,8 @@ typedef struct bt__dispatch {
     bt__karg args[BT__MAX_ARGS]; /* scalars and local sizes; buffers filled per launch */
     bt__tmap_req tm[BT__MAX_TMAPS]; /* tensor maps, encoded per launch over its buffers */
     bool has_tmaps;
+    size_t need[BT__MAX_ARGS];      /* bytes each buffer argument needs for the problem */
+    int8_t dtype[BT__MAX_ARGS];     /* its bt__dtype */
 } bt__dispatch;
 
 struct bt_kernel {
@@ -156,7 +158,24 @@ struct bt_buffer {
     bt_device *dev;
     bt__bbuf *b;
     size_t bytes;
+    bool borrowed; /* wraps the caller's memory (bt_buffer_wrap) */
+    int dtype;     /* bt__dtype from bt_buffer_set_dtype, -1: none declared */
 };
+
+/* --- launch.c: the launch path ----------------------------------------------------------------- */
+/* What a first launch tunes on: the caller's buffers and how (bt_launch_options). */
+typedef struct bt__tune_on {
+    bt_buffer *const *buffers;
+    int nbuffers;
+    void *stream;     /* the caller's stream (NULL: the device's own) */
+    bool in_place;    /* allow_tune_in_place */
+    bool no_tune;
+} bt__tune_on;
+/* Scratch copies (device to device, ordered after on->stream) of on's wrapped buffers unless
+ * in_place: *bufs points at the buffers to tune on (scratch, or on->buffers). */
+bt_status bt__scratch_copies(bt_kernel *kn, const bt__tune_on *on, bt_buffer *scratch[],
+                             bt_buffer *const **bufs, bt_diag *diag);
+void bt__scratch_free(const bt__tune_on *on, bt_buffer *scratch[]);
 
 /* --- tune.c: the tuner behind bt_kernel_tune and the first launch of a key -------------------- */
 /* The tuner behind bt_kernel_tune and the first launch of a key: caller_bufs (may be NULL) are
@@ -174,7 +193,11 @@ typedef struct bt__dkey {
 void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, bt__dkey *key);
 /* Copies the key's entry into *out (under the read lock); false when there is none. */
 bool bt__dispatch_find(bt_kernel *kn, const bt__dkey *key, bt__dispatch *out);
-/* Evaluates the launch of e->cfg for p into e (geometry and non-buffer arguments). */
+/* The bytes (elements of the spec's size expression × the dtype's size, at least one element)
+ * and dtype of every buffer argument of k for p, slots filled for p, into need[i] / dtype[i]. */
+bt_status bt__buffer_needs(const bt_kdesc *k, const bt_problem *p, const int64_t *slots,
+                           size_t need[], int8_t dtype[], bt_diag *diag);
+/* Evaluates the launch of e->cfg for p into e (geometry, non-buffer arguments, buffer needs). */
 bt_status bt__dispatch_eval(const bt_kernel *kn, const bt_problem *p, bt__dispatch *e,
                             bt_diag *diag);
 /* Inserts the winner for p's key, replacing an older one (takes ownership of mod). */
@@ -185,6 +208,21 @@ bt_status bt__dispatch_put(bt_kernel *kn, const bt_problem *p, const bt_config *
 bt_status bt__dispatch_reset(bt_kernel *kn, bt_diag *diag);
 /* Frees every entry's module and the table (bt_kernel_destroy). */
 void bt__dispatch_free(bt_kernel *kn);
+
+/* kernel.c: the config a first launch of p takes without measuring (store, wisdom; in
+ * wisdom-only mode nearest size, same arch, the model), *found false when none applies. */
+bt_status bt__resolve(bt_kernel *kn, const bt_problem *p, bt_config *c, bt_source *src,
+                      bool *found, bt_diag *diag);
+/* The first launch of a key (under the tune lock, so that one thread tunes it): store and wisdom
+ * first (not in retune mode), then a tune on `on` (not in wisdom-only mode or with no_tune);
+ * *e is the key's entry. */
+bt_status bt__first_launch(bt_kernel *kn, const bt_problem *p, const bt__dkey *key,
+                           const bt__tune_on *on, bt__dispatch *e, bt_diag *diag);
+/* Compiles one config (through the kernel cache) into a loaded module and function (the caller
+ * frees mod), with no verification or measurement: a looked-up config, bt_choice_function. The
+ * compiled blob goes to *blob (caller frees data) when blob is non-NULL. */
+bt_status bt__load_config(bt_kernel *kn, const bt_problem *p, const bt_config *c, bt__bmod **mod,
+                          bt__bfn **fn, bt__blob *blob, bt_diag *diag);
 
 /* --- args.c: a config's launch for a problem ------------------------------------------------ */
 /* Geometry (grid, block, dynamic shared memory) of config c for problem p. */
