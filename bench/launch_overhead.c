@@ -52,11 +52,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", d.msg);
         return 1;
     }
-    bt_tune_options o;
-    bt_tune_options_default(&o);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
     o.warmup_ms = 2;
     o.rep_ms = 5;
-    bt_kernel_set_options(kn, &o);
+    bt__kernel_set_opts(kn, &o);
     bt_problem *p;
     bt_problem_create(k, &p);
     bt_problem_set(p, "n", 1024, &d);

@@ -73,18 +73,20 @@ static bt_kernel *kernel_on(bt_device *dev, bt_tune_mode mode)
     bt_kernel *kn = NULL;
     bt_diag d = {0};
     assert_int_equal(bt_kernel_create(dev, F.k, &kn, &d), BT_OK);
-    bt_tune_options o;
-    bt_tune_options_default(&o);
-    o.mode = mode;
-    o.warmup_ms = 1;
-    o.rep_ms = 2;
-    o.budget = 3;
-    o.strategy = "random";
-    o.verify_boundary = 0;
-    o.top_k = 2;
-    o.rounds = 1;
-    o.store = "none"; /* every run tunes: the first launch's tune is what is tested */
-    bt_kernel_set_options(kn, &o);
+    bt_tune_options *o = NULL;
+    assert_int_equal(bt_tune_options_create(&o), BT_OK);
+    assert_int_equal(bt_tune_options_set_mode(o, mode), BT_OK);
+    assert_int_equal(bt_tune_options_set_warmup_ms(o, 1), BT_OK);
+    assert_int_equal(bt_tune_options_set_rep_ms(o, 2), BT_OK);
+    assert_int_equal(bt_tune_options_set_budget(o, 3), BT_OK);
+    assert_int_equal(bt_tune_options_set_strategy(o, "random"), BT_OK);
+    assert_int_equal(bt_tune_options_set_verify_boundary(o, 0), BT_OK);
+    assert_int_equal(bt_tune_options_set_top_k(o, 2), BT_OK);
+    assert_int_equal(bt_tune_options_set_rounds(o, 1), BT_OK);
+    /* every run tunes: the first launch's tune is what is tested */
+    assert_int_equal(bt_tune_options_set_store(o, "none"), BT_OK);
+    bt_kernel_set_options(kn, o);
+    bt_tune_options_destroy(o); /* the kernel keeps its own copy */
     return kn;
 }
 

@@ -82,11 +82,12 @@ static bt_kernel *wisdom_only_kernel(bt_device *dev)
     bt_kernel *kn = NULL;
     bt_diag d = {0};
     assert_int_equal(bt_kernel_create(dev, M.k, &kn, &d), BT_OK);
-    bt_tune_options o;
-    bt_tune_options_default(&o);
-    o.mode = BT_MODE_WISDOM_ONLY;
-    o.store = "none";
-    bt_kernel_set_options(kn, &o);
+    bt_tune_options *o = NULL;
+    assert_int_equal(bt_tune_options_create(&o), BT_OK);
+    assert_int_equal(bt_tune_options_set_mode(o, BT_MODE_WISDOM_ONLY), BT_OK);
+    assert_int_equal(bt_tune_options_set_store(o, "none"), BT_OK);
+    bt_kernel_set_options(kn, o);
+    bt_tune_options_destroy(o);
     return kn;
 }
 

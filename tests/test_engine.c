@@ -18,10 +18,10 @@
 
 static bt_device *dev;
 
-static bt_tune_options quick(void)
+static bt__tune_opts quick(void)
 {
-    bt_tune_options o;
-    bt_tune_options_default(&o);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
     o.warmup_ms = 2;
     o.rep_ms = 8;
     o.top_k = 1; /* no interleaved finals (test_winner_is_remeasured_interleaved_and_stable
@@ -47,9 +47,9 @@ static bt_result *tune_builtin(const char *name, const char *const *sizes, const
         assert_int_equal(bt_problem_set_dtype(p, dtype, &d), BT_OK);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
+    bt__tune_opts o = quick();
     bt_result *r = NULL;
-    bt_status st = bt_kernel_tune(kn, p, &o, &r, &d);
+    bt_status st = bt__kernel_tune_opts(kn, p, &o, &r, &d);
     if (st)
         fail_msg("tune %s: %s", name, d.msg);
     bt_kernel_destroy(kn);
@@ -156,10 +156,10 @@ static void test_wrong_and_broken_configs_are_caught_and_never_win(void **state)
     bt_kernel *kn;
     bt_diag d;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
+    bt__tune_opts o = quick();
     o.budget = 0; /* all 24 */
     bt_result *r;
-    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
     assert_int_equal(r->n, 24);
     int wrong = 0, broken = 0, ok = 0;
     for (size_t i = 0; i < r->n; i++) {
@@ -213,10 +213,10 @@ static void test_boundary_sizes_outside_a_configs_constraints_are_skipped(void *
     bt_problem_create(k, &p);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
+    bt__tune_opts o = quick();
     o.budget = 0;
     bt_result *r;
-    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
     assert_int_equal(r->n, 4);
     for (size_t i = 0; i < r->n; i++) {
         const bt__entry *e = &r->e[i];
@@ -229,7 +229,7 @@ static void test_boundary_sizes_outside_a_configs_constraints_are_skipped(void *
     bt_result_free(r);
     /* the same kernel at n = 4099: VEC=4 is not a candidate at all */
     assert_int_equal(bt_problem_set(p, "n", 4099, &d), BT_OK);
-    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
     assert_int_equal(r->n, 2);
     for (size_t i = 0; i < r->n; i++)
         assert_int_equal(cfg_value(k, &r->e[i].ev.cfg, "VEC"), 1);
@@ -257,10 +257,10 @@ static void test_output_dtype_follows_the_problem(void **state)
         assert_int_equal(bt_problem_set(p, "n", 5000, &d), BT_OK);
         assert_int_equal(bt_problem_set(p, "HALF", half, &d), BT_OK);
         assert_int_equal(bt__arg_dtype(k, &k->args[2], p), half ? BT__DT_FP16 : BT__DT_FP32);
-        bt_tune_options o = quick();
+        bt__tune_opts o = quick();
         o.budget = 0;
         bt_result *r;
-        assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+        assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
         assert_true(r->winner >= 0);
         for (size_t i = 0; i < r->n; i++) {
             const bt__entry *e = &r->e[i];
@@ -293,14 +293,14 @@ static bt_result *tune_gemm_search(bt_kdesc **kout, const char *strategy, int bu
     assert_int_equal(bt_problem_set(p, "K", 33, &d), BT_OK);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
+    bt__tune_opts o = quick();
     o.strategy = strategy;
     o.budget = budget;
     o.seed = seed;
     o.threads = 2;
     o.time_limit_s = time_limit_s;
     bt_result *r = NULL;
-    if (bt_kernel_tune(kn, p, &o, &r, &d) != BT_OK)
+    if (bt__kernel_tune_opts(kn, p, &o, &r, &d) != BT_OK)
         fail_msg("tune gemm with %s: %s", strategy ? strategy : "(default)", d.msg);
     bt_kernel_destroy(kn);
     bt_problem_free(p);
@@ -396,7 +396,7 @@ static void test_time_limit_stops_the_search(void **state)
 }
 
 /* Tunes the planted spec at its default size with options o; *kout is the spec (free it). */
-static bt_status tune_planted(const bt_tune_options *o, bt_kdesc **kout, bt_result **r,
+static bt_status tune_planted(const bt__tune_opts *o, bt_kdesc **kout, bt_result **r,
                               bt_diag *d)
 {
     bt_kdesc *k = planted();
@@ -405,7 +405,7 @@ static bt_status tune_planted(const bt_tune_options *o, bt_kdesc **kout, bt_resu
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, d), BT_OK);
     *r = NULL;
-    bt_status st = bt_kernel_tune(kn, p, o, r, d);
+    bt_status st = bt__kernel_tune_opts(kn, p, o, r, d);
     bt_kernel_destroy(kn);
     bt_problem_free(p);
     *kout = k;
@@ -417,7 +417,7 @@ static void test_planted_faults_never_win_under_a_search(void **state)
     (void)state;
     const char *names[] = {"random", "anneal", "forest", "coordinate"};
     for (size_t s = 0; s < sizeof names / sizeof *names; s++) {
-        bt_tune_options o = quick();
+        bt__tune_opts o = quick();
         o.strategy = names[s];
         o.budget = 12;
         o.threads = 3;
@@ -446,7 +446,7 @@ static void test_planted_faults_never_win_under_a_search(void **state)
 static void test_unknown_strategy_is_an_error(void **state)
 {
     (void)state;
-    bt_tune_options o = quick();
+    bt__tune_opts o = quick();
     o.strategy = "genetic";
     bt_kdesc *k;
     bt_result *r;
@@ -471,12 +471,12 @@ static void test_winner_is_remeasured_interleaved_and_stable(void **state)
     for (int run = 0; run < 2; run++) {
         bt_kernel *kn;
         assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-        bt_tune_options o = quick();
+        bt__tune_opts o = quick();
         o.budget = 0;
         o.top_k = 3;
         o.rounds = 2;
         bt_result *r;
-        assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+        assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
         assert_int_equal(r->finalists, 3 + r->challengers);
         assert_true(r->challengers >= 0 && r->challengers <= 8);
         assert_int_equal(r->rounds, 2);
@@ -530,8 +530,8 @@ static void test_launch_tunes_once_per_key_and_is_thread_safe(void **state)
     assert_int_equal(bt_kdesc_builtin("vector_add", &k, &d), BT_OK);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
-    bt_kernel_set_options(kn, &o);
+    bt__tune_opts o = quick();
+    bt__kernel_set_opts(kn, &o);
     bt_problem *p;
     bt_problem_create(k, &p);
     const int n = 50000;
@@ -641,8 +641,8 @@ static void test_wgmma_dispatch_with_tensor_maps(void **state)
     assert_int_equal(bt_problem_set_dtype(p, "fp16", &d), BT_OK);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
-    bt_kernel_set_options(kn, &o);
+    bt__tune_opts o = quick();
+    bt__kernel_set_opts(kn, &o);
     size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
     uint16_t *a = malloc(2 * na), *b = malloc(2 * nb), *c = malloc(2 * nc);
     assert_true(a && b && c);
@@ -774,12 +774,12 @@ static void test_shipped_wisdom_dispatches_without_measuring(void **state)
     /* 1. tune into a store, export its winners as wisdom files (what wisdom/ ships) */
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
+    bt__tune_opts o = quick();
     o.store = db;
     bt_result *r;
-    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
     bt_config won;
-    assert_true(bt_result_winner(r, &won, NULL));
+    assert_true(bt__result_winner(r, &won, NULL));
     bt_result_free(r);
     bt_kernel_destroy(kn);
     bt__store *st;
@@ -793,14 +793,14 @@ static void test_shipped_wisdom_dispatches_without_measuring(void **state)
     setenv("BLOCKTUNE_WISDOM_DIR", wdir, 1);
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
     o.store = "none";
-    bt_kernel_set_options(kn, &o);
+    bt__kernel_set_opts(kn, &o);
     launch_and_check_vector_add(kn, p, 5000);
     assert_int_equal(bt_kernel_tune_count(kn), 0); /* dispatched, never measured */
     bt_kernel_destroy(kn);
     /* 3. wisdom-only mode on a key nobody tuned: the nearest size (5000) is used, no measuring */
     o.mode = BT_MODE_WISDOM_ONLY;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_kernel_set_options(kn, &o);
+    bt__kernel_set_opts(kn, &o);
     bt_problem_set(p, "n", 7777, &d);
     launch_and_check_vector_add(kn, p, 7777);
     assert_int_equal(bt_kernel_tune_count(kn), 0);
@@ -809,7 +809,7 @@ static void test_shipped_wisdom_dispatches_without_measuring(void **state)
     unsetenv("BLOCKTUNE_WISDOM_DIR");
     setenv("BLOCKTUNE_WISDOM_DIR", dir, 1); /* a directory without wisdom files */
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_kernel_set_options(kn, &o);
+    bt__kernel_set_opts(kn, &o);
     launch_and_check_vector_add(kn, p, 7777);
     assert_int_equal(bt_kernel_tune_count(kn), 0);
     bt_kernel_destroy(kn);

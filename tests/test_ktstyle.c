@@ -19,10 +19,10 @@
 static bt_device *ocl, *cu;
 static int cu_mock;
 
-static bt_tune_options quick(void)
+static bt__tune_opts quick(void)
 {
-    bt_tune_options o;
-    bt_tune_options_default(&o);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
     o.warmup_ms = 0.01; /* a few runs each: the tests are about verification, not timing */
     o.rep_ms = 0.05;
     o.rounds = 1;
@@ -46,7 +46,7 @@ static bt_kdesc *load_spec(const char *name)
 
 /* Tunes k on dev at its default problem; *st gets the tune's status (the result is NULL unless
  * BT_OK; diag in *d). */
-static bt_result *tune(bt_device *dev, const bt_kdesc *k, bt_tune_options o, bt_status *st,
+static bt_result *tune(bt_device *dev, const bt_kdesc *k, bt__tune_opts o, bt_status *st,
                        bt_diag *d)
 {
     bt_kernel *kn;
@@ -56,7 +56,7 @@ static bt_result *tune(bt_device *dev, const bt_kdesc *k, bt_tune_options o, bt_
     bt_problem *p;
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     bt_result *r = NULL;
-    *st = bt_kernel_tune(kn, p, &o, &r, d);
+    *st = bt__kernel_tune_opts(kn, p, &o, &r, d);
     bt_problem_free(p);
     bt_kernel_destroy(kn);
     return r;
@@ -280,8 +280,8 @@ static void launch_conv(bt_device *dev)
     bt_diag d;
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
-    bt_kernel_set_options(kn, &o);
+    bt__tune_opts o = quick();
+    bt__kernel_set_opts(kn, &o);
     bt_problem *p;
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     enum { W = 48, F = 5, P = W + F - 1 };
@@ -323,7 +323,7 @@ static void launch_conv(bt_device *dev)
     /* answers belong to the spec's inputs, not the caller's */
     k = load_spec("kt_conv_files.json");
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_kernel_set_options(kn, &o);
+    bt__kernel_set_opts(kn, &o);
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     for (int i = 0; i < 3; i++)
         assert_int_equal(bt_buffer_create(dev, sizes[i], &b[i], &d), BT_OK);

@@ -51,7 +51,7 @@ static bt_plan *plan_one(fx *f, const char *gpu_name, const char *dtype, const c
     assert_int_equal(bt_problem_create(f->gemm, &p), BT_OK);
     assert_int_equal(bt_problem_set_dtype(p, dtype, &d), BT_OK);
     bt_config c;
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, cfg, &c, &d), BT_OK);
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, cfg, &c, &d), BT_OK);
     bt_plan_options o = {.rules = rules, .only = &c};
     bt_plan *pl = NULL;
     assert_int_equal(bt_plan_create(f->gemm, p, gpu(f->db, gpu_name), &o, &pl, &d), BT_OK);
@@ -213,7 +213,7 @@ static void test_gemm_waves_and_last_tile(void **state)
     bt_problem_set(p, "K", 1031, &d);
     bt_problem_set_dtype(p, "fp16", &d);
     bt_config c;
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=4,GROUP_M=8", &c, &d), BT_OK);
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=4,GROUP_M=8", &c, &d), BT_OK);
     bt_plan_options o = {.only = &c};
     bt_plan *pl;
     assert_int_equal(bt_plan_create(f->gemm, p, gpu(f->db, "h200"), &o, &pl, &d), BT_OK);
@@ -313,7 +313,7 @@ static void test_tensormap_arguments(void **state)
     bt_problem *p;
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     bt_config c;
-    assert_int_equal(bt_kdesc_parse_config(k, "BM=128", &c, &d), BT_OK);
+    assert_int_equal(bt__kdesc_parse_config(k, "BM=128", &c, &d), BT_OK);
     bt_gpudb *db;
     assert_int_equal(bt_gpudb_load_default(&db, &d), BT_OK);
     bt__tmap_req q[BT__MAX_TMAPS];
@@ -484,12 +484,12 @@ static void test_parse_config_errors(void **state)
     fx *f = *state;
     bt_config c;
     bt_diag d;
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=64", &c, &d), BT_INVALID_ARG);
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, "BLOCK_M=64", &c, &d), BT_INVALID_ARG);
     assert_non_null(strstr(d.msg, "BLOCK_N"));
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_Q=64", &c, &d), BT_INVALID_ARG);
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, "BLOCK_Q=64", &c, &d), BT_INVALID_ARG);
     assert_non_null(strstr(d.msg, "BLOCK_Q"));
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=sixty", &c, &d), BT_INVALID_ARG);
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M", &c, &d), BT_INVALID_ARG);
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, "BLOCK_M=sixty", &c, &d), BT_INVALID_ARG);
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, "BLOCK_M", &c, &d), BT_INVALID_ARG);
 }
 
 static void test_100k_configs_filter_in_well_under_a_second(void **state)
@@ -561,7 +561,7 @@ static bt_plan *plan_spec(fx *f, const char *text, const char *gpu_name, const c
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     bt_config c;
     if (cfg)
-        assert_int_equal(bt_kdesc_parse_config(k, cfg, &c, &d), BT_OK);
+        assert_int_equal(bt__kdesc_parse_config(k, cfg, &c, &d), BT_OK);
     bt_plan_options o = {.only = cfg ? &c : NULL, .exact = exact};
     bt_plan *pl = NULL;
     bt_status st = bt_plan_create(k, p, gpu(f->db, gpu_name), &o, &pl, &d);
@@ -721,7 +721,7 @@ static void test_huge_config_values_do_not_overflow(void **state)
             bt_problem *pr;
             bt_problem_create(k, &pr);
             bt_config c;
-            assert_int_equal(bt_kdesc_parse_config(k, cfg, &c, &d), BT_OK);
+            assert_int_equal(bt__kdesc_parse_config(k, cfg, &c, &d), BT_OK);
             if (pass)
                 for (int p = 0; p < k->space.nparams; p++)
                     c.v[p] = INT64_MAX;
@@ -738,12 +738,12 @@ static void test_huge_config_values_do_not_overflow(void **state)
     /* --config: decimal (a leading zero is not octal), 0x hexadecimal, and out of range said */
     bt_config c;
     bt_diag d;
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=010,BLOCK_N=0x40,BLOCK_K=32,"
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, "BLOCK_M=010,BLOCK_N=0x40,BLOCK_K=32,"
                                                     "num_warps=4,num_stages=3,GROUP_M=8", &c, &d),
                      BT_OK);
     assert_int_equal(c.v[0], 10);
     assert_int_equal(c.v[1], 64);
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=99999999999999999999,BLOCK_N=64,"
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, "BLOCK_M=99999999999999999999,BLOCK_N=64,"
                                                     "BLOCK_K=32,num_warps=4,num_stages=3,GROUP_M=8",
                                            &c, &d),
                      BT_INVALID_ARG);

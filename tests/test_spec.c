@@ -334,7 +334,7 @@ static void geometry(const char *spec, const char *cfg, int64_t grid[3], int64_t
     bt_diag d;
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     bt_config c;
-    assert_int_equal(bt_kdesc_parse_config(k, cfg, &c, &d), BT_OK);
+    assert_int_equal(bt__kdesc_parse_config(k, cfg, &c, &d), BT_OK);
     int64_t dyn;
     if (bt__geometry(k, &c, p, NULL, grid, block, &dyn, &d) != BT_OK)
         fail_msg("geometry: %s", d.msg);

@@ -190,8 +190,8 @@ int bt_cmd_plan(int argc, char **argv)
         rc = bt_cli_fail(st, &d);
         goto out;
     }
-    bt_config only;
-    bt_plan_options opts = {0};
+    bt_config *only = NULL;
+    bt_plan_options opts = BT_PLAN_OPTIONS_INIT;
     opts.rules = rules;
     opts.exact = exact;
     if (config) {
@@ -199,7 +199,7 @@ int bt_cmd_plan(int argc, char **argv)
             rc = bt_cli_fail(st, &d);
             goto out;
         }
-        opts.only = &only;
+        opts.only = only;
     }
     if ((st = bt_plan_create(k, p, gpu, &opts, &pl, &d)) != BT_OK) {
         rc = bt_cli_fail(st, &d);
@@ -210,6 +210,7 @@ int bt_cmd_plan(int argc, char **argv)
     if (st != BT_OK)
         rc = bt_cli_fail(st, NULL);
 out:
+    bt_config_destroy(only);
     bt_plan_free(pl);
     bt_problem_free(p);
     bt_gpudb_free(db);

@@ -117,8 +117,8 @@ int bt_cmd_tune(int argc, char **argv)
 {
     g_argv = argv - 1; /* main's argv: the command line to run again */
     const char *kernel = NULL, *device = NULL, *dtype = NULL, *json = NULL, *rules = NULL;
-    bt_tune_options o;
-    bt_tune_options_default(&o);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
     o.progress = 1;
     const char *set_names[32], *set_values[32];
     static char name_buf[32][64];
@@ -299,7 +299,7 @@ int bt_cmd_tune(int argc, char **argv)
     }
     if (!(o.store && !strcmp(o.store, "none")))
         bt_kernel_set_hang_handler(kn, on_hang, NULL);
-    if ((st = bt_kernel_tune(kn, p, &o, &r, &d))) {
+    if ((st = bt__kernel_tune_opts(kn, p, &o, &r, &d))) {
         /* A fault poisoned the device for this process; the store holds every outcome so far,
          * the faulting config included: a fresh process resumes past it. */
         if (bt_kernel_device_lost(kn) && !(o.store && !strcmp(o.store, "none")))

@@ -77,7 +77,7 @@ void bt__device_merge_table(bt_device_info *info)
         snprintf(p->source, sizeof p->source, "device; peaks from the hardware table row %s",
                  row->name);
     }
-    bt_gpudb_free(db);
+    bt_gpudb_destroy(db);
 }
 
 /* Loads every backend and reads every device's info (pthread_once). */
@@ -263,7 +263,7 @@ bt_status bt_device_open(const char *id, bt_device **out, bt_diag *diag)
     return BT_OK;
 }
 
-void bt_device_close(bt_device *d)
+void bt_device_destroy(bt_device *d)
 {
     if (!d)
         return;

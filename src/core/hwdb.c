@@ -779,7 +779,7 @@ out:
 /* ---------------------------------------------------------------------------------------------
  * Loading, merging, freeing.
  * ------------------------------------------------------------------------------------------- */
-void bt_gpudb_free(bt_gpudb *db)
+void bt_gpudb_destroy(bt_gpudb *db)
 {
     if (!db)
         return;
@@ -821,7 +821,7 @@ bt_status bt__gpudb_load_text(const char *text, size_t size, const char *name, b
         free(rows);
     }
     if (!db || !db->origin || db->norigins != 1) {
-        bt_gpudb_free(db);
+        bt_gpudb_destroy(db);
         bt__diag_set(diag, "out of memory loading %s", c.name);
         return BT_NOMEM;
     }

@@ -160,21 +160,21 @@ bt_status bt_plan_create(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g
     }
     pl->seconds = bt__now() - t0;
     if (st) {
-        bt_plan_free(pl);
+        bt_plan_destroy(pl);
         return st;
     }
     if (pl->ncand > 1)
         qsort(pl->cand, pl->ncand, sizeof *pl->cand, cmp_pred);
     if (opts && opts->exact &&
         ((st = bt__plan_exact(pl, diag)) != BT_OK || (st = exact_eliminate(pl)) != BT_OK)) {
-        bt_plan_free(pl);
+        bt_plan_destroy(pl);
         return st;
     }
     *out = pl;
     return BT_OK;
 }
 
-void bt_plan_free(bt_plan *pl)
+void bt_plan_destroy(bt_plan *pl)
 {
     if (!pl)
         return;

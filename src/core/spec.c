@@ -782,7 +782,7 @@ static void kdesc_init(bt_kdesc *k)
     k->inner_tile = -1;
 }
 
-void bt_kdesc_free(bt_kdesc *k)
+void bt_kdesc_destroy(bt_kdesc *k)
 {
     if (!k)
         return;
@@ -852,7 +852,7 @@ static bt_status load_text(const char *text, const char *file, const char *dir, 
     bt__jpos_free(pos);
     json_decref(root);
     if (st != BT_OK) {
-        bt_kdesc_free(k);
+        bt_kdesc_destroy(k);
         return st;
     }
     *out = k;
@@ -972,7 +972,7 @@ bt_status bt_problem_create(const bt_kdesc *k, bt_problem **out)
     return BT_OK;
 }
 
-void bt_problem_free(bt_problem *p) { free(p); }
+void bt_problem_destroy(bt_problem *p) { free(p); }
 
 bt_status bt_problem_set(bt_problem *p, const char *name, int64_t value, bt_diag *diag)
 {
@@ -1075,7 +1075,7 @@ bt_status bt__kexpr_eval(const bt_kdesc *k, const bt__kexpr *x, const int64_t *s
     return st;
 }
 
-bt_status bt_kdesc_parse_config(const bt_kdesc *k, const char *text, bt_config *out, bt_diag *diag)
+bt_status bt__kdesc_parse_config(const bt_kdesc *k, const char *text, bt_config *out, bt_diag *diag)
 {
     if (!k || !text || !out)
         return BT_INVALID_ARG;

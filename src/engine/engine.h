@@ -11,6 +11,7 @@
 #include "core/device.h"
 #include "core/plan.h"
 #include "engine/host.h"
+#include "engine/topts.h"
 
 #include <pthread.h>
 
@@ -70,6 +71,7 @@ typedef struct bt__entry {
 
 struct bt_result {
     const bt_kdesc *k;
+    bt__config_obj winner_cfg; /* what bt_result_winner hands out */
     bt_problem problem;
     bt_device_info dev;
     bt_plan *plan;
@@ -97,7 +99,7 @@ struct bt_result {
     char graph_note[200];
     char source_hash[20];
     char timestamp[40];
-    bt_tune_options opts;
+    bt__tune_opts opts;
     char reference[64];
     /* the results store (record.c): its path ("" when the tune keeps nothing), whether it was
      * refused at open, the rows this tune wrote, the writes that failed, and the first failure */
@@ -135,7 +137,8 @@ struct bt_kernel {
     const bt_kdesc *k;
     char *src;        /* the source compiled for this backend (prelude included) */
     uint64_t src_hash;
-    bt_tune_options opts;
+    bt__tune_opts opts;         /* what a first launch tunes with (strings in opts_obj) */
+    bt_tune_options *opts_obj;  /* bt_kernel_set_options' copy (NULL: the defaults) */
     pthread_rwlock_t lock; /* guards the dispatch table */
     bt__dispatch *tab;
     size_t ntab, cap;
@@ -180,8 +183,11 @@ void bt__scratch_free(const bt__tune_on *on, bt_buffer *scratch[]);
 /* --- tune.c: the tuner behind bt_kernel_tune and the first launch of a key -------------------- */
 /* The tuner behind bt_kernel_tune and the first launch of a key: caller_bufs (may be NULL) are
  * the caller's buffers in buffer-argument order. On success the winner is in the dispatch table. */
-bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *o,
+bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *o,
                    bt_buffer *const *caller_bufs, int ncaller, bt_result **out, bt_diag *diag);
+
+/* tune.c: the winner's config (a copy) and median; 0 when there is none. */
+int bt__result_winner(const bt_result *r, bt_config *cfg, double *median_ms);
 
 /* --- dispatch.c: the dispatch table ---------------------------------------------------------- */
 /* A problem's dispatch key: every key variable's value, then the dtype (-1 when not in the key). */
@@ -243,6 +249,12 @@ bt_status bt__tmap_reqs(const bt_kdesc *k, const bt_config *c, const bt_problem 
 bt_status bt__tmap_bind(const bt_kdesc *k, const bt__backend_iface *I, bt__bdev *D,
                         const bt__tmap_req *reqs, bt__karg *args, bt__tmap_blob *store,
                         bt_diag *diag);
+
+/* --- kernel.c: the options as a struct (what the tests and the CLI's internals use; the strings
+ * are borrowed and must outlive the kernel / the tune) ---------------------------------------- */
+void bt__kernel_set_opts(bt_kernel *kn, const bt__tune_opts *o);
+bt_status bt__kernel_tune_opts(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *o,
+                               bt_result **out, bt_diag *diag);
 
 /* --- kernel.c ----------------------------------------------------------------------------------- */
 /* The source a backend compiles for k: the built-in prelude (for built-in kernels) and the

@@ -63,7 +63,7 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
     kn->iface = I;
     kn->bdev = bt__device_bdev(dev);
     kn->k = k;
-    bt_tune_options_default(&kn->opts);
+    bt__tune_opts_default(&kn->opts);
     kn->src = bt__kernel_source(k, cuda);
     if (!kn->src) {
         free(kn);
@@ -92,14 +92,15 @@ void bt_kernel_destroy(bt_kernel *kn)
     pthread_rwlock_destroy(&kn->lock);
     pthread_mutex_destroy(&kn->tune_lock);
     pthread_mutex_destroy(&kn->cmem_lock);
+    bt_tune_options_destroy(kn->opts_obj);
     free(kn->src);
     free(kn);
 }
 
 void bt_kernel_set_options(bt_kernel *kn, const bt_tune_options *o)
 {
-    if (kn && o)
-        kn->opts = *o;
+    if (kn && o && bt__tune_options_clone(o, &kn->opts_obj) == BT_OK)
+        kn->opts = kn->opts_obj->o;
 }
 
 int bt_kernel_tune_count(const bt_kernel *kn) { return kn ? kn->tunes : 0; }
@@ -114,8 +115,21 @@ void bt_kernel_set_hang_handler(bt_kernel *kn, bt_hang_handler h, void *user)
     }
 }
 
-bt_status bt_kernel_tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *o,
+bt_status bt_kernel_tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *opts,
                          bt_result **out, bt_diag *diag)
+{
+    return bt__kernel_tune_opts(kn, p, opts ? &opts->o : NULL, out, diag);
+}
+
+void bt__kernel_set_opts(bt_kernel *kn, const bt__tune_opts *o)
+{
+    bt_tune_options_destroy(kn->opts_obj);
+    kn->opts_obj = NULL;
+    kn->opts = *o;
+}
+
+bt_status bt__kernel_tune_opts(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *o,
+                               bt_result **out, bt_diag *diag)
 {
     if (!out)
         return BT_INVALID_ARG;
@@ -227,7 +241,7 @@ bt_status bt__resolve(bt_kernel *kn, const bt_problem *p, bt_config *c, bt_sourc
                              "stored for this key, wisdom-only mode)", k->name, cj ? cj : "?");
             free(cj);
         }
-        bt_plan_free(pl);
+        bt_plan_destroy(pl);
     }
     free(lr.config_json);
     return st;
@@ -262,14 +276,14 @@ static bt_status tune_key(bt_kernel *kn, const bt_problem *p, bt_buffer *const *
     }
     bt_config wc;
     double med = 0;
-    if (st == BT_OK && bt__decision_log_enabled() && bt_result_winner(r, &wc, &med)) {
+    if (st == BT_OK && bt__decision_log_enabled() && bt__result_winner(r, &wc, &med)) {
         char *cj = bt__config_json(&k->space, &wc);
         bt__decision_log("%s: tuned %zu configs for this key in %.2f s: winner %s at %.4f ms, "
                          "margin %.1f%%%s", k->name, r->n, r->t_total, cj ? cj : "?", med,
                          r->margin * 100, r->tie ? " (tie within noise)" : "");
         free(cj);
     }
-    bt_result_free(r);
+    bt_result_destroy(r);
     return st;
 }
 

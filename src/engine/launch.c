@@ -101,8 +101,9 @@ bt_status bt_kernel_launch_ex(bt_kernel *kn, const bt_problem *p, bt_buffer *con
         bt__diag_set(diag, "the device was lost to a fault; CUDA cannot recover in this process");
         return BT_LAUNCH;
     }
-    /* leading size: fields past what the caller's struct holds take their defaults */
-    size_t lsize = lo ? (lo->size ? lo->size : sizeof *lo) : 0;
+    /* leading size: fields past what the caller's struct holds take their defaults; 0 is the
+     * 0.2.0 layout (up to no_tune) */
+    size_t lsize = !lo ? 0 : lo->size ? lo->size : offsetof(bt_launch_options, no_tune) + sizeof(int);
     bt__tune_on on = {buffers, nbuffers, NULL, false, false};
     if (lsize >= offsetof(bt_launch_options, stream) + sizeof lo->stream)
         on.stream = lo->stream;
@@ -110,6 +111,13 @@ bt_status bt_kernel_launch_ex(bt_kernel *kn, const bt_problem *p, bt_buffer *con
         on.in_place = lo->allow_tune_in_place != 0;
     if (lsize >= offsetof(bt_launch_options, no_tune) + sizeof(int))
         on.no_tune = lo->no_tune != 0;
+#ifdef BT__ABI_GROWN
+    if (lsize >= offsetof(bt_launch_options, grown_priority) + sizeof(int) &&
+        (lo->grown_priority < 0 || lo->grown_priority > 10)) {
+        bt__diag_set(diag, "grown_priority %d is not 0..10", lo->grown_priority);
+        return BT_INVALID_ARG;
+    }
+#endif
     if (on.stream && !kn->iface->launch_on) {
         bt__diag_set(diag, "the %s backend cannot launch on a caller's stream", kn->iface->name);
         return BT_UNSUPPORTED;

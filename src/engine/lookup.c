@@ -64,12 +64,12 @@ static bt_status choose(bt_kernel *kn, const bt_problem *p, int no_tune, bt_conf
     if (st == BT_OK)
         kn->tunes++;
     double med;
-    if (st == BT_OK && !bt_result_winner(r, c, &med)) {
+    if (st == BT_OK && !bt__result_winner(r, c, &med)) {
         bt__diag_set(diag, "no config of '%s' passed verification for this problem "
                      "(blocktune tune shows why)", kn->k->name);
         st = BT_WRONG_RESULT;
     }
-    bt_result_free(r);
+    bt_result_destroy(r);
     *src = BT_SOURCE_TUNED;
     return st;
 }

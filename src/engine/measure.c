@@ -391,8 +391,28 @@ static bt_status round_measure(bt__tctx *T, size_t from)
     return BT_OK;
 }
 
-/* The round's outcomes for the strategy, and its progress line. */
-static void round_outcomes(bt__tctx *T, size_t from, bt__search_meas *m)
+/* The caller's progress callback after a round: true when it asks to cancel. */
+static bool progress_cb(bt__tctx *T, double best)
+{
+    if (!T->o.progress_cb)
+        return false;
+    bt_result *r = T->r;
+    double elapsed = bt__now() - T->t0;
+    bt_progress pr = {
+        .size = sizeof pr,
+        .configs_done = (int)r->n,
+        .configs_planned = (int)(r->budget ? r->budget : r->plan->ncand),
+        .rounds = (int)T->rounds,
+        .elapsed_s = elapsed,
+        .time_left_s = T->o.time_limit_s > 0 ? fmax(0, T->o.time_limit_s - elapsed) : -1,
+        .best_ms = isinf(best) ? 0 : best,
+    };
+    return T->o.progress_cb(&pr, T->o.progress_user) != 0;
+}
+
+/* The round's outcomes for the strategy, its progress line and the progress callback; true when
+ * the callback cancels the tune. */
+static bool round_outcomes(bt__tctx *T, size_t from, bt__search_meas *m)
 {
     bt_result *r = T->r;
     size_t nok = 0;
@@ -402,12 +422,14 @@ static void round_outcomes(bt__tctx *T, size_t from, bt__search_meas *m)
         m[i - from].ms = e->status == BT__CS_OK ? e->st.median : INFINITY;
         nok += e->status == BT__CS_OK;
     }
-    if (!T->o.progress || !isatty(2))
-        return;
     double best = INFINITY;
     for (size_t i = 0; i < r->n; i++)
         if (r->e[i].status == BT__CS_OK && r->e[i].st.median < best)
             best = r->e[i].st.median;
+    if (progress_cb(T, best))
+        return true;
+    if (!T->o.progress || !isatty(2))
+        return false;
     char lim[48] = "";
     if (r->budget)
         snprintf(lim, sizeof lim, " of %zu", r->budget);
@@ -415,6 +437,7 @@ static void round_outcomes(bt__tctx *T, size_t from, bt__search_meas *m)
                     "elapsed %.1f s\n",
             T->rounds, r->strategy, r->n, lim, nok, best, bt__now() - T->t_search0);
     fflush(stderr);
+    return false;
 }
 
 /* One round (the search's bt__measure_batch_fn; user is the tctx): entries for the proposed
@@ -458,8 +481,13 @@ static bt_status measure_round(void *user, const uint64_t *idx, size_t n, bt__se
     if (st)
         return st;
     r->t_measure += bt__now() - t;
-    round_outcomes(T, from, m);
+    bool cancel = round_outcomes(T, from, m);
     bt__unload_all(T);
+    if (cancel) {
+        bt__diag_set(T->sdiag, "cancelled by the progress callback after %zu configs (each "
+                     "measurement is in the store: a new tune resumes)", r->n);
+        return BT_CANCELLED;
+    }
     return BT_OK;
 }
 
@@ -516,11 +544,11 @@ bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s
     bt__idxmap_free(&T->cand);
     T->sdiag = NULL;
     if (st) {
-        *diag = sd;
+        bt__diag_copy(diag, &sd);
         if (!diag->msg[0])
             bt__diag_set(diag, "the search failed: %s", bt_strerror(st));
     } else if (sd.msg[0]) /* a boundary problem that could not be made: said, not fatal */
-        *diag = sd;
+        bt__diag_copy(diag, &sd);
     return st;
 }
 

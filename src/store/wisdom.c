@@ -1005,8 +1005,9 @@ bt_status bt__wisdom_load_user(bt__wisdom **out, bt_diag *diag)
     if (!w)
         return BT_NOMEM;
     const char *env = getenv("BLOCKTUNE_USER_WISDOM_DIR");
-    char *dir = NULL;
-    if (env && env[0]) {
+    char *dir = bt__setting_user_wisdom();
+    if (dir) {
+    } else if (env && env[0]) {
         dir = bt__strdup(env);
     } else {
         char *cache = bt__cache_dir();
@@ -1035,9 +1036,11 @@ bt_status bt__wisdom_load_shipped(bt__wisdom **out, bt_diag *diag)
     if (!w)
         return BT_NOMEM;
     const char *env = getenv("BLOCKTUNE_WISDOM_DIR");
+    char *set = bt__setting_shipped_wisdom();
     bt_status st = BT_OK;
-    if (env && env[0]) {
-        st = bt__wisdom_add_dir(w, env, diag);
+    if (set || (env && env[0])) {
+        st = bt__wisdom_add_dir(w, set ? set : env, diag);
+        free(set);
     } else {
         /* The files compiled in, then installed files that are not among them. */
         const char *path, *data;

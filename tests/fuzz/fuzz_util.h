@@ -98,7 +98,7 @@ static inline void fuzz_config_roundtrip(const bt_kdesc *k, const bt_config *c)
     bt__config_format(&k->space, c, ", ", text, sizeof text);
     bt_config back;
     bt_diag d = {0};
-    bt_status st = bt_kdesc_parse_config(k, text, &back, &d);
+    bt_status st = bt__kdesc_parse_config(k, text, &back, &d);
     if (st != BT_OK) {
         fprintf(stderr, "config '%s' does not parse back: %s\n", text, d.msg);
         abort();
