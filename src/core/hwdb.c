@@ -12,6 +12,7 @@
  */
 #include "core/hwdb.h"
 #include "core/util.h"
+#include "platform/datadir.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1049,11 +1050,9 @@ bt_status bt_gpudb_load_default(bt_gpudb **out, bt_diag *diag)
         if ((st = load_if_present(path, out, diag)) != BT_NOT_FOUND)
             return st;
     }
-#ifdef BT_INSTALL_DATADIR
-    snprintf(path, sizeof path, "%s/gpus.json", BT_INSTALL_DATADIR);
+    snprintf(path, sizeof path, "%s/gpus.json", bt__data_dir());
     if ((st = load_if_present(path, out, diag)) != BT_NOT_FOUND)
         return st;
-#endif
     size_t size = 0;
     const char *text = bt__embedded("data/gpus.json", &size);
     if (!text) {

@@ -7,6 +7,7 @@
 
 #include "core/jpos.h"
 #include "core/util.h"
+#include "platform/datadir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,9 +20,6 @@
 
 #include <jansson.h>
 
-#ifndef BT_INSTALL_DATADIR
-#define BT_INSTALL_DATADIR "/usr/local/share/blocktune"
-#endif
 
 #define MAX_STR 4096              /* longest string field accepted from a file */
 #define MAX_FILE (256u << 20)     /* largest wisdom file read */
@@ -1053,7 +1051,11 @@ bt_status bt__wisdom_load_shipped(bt__wisdom **out, bt_diag *diag)
         char **files = NULL;
         size_t n = 0;
         if (st == BT_OK)
-            st = list_json(BT_INSTALL_DATADIR "/wisdom", &files, &n, diag);
+        {
+            char dir[4200];
+            snprintf(dir, sizeof dir, "%s/wisdom", bt__data_dir());
+            st = list_json(dir, &files, &n, diag);
+        }
         for (size_t i = 0; st == BT_OK && i < n; i++) {
             char emb[512];
             const char *base = strrchr(files[i], '/');

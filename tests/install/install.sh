@@ -1,0 +1,54 @@
+#!/bin/bash
+# install.sh BUILD_DIR SOURCE_DIR — `cmake --install` into a temporary prefix, then a consumer
+# outside the tree built against it four ways (pkg-config shared and --static, find_package
+# shared and static), each run; then the prefix is moved and the consumer must read the moved
+# install's own data folder (a row added to its gpus.json), not the configured one.
+set -eu
+BUILD=$1
+SRC=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+cmake --install "$BUILD" --prefix "$T/prefix" >/dev/null || fail "cmake --install"
+P=$T/prefix
+LIBDIR=$(dirname "$(find "$P" -name 'libblocktune.so' | head -1)")
+[ -f "$LIBDIR/pkgconfig/blocktune.pc" ] || fail "no lib/pkgconfig/blocktune.pc"
+[ -f "$LIBDIR/cmake/blocktune/blocktuneConfig.cmake" ] || fail "no CMake package"
+grep -q "Requires.private: jansson sqlite3 zlib" "$LIBDIR/pkgconfig/blocktune.pc" || fail "pc lacks Requires.private"
+CC=${CC:-cc}
+export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
+# pkg-config, shared
+$CC -o "$T/pc_shared" "$SRC/tests/install/consumer.c" $(pkg-config --cflags --libs blocktune) \
+    -Wl,-rpath,"$LIBDIR" || fail "pkg-config shared build"
+"$T/pc_shared" | grep -q "plan ok" || fail "pkg-config shared run"
+# pkg-config, static: the archive itself, and what --static says it needs
+$CC -o "$T/pc_static" "$SRC/tests/install/consumer.c" $(pkg-config --cflags blocktune) \
+    "$LIBDIR/libblocktune.a" $(pkg-config --static --libs-only-other --libs-only-l blocktune | sed 's/-lblocktune//') \
+    || fail "pkg-config static build"
+"$T/pc_static" | grep -q "plan ok" || fail "pkg-config static run"
+# find_package
+cmake -S "$SRC/tests/install" -B "$T/cm" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_BUILD_TYPE=Release >/dev/null \
+    || fail "find_package configure"
+cmake --build "$T/cm" >/dev/null || fail "find_package build"
+"$T/cm/consumer_shared" | grep -q "plan ok" || fail "find_package shared run"
+"$T/cm/consumer_static" | grep -q "plan ok" || fail "find_package static run"
+# relocation: move the prefix; its own gpus.json (with a row only it has) must be read
+mv "$P" "$T/moved"
+M=$T/moved
+MLIB=${LIBDIR/#$P/$M}
+DATA=$(dirname "$(find "$M" -name gpus.json | head -1)")
+python3 - "$DATA/gpus.json" <<'PY' || fail "could not edit the moved gpus.json"
+import json, sys
+p = sys.argv[1]
+doc = json.load(open(p))
+rows = doc["gpus"] if isinstance(doc, dict) else doc
+row = dict(rows[0]); row["name"] = "Relocated-Test-GPU"; row["aliases"] = []
+rows.append(row)
+json.dump(doc, open(p, "w"))
+PY
+LD_LIBRARY_PATH=$MLIB "$T/pc_shared" Relocated-Test-GPU | grep -q "Relocated-Test-GPU" \
+    || fail "the moved install's library did not read its own gpus.json"
+cp "$T/pc_static" "$M/bin/consumer_static"
+"$M/bin/consumer_static" Relocated-Test-GPU | grep -q "Relocated-Test-GPU" \
+    || fail "a program linked statically in the moved bin/ did not read the moved data"
+echo "install.sh: installed, built 4 ways, relocated: ok"
