@@ -537,10 +537,22 @@ BT_API const char *bt_choice_config_json(const bt_choice *c);
 /* Grid (in blocks), block (in threads) and dynamic shared memory (bytes) for the problem. */
 BT_API void bt_choice_geometry(const bt_choice *c, uint32_t grid[3], uint32_t block[3],
                                size_t *dyn_smem);
-/* Argument i of the kernel (the spec's argument order): 1 and its value for a scalar or a local
- * memory size (integers in *ivalue, exact; floats in *fvalue), 0 for a buffer (the engine's own),
- * -1 past the last argument. Either pointer may be NULL. */
-BT_API int bt_choice_arg(const bt_choice *c, int i, int64_t *ivalue, double *fvalue);
+/* What kernel argument i (the spec's argument order) is, for an engine that builds the launch's
+ * parameters itself. */
+typedef enum bt_arg_kind {
+    BT_ARG_END = -1,   /* past the last argument */
+    BT_ARG_BUFFER = 0, /* device memory: the engine's own pointer / cl_mem */
+    BT_ARG_INT32,      /* scalars: the value in *ivalue (exact) and *fvalue */
+    BT_ARG_INT64,
+    BT_ARG_FLOAT32,
+    BT_ARG_FLOAT64,
+    BT_ARG_LOCAL,      /* OpenCL dynamic local memory: *ivalue bytes (a NULL __local argument) */
+    BT_ARG_OTHER,      /* something blocktune fills itself (a tensor map, constant memory): launch
+                          such a kernel with bt_kernel_launch_ex */
+} bt_arg_kind;
+/* Argument i's kind and, for a scalar or local size, its value for the problem. Either pointer
+ * may be NULL. */
+BT_API bt_arg_kind bt_choice_arg(const bt_choice *c, int i, int64_t *ivalue, double *fvalue);
 /* Compiles the config (through the kernel cache; in any mode: the caller asked for it) on the
  * first call. The native function (CUfunction, cl_kernel) and the binary (CUBIN or PTX; the
  * OpenCL program binary) are owned by c and live until bt_choice_destroy. The kernel's

@@ -288,10 +288,10 @@ static void test_lookup_then_own_launch(void **state)
     assert_int_equal(grid[0], (uint32_t)((n + bs - 1) / bs));
     assert_true(block[0] >= 1 && grid[1] == 1 && grid[2] == 1 && block[1] == 1 && dyn == 0);
     int64_t iv = 0;
-    assert_int_equal(bt_choice_arg(c, 0, NULL, NULL), 0);
-    assert_int_equal(bt_choice_arg(c, 3, &iv, NULL), 1);
+    assert_int_equal(bt_choice_arg(c, 0, NULL, NULL), BT_ARG_BUFFER);
+    assert_int_equal(bt_choice_arg(c, 3, &iv, NULL), BT_ARG_INT64);
     assert_int_equal(iv, n);
-    assert_int_equal(bt_choice_arg(c, 4, NULL, NULL), -1);
+    assert_int_equal(bt_choice_arg(c, 4, NULL, NULL), BT_ARG_END);
     /* a wisdom-only tune never measures */
     bt_result *r = NULL;
     assert_int_equal(bt_kernel_tune(kn, p, NULL, &r, &d), BT_FORBIDDEN);

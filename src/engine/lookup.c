@@ -152,26 +152,32 @@ void bt_choice_geometry(const bt_choice *c, uint32_t grid[3], uint32_t block[3],
         *dyn_smem = c ? c->e.dyn : 0;
 }
 
-int bt_choice_arg(const bt_choice *c, int i, int64_t *ivalue, double *fvalue)
+bt_arg_kind bt_choice_arg(const bt_choice *c, int i, int64_t *ivalue, double *fvalue)
 {
     if (!c || i < 0 || i >= c->kn->k->nargs)
-        return -1;
+        return BT_ARG_END;
+    const bt__argspec *s = &c->kn->k->args[i];
     const bt__karg *a = &c->e.args[i];
+    if (s->role == BT__KARG_BUFFER)
+        return s->cmem ? BT_ARG_OTHER : BT_ARG_BUFFER;
     int64_t iv = 0;
     double fv = 0;
-    switch (c->kn->k->args[i].role == BT__KARG_BUFFER ? BT__ARG_BUF : a->kind) {
-    case BT__ARG_I32: iv = a->u.i32, fv = a->u.i32; break;
-    case BT__ARG_I64: iv = a->u.i64, fv = (double)a->u.i64; break;
-    case BT__ARG_F32: fv = a->u.f32, iv = (int64_t)a->u.f32; break;
-    case BT__ARG_F64: fv = a->u.f64, iv = (int64_t)a->u.f64; break;
-    case BT__ARG_LOCAL: iv = (int64_t)a->u.local_bytes, fv = (double)a->u.local_bytes; break;
-    default: return 0;
+    bt_arg_kind kind;
+    switch (a->kind) {
+    case BT__ARG_I32: iv = a->u.i32, fv = a->u.i32, kind = BT_ARG_INT32; break;
+    case BT__ARG_I64: iv = a->u.i64, fv = (double)a->u.i64, kind = BT_ARG_INT64; break;
+    case BT__ARG_F32: fv = a->u.f32, iv = (int64_t)a->u.f32, kind = BT_ARG_FLOAT32; break;
+    case BT__ARG_F64: fv = a->u.f64, iv = (int64_t)a->u.f64, kind = BT_ARG_FLOAT64; break;
+    case BT__ARG_LOCAL:
+        iv = (int64_t)a->u.local_bytes, fv = (double)a->u.local_bytes, kind = BT_ARG_LOCAL;
+        break;
+    default: return BT_ARG_OTHER;
     }
     if (ivalue)
         *ivalue = iv;
     if (fvalue)
         *fvalue = fv;
-    return 1;
+    return kind;
 }
 
 /* Compiles and loads the config once (under the kernel's tune lock). */

@@ -32,6 +32,31 @@ cmake -S "$SRC/tests/install" -B "$T/cm" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_BUILD_
 cmake --build "$T/cm" >/dev/null || fail "find_package build"
 "$T/cm/consumer_shared" | grep -q "plan ok" || fail "find_package shared run"
 "$T/cm/consumer_static" | grep -q "plan ok" || fail "find_package static run"
+# examples/engine against the install, with find_package and with pkg-config (shared and
+# static): the OpenCL twin runs (PoCL here), the CUDA engine must compile and link
+cmake -S "$SRC/examples/engine" -B "$T/eng" -DCMAKE_PREFIX_PATH="$P" >/dev/null || fail "examples/engine configure"
+cmake --build "$T/eng" >/dev/null || fail "examples/engine build (find_package)"
+[ -x "$T/eng/engine_opencl" ] || fail "examples/engine: engine_opencl not built (no OpenCL?)"
+if [ -d /usr/local/cuda/include ]; then
+    [ -x "$T/eng/engine_cuda" ] || fail "examples/engine: engine_cuda not built with a CUDA toolkit here"
+fi
+for v in shared static; do
+    static=0
+    [ $v = static ] && static=1
+    mkdir -p "$T/eng_pc_$v"
+    targets=$T/eng_pc_$v/engine_opencl
+    [ -d /usr/local/cuda/include ] && targets="$targets $T/eng_pc_$v/engine_cuda"
+    make -s -C "$SRC/examples/engine" -f Makefile.pkg-config STATIC=$static CC="$CC" \
+        CFLAGS="-O2 -Wall -Wextra -Werror" O="$T/eng_pc_$v" $targets >/dev/null \
+        || fail "examples/engine build (pkg-config, $v)"
+done
+"$T/eng_pc_static/engine_opencl" 8 64 32 > "$T/eng_static.out" 2>&1 || { rc=$?; [ $rc = 77 ] || { cat "$T/eng_static.out"; fail "engine_opencl (pkg-config, static)"; }; }
+rc=0
+"$T/eng/engine_opencl" > "$T/eng.out" 2>&1 || rc=$?
+if [ $rc = 77 ]; then echo "install.sh: no OpenCL device, engine_opencl skipped"
+elif [ $rc != 0 ]; then cat "$T/eng.out"; fail "engine_opencl"
+else grep -q "engine_opencl: ok" "$T/eng.out" || fail "engine_opencl output"; cat "$T/eng.out"; fi
+
 # relocation: move the prefix; its own gpus.json (with a row only it has) must be read
 mv "$P" "$T/moved"
 M=$T/moved
