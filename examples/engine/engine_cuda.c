@@ -42,96 +42,54 @@
 
 static bt_diag g_diag = BT_DIAG_INIT;
 
-/* One kernel of the model: its description, blocktune kernel, problem, wrapped buffers, and
- * for the lookup way its function, geometry and parameters. */
-typedef struct step {
-    const char *name;
-    bt_kdesc *k;
-    bt_kernel *kn;
-    bt_problem *p;
-    bt_buffer *bufs[4];
-    CUdeviceptr ptrs[4];
-    int nbufs;
-    bt_choice *choice;
+/* The engine's own launch of a looked-up kernel: function, geometry, parameters. */
+typedef struct own {
     CUfunction fn;
     uint32_t grid[3], block[3];
     size_t dyn;
-    void *params[8];
+    CUdeviceptr ptrs[4];
     int64_t scalars[8];
-} step;
+    void *params[8];
+} own;
 
-static void step_init(step *s, const char *name, bt_device *dev, const bt_tune_options *o,
-                      const char *const vars[], const int64_t vals[], int nvars, void *const ptrs[],
-                      const size_t bytes[], int nbufs)
+static void own_init(own *w, const engine_step *s)
 {
-    memset(s, 0, sizeof *s);
-    s->name = name;
-    BT(bt_kdesc_builtin(name, &s->k, &g_diag));
-    BT(bt_kernel_create(dev, s->k, &s->kn, &g_diag));
-    bt_kernel_set_options(s->kn, o);
-    BT(bt_problem_create(s->k, &s->p));
-    for (int i = 0; i < nvars; i++)
-        BT(bt_problem_set(s->p, vars[i], vals[i], &g_diag));
-    BT(bt_problem_set_dtype(s->p, "fp32", &g_diag));
-    s->nbufs = nbufs;
-    for (int i = 0; i < nbufs; i++) {
-        s->ptrs[i] = (CUdeviceptr)(uintptr_t)ptrs[i];
-        BT(bt_buffer_wrap(dev, s->ptrs[i], bytes[i], &s->bufs[i], &g_diag));
-        BT(bt_buffer_set_dtype(s->bufs[i], "fp32", &g_diag));
-    }
-}
-
-/* The lookup way: the config, the CUfunction and the parameters of the engine's own launch. */
-static void step_lookup(step *s)
-{
-    BT(bt_kernel_lookup(s->kn, s->p, 0, &s->choice, &g_diag));
+    memset(w, 0, sizeof *w);
     void *fn = NULL;
     BT(bt_choice_function(s->choice, &fn, &g_diag));
-    s->fn = (CUfunction)fn;
-    bt_choice_geometry(s->choice, s->grid, s->block, &s->dyn);
+    w->fn = (CUfunction)fn;
+    bt_choice_geometry(s->choice, w->grid, w->block, &w->dyn);
     int nb = 0, np = 0;
-    for (int i = 0;; i++) {
+    for (int i = 0; i < 8; i++) {
         int64_t v = 0;
         bt_arg_kind kind = bt_choice_arg(s->choice, i, &v, NULL);
         if (kind == BT_ARG_END)
             break;
         if (kind == BT_ARG_BUFFER) {
-            s->params[np++] = &s->ptrs[nb++];
+            w->ptrs[nb] = (CUdeviceptr)s->handles[nb];
+            w->params[np++] = &w->ptrs[nb++];
         } else if (kind == BT_ARG_INT32 || kind == BT_ARG_INT64) {
-            s->scalars[i] = v; /* int32 scalars: the low 4 bytes, little-endian */
-            s->params[np++] = &s->scalars[i];
+            w->scalars[i] = v; /* an int32 parameter reads the low 4 bytes (little-endian) */
+            w->params[np++] = &w->scalars[i];
         } else {
-            fprintf(stderr, "engine_cuda: %s: argument %d is not something this engine passes\n",
+            fprintf(stderr, "engine_cuda: %s: argument %d is not one this engine passes\n",
                     s->name, i);
             exit(1);
         }
     }
-    printf("  %-9s %s (%s), grid %u, block %u, %zu B dynamic shared memory\n", s->name,
-           bt_choice_config_json(s->choice), bt_source_name(bt_choice_source(s->choice)),
-           s->grid[0], s->block[0], s->dyn);
 }
 
-static void own_launch(const step *s, cudaStream_t stream)
+static void own_launch(const own *w, cudaStream_t stream)
 {
-    CUresult r = cuLaunchKernel(s->fn, s->grid[0], s->grid[1], s->grid[2], s->block[0],
-                                s->block[1], s->block[2], (unsigned)s->dyn, (CUstream)stream,
-                                (void **)s->params, NULL);
+    CUresult r = cuLaunchKernel(w->fn, w->grid[0], w->grid[1], w->grid[2], w->block[0],
+                                w->block[1], w->block[2], (unsigned)w->dyn, (CUstream)stream,
+                                (void **)w->params, NULL);
     if (r != CUDA_SUCCESS) {
         const char *msg = "?";
         cuGetErrorString(r, &msg);
-        fprintf(stderr, "engine_cuda: cuLaunchKernel(%s): %s\n", s->name, msg);
+        fprintf(stderr, "engine_cuda: cuLaunchKernel: %s\n", msg);
         exit(1);
     }
-}
-
-static void step_free(step *s)
-{
-    bt_choice_destroy(s->choice);
-    for (int i = 0; i < s->nbufs; i++)
-        bt_buffer_destroy(s->bufs[i]);
-    bt_problem_destroy(s->p);
-    bt_kernel_destroy(s->kn);
-    bt_kdesc_destroy(s->k);
 }
 
 int main(int argc, char **argv)
@@ -178,27 +136,12 @@ int main(int argc, char **argv)
     BT(bt_tune_options_set_mode(o, strcmp(mode, "wisdom-only") ? BT_MODE_TUNE
                                                                 : BT_MODE_WISDOM_ONLY));
     BT(bt_tune_options_set_time_limit_s(o, 20)); /* what a first launch may spend tuning */
-    step st[3];
-    {
-        const char *v[] = {"rows", "cols"};
-        int64_t a[] = {dm.M, dm.K};
-        void *ptrs[] = {x, p};
-        size_t bytes[] = {nx * 4, nx * 4};
-        step_init(&st[0], "softmax", dev, o, v, a, 2, ptrs, bytes, 2);
-    }
-    {
-        const char *v[] = {"M", "N", "K"};
-        int64_t a[] = {dm.M, dm.N, dm.K};
-        void *ptrs[] = {p, w, h};
-        size_t bytes[] = {nx * 4, nw * 4, ny * 4};
-        step_init(&st[1], "gemm", dev, o, v, a, 3, ptrs, bytes, 3);
-    }
-    {
-        const char *v[] = {"rows", "cols"};
-        int64_t a[] = {dm.M, dm.N};
-        void *ptrs[] = {h, g, b, y};
-        size_t bytes[] = {ny * 4, dm.N * 4, dm.N * 4, ny * 4};
-        step_init(&st[2], "layernorm", dev, o, v, a, 2, ptrs, bytes, 4);
+    engine_step st[3];
+    const uint64_t t[7] = {(uintptr_t)x, (uintptr_t)p, (uintptr_t)w, (uintptr_t)h,
+                           (uintptr_t)g, (uintptr_t)b, (uintptr_t)y};
+    if (engine_steps_init(st, dev, o, &dm, t, &g_diag)) {
+        fprintf(stderr, "engine_cuda: %s\n", g_diag.msg);
+        return 1;
     }
     bt_tune_options_destroy(o);
     bt_launch_options lo = BT_LAUNCH_OPTIONS_INIT;
@@ -207,8 +150,8 @@ int main(int argc, char **argv)
     /* 1. dispatch through blocktune, a few steps */
     double t0 = engine_now_us();
     for (int it = 0; it < 3; it++)
-        for (int i = 0; i < 3; i++)
-            BT(bt_kernel_launch_ex(st[i].kn, st[i].p, st[i].bufs, st[i].nbufs, &lo, &g_diag));
+        if (engine_steps_launch(st, &lo, &g_diag))
+            return 1;
     CK(cudaStreamSynchronize(stream));
     double first_us = engine_now_us() - t0;
     CK(cudaMemcpy(hy, y, ny * 4, cudaMemcpyDeviceToHost));
@@ -221,11 +164,14 @@ int main(int argc, char **argv)
 
     /* 2. lookup, and the engine's own cuLaunchKernel */
     CK(cudaMemsetAsync(y, 0, ny * 4, stream));
+    if (engine_steps_lookup(st, &g_diag))
+        return 1;
+    own mine[3];
     for (int i = 0; i < 3; i++)
-        step_lookup(&st[i]);
+        own_init(&mine[i], &st[i]);
     for (int it = 0; it < 3; it++)
         for (int i = 0; i < 3; i++)
-            own_launch(&st[i], stream);
+            own_launch(&mine[i], stream);
     CK(cudaStreamSynchronize(stream));
     CK(cudaMemcpy(hy, y, ny * 4, cudaMemcpyDeviceToHost));
     double err2 = engine_error(hy, ref, (long)ny);
@@ -243,7 +189,7 @@ int main(int argc, char **argv)
         CK(cudaStreamSynchronize(stream));
         double c = engine_now_us();
         for (int i = 0; i < reps; i++)
-            own_launch(&st[0], stream);
+            own_launch(&mine[0], stream);
         double e = engine_now_us();
         bt_us = fmin(bt_us, (mid - a) / reps);
         own_us = fmin(own_us, (e - c) / reps);
@@ -264,8 +210,7 @@ int main(int argc, char **argv)
             fclose(f);
         }
     }
-    for (int i = 0; i < 3; i++)
-        step_free(&st[i]);
+    engine_steps_free(st);
     bt_device_destroy(dev);
     /* the engine's objects are still the engine's: blocktune freed none of them */
     float *all[] = {x, p, w, h, g, b, y};

@@ -37,42 +37,9 @@ static bt_diag g_diag = BT_DIAG_INIT;
         }                                                                                          \
     } while (0)
 
-typedef struct step {
-    const char *name;
-    bt_kdesc *k;
-    bt_kernel *kn;
-    bt_problem *p;
-    bt_buffer *bufs[4];
-    cl_mem mems[4];
-    int nbufs;
-    bt_choice *choice;
-} step;
-
-static void step_init(step *s, const char *name, bt_device *dev, const bt_tune_options *o,
-                      const char *const vars[], const int64_t vals[], int nvars,
-                      const cl_mem mems[], const size_t bytes[], int nbufs)
-{
-    memset(s, 0, sizeof *s);
-    s->name = name;
-    BT(bt_kdesc_builtin(name, &s->k, &g_diag));
-    BT(bt_kernel_create(dev, s->k, &s->kn, &g_diag));
-    bt_kernel_set_options(s->kn, o);
-    BT(bt_problem_create(s->k, &s->p));
-    for (int i = 0; i < nvars; i++)
-        BT(bt_problem_set(s->p, vars[i], vals[i], &g_diag));
-    BT(bt_problem_set_dtype(s->p, "fp32", &g_diag));
-    s->nbufs = nbufs;
-    for (int i = 0; i < nbufs; i++) {
-        s->mems[i] = mems[i];
-        BT(bt_buffer_wrap(dev, (uint64_t)(uintptr_t)mems[i], bytes[i], &s->bufs[i], &g_diag));
-    }
-}
-
 /* The engine's own launch of the looked-up kernel: its arguments set from the spec's order. */
-static void own_launch(step *s, cl_command_queue q)
+static void own_launch(const engine_step *s, cl_command_queue q)
 {
-    if (!s->choice)
-        BT(bt_kernel_lookup(s->kn, s->p, 0, &s->choice, &g_diag));
     void *fn = NULL;
     BT(bt_choice_function(s->choice, &fn, &g_diag));
     cl_kernel k = fn;
@@ -84,8 +51,9 @@ static void own_launch(step *s, cl_command_queue q)
             break;
         cl_int i32 = (cl_int)v;
         cl_long i64 = v;
-        if (kind == BT_ARG_BUFFER)
-            CL(clSetKernelArg(k, i, sizeof(cl_mem), &s->mems[nb++]));
+        cl_mem m = (cl_mem)(uintptr_t)s->handles[nb];
+        if (kind == BT_ARG_BUFFER && ++nb)
+            CL(clSetKernelArg(k, i, sizeof m, &m));
         else if (kind == BT_ARG_INT32)
             CL(clSetKernelArg(k, i, sizeof i32, &i32));
         else if (kind == BT_ARG_INT64)
@@ -155,35 +123,20 @@ int main(int argc, char **argv)
     BT(bt_tune_options_set_verify_boundary(o, 0));
     BT(bt_tune_options_set_top_k(o, 2));
     BT(bt_tune_options_set_rounds(o, 1));
-    step st[3];
-    {
-        const char *v[] = {"rows", "cols"};
-        int64_t a[] = {dm.M, dm.K};
-        cl_mem m[] = {x, p};
-        size_t bytes[] = {nx * 4, nx * 4};
-        step_init(&st[0], "softmax", dev, o, v, a, 2, m, bytes, 2);
-    }
-    {
-        const char *v[] = {"M", "N", "K"};
-        int64_t a[] = {dm.M, dm.N, dm.K};
-        cl_mem m[] = {p, w, h};
-        size_t bytes[] = {nx * 4, nw * 4, ny * 4};
-        step_init(&st[1], "gemm", dev, o, v, a, 3, m, bytes, 3);
-    }
-    {
-        const char *v[] = {"rows", "cols"};
-        int64_t a[] = {dm.M, dm.N};
-        cl_mem m[] = {h, g, b, y};
-        size_t bytes[] = {ny * 4, dm.N * 4, dm.N * 4, ny * 4};
-        step_init(&st[2], "layernorm", dev, o, v, a, 2, m, bytes, 4);
+    engine_step st[3];
+    const uint64_t t[7] = {(uintptr_t)x, (uintptr_t)p, (uintptr_t)w, (uintptr_t)h,
+                           (uintptr_t)g, (uintptr_t)b, (uintptr_t)y};
+    if (engine_steps_init(st, dev, o, &dm, t, &g_diag)) {
+        fprintf(stderr, "engine_opencl: %s\n", g_diag.msg);
+        return 1;
     }
     bt_tune_options_destroy(o);
     bt_launch_options lo = BT_LAUNCH_OPTIONS_INIT;
     lo.stream = q;
     double t0 = engine_now_us();
     for (int it = 0; it < 2; it++)
-        for (int i = 0; i < 3; i++)
-            BT(bt_kernel_launch_ex(st[i].kn, st[i].p, st[i].bufs, st[i].nbufs, &lo, &g_diag));
+        if (engine_steps_launch(st, &lo, &g_diag))
+            return 1;
     CL(clEnqueueReadBuffer(q, y, CL_TRUE, 0, ny * 4, hy, 0, NULL, NULL));
     double err1 = engine_error(hy, ref, (long)ny);
     printf("engine_opencl: %dx%dx%d fp32, dispatch on the engine's queue: %.1f ms, max error "
@@ -191,21 +144,14 @@ int main(int argc, char **argv)
 
     float zero = 0;
     CL(clEnqueueFillBuffer(q, y, &zero, sizeof zero, 0, ny * 4, 0, NULL, NULL));
+    if (engine_steps_lookup(st, &g_diag))
+        return 1;
     for (int i = 0; i < 3; i++)
         own_launch(&st[i], q);
     CL(clEnqueueReadBuffer(q, y, CL_TRUE, 0, ny * 4, hy, 0, NULL, NULL));
     double err2 = engine_error(hy, ref, (long)ny);
     printf("engine_opencl: lookup + own clEnqueueNDRangeKernel: max error %.2e\n", err2);
-    for (int i = 0; i < 3; i++) {
-        printf("  %-9s %s (%s)\n", st[i].name, bt_choice_config_json(st[i].choice),
-               bt_source_name(bt_choice_source(st[i].choice)));
-        bt_choice_destroy(st[i].choice);
-        for (int j = 0; j < st[i].nbufs; j++)
-            bt_buffer_destroy(st[i].bufs[j]);
-        bt_problem_destroy(st[i].p);
-        bt_kernel_destroy(st[i].kn);
-        bt_kdesc_destroy(st[i].k);
-    }
+    engine_steps_free(st);
     bt_device_destroy(dev);
     cl_mem all[] = {x, p, w, h, g, b, y};
     for (int i = 0; i < 7; i++)
