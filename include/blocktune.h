@@ -398,10 +398,12 @@ BT_API bt_status bt_kernel_tune(bt_kernel *kn, const bt_problem *p, const bt_tun
 /* Launches for a problem with the caller's buffers, given in the order of the spec's buffer
  * arguments, constant-memory ones included (scalars and local memory come from the spec; a
  * constant-memory buffer is copied into the kernel's __constant__ array before the launch on
- * CUDA). The first launch for a new key tunes
+ * CUDA). Every buffer is checked first (count, device, size, declared dtype; see
+ * bt_kernel_launch_ex). The first launch for a new key looks up the store and wisdom, else tunes
  * on the caller's data (inputs are read, outputs poisoned and then rewritten by the winner;
- * reset_to_zero / restore_value are honoured); later launches find the key in memory and launch
- * the compiled winner. Safe from several threads. Asynchronous: see bt_device_sync. */
+ * reset_to_zero / restore_value are honoured; wrapped buffers are copied first, see
+ * bt_launch_options); later launches find the key in memory and launch the compiled winner. Safe
+ * from several threads. Asynchronous: see bt_device_sync. */
 BT_API bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
                                   int nbuffers, bt_diag *diag);
 /* How many tunes this kernel has run (a cached launch does not add one). */

@@ -398,10 +398,12 @@ BT_API bt_status bt_kernel_tune(bt_kernel *kn, const bt_problem *p, const bt_tun
 /* Launches for a problem with the caller's buffers, given in the order of the spec's buffer
  * arguments, constant-memory ones included (scalars and local memory come from the spec; a
  * constant-memory buffer is copied into the kernel's __constant__ array before the launch on
- * CUDA). The first launch for a new key tunes
+ * CUDA). Every buffer is checked first (count, device, size, declared dtype; see
+ * bt_kernel_launch_ex). The first launch for a new key looks up the store and wisdom, else tunes
  * on the caller's data (inputs are read, outputs poisoned and then rewritten by the winner;
- * reset_to_zero / restore_value are honoured); later launches find the key in memory and launch
- * the compiled winner. Safe from several threads. Asynchronous: see bt_device_sync. */
+ * reset_to_zero / restore_value are honoured; wrapped buffers are copied first, see
+ * bt_launch_options); later launches find the key in memory and launch the compiled winner. Safe
+ * from several threads. Asynchronous: see bt_device_sync. */
 BT_API bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
                                   int nbuffers, bt_diag *diag);
 /* How many tunes this kernel has run (a cached launch does not add one). */
@@ -537,10 +539,22 @@ BT_API const char *bt_choice_config_json(const bt_choice *c);
 /* Grid (in blocks), block (in threads) and dynamic shared memory (bytes) for the problem. */
 BT_API void bt_choice_geometry(const bt_choice *c, uint32_t grid[3], uint32_t block[3],
                                size_t *dyn_smem);
-/* Argument i of the kernel (the spec's argument order): 1 and its value for a scalar or a local
- * memory size (integers in *ivalue, exact; floats in *fvalue), 0 for a buffer (the engine's own),
- * -1 past the last argument. Either pointer may be NULL. */
-BT_API int bt_choice_arg(const bt_choice *c, int i, int64_t *ivalue, double *fvalue);
+/* What kernel argument i (the spec's argument order) is, for an engine that builds the launch's
+ * parameters itself. */
+typedef enum bt_arg_kind {
+    BT_ARG_END = -1,   /* past the last argument */
+    BT_ARG_BUFFER = 0, /* device memory: the engine's own pointer / cl_mem */
+    BT_ARG_INT32,      /* scalars: the value in *ivalue (exact) and *fvalue */
+    BT_ARG_INT64,
+    BT_ARG_FLOAT32,
+    BT_ARG_FLOAT64,
+    BT_ARG_LOCAL,      /* OpenCL dynamic local memory: *ivalue bytes (a NULL __local argument) */
+    BT_ARG_OTHER,      /* something blocktune fills itself (a tensor map, constant memory): launch
+                          such a kernel with bt_kernel_launch_ex */
+} bt_arg_kind;
+/* Argument i's kind and, for a scalar or local size, its value for the problem. Either pointer
+ * may be NULL. */
+BT_API bt_arg_kind bt_choice_arg(const bt_choice *c, int i, int64_t *ivalue, double *fvalue);
 /* Compiles the config (through the kernel cache; in any mode: the caller asked for it) on the
  * first call. The native function (CUfunction, cl_kernel) and the binary (CUBIN or PTX; the
  * OpenCL program binary) are owned by c and live until bt_choice_destroy. The kernel's
@@ -557,6 +571,87 @@ BT_API bt_status bt_result_write_json(const bt_result *r, FILE *f);
  * pointer may be NULL. */
 BT_API int bt_result_winner(const bt_result *r, const bt_config **cfg, double *median_ms);
 BT_API void bt_result_destroy(bt_result *r);
+
+/* ---------------------------------------------------------------------------------------------
+ * The results store and wisdom (docs/wisdom.md): what `blocktune cache` does, for embedders.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct bt_store bt_store;
+enum {
+    BT_STORE_READONLY = 1, /* never writes, never creates (BT_NOT_FOUND when there is no store) */
+    BT_STORE_CREATE = 2,   /* creates the file (and its folders) when missing */
+};
+/* Opens the store at path (NULL: the default, <cache dir>/blocktune.db) with BT_STORE_* flags
+ * (0: read-write, existing or created). A store that fails its integrity check is refused for
+ * writing (BT_CORRUPT); read-only opens still work, so bt_store_verify can say what is wrong. */
+BT_API bt_status bt_store_open(const char *path, unsigned flags, bt_store **out, bt_diag *diag);
+BT_API void bt_store_destroy(bt_store *s);
+BT_API const char *bt_store_path(const bt_store *s);
+BT_API bt_status bt_store_counts(bt_store *s, int64_t *measurements, int64_t *winners,
+                                 bt_diag *diag);
+/* The winners of `kernel` (NULL: every kernel), in (kernel, device, key) order. */
+typedef struct bt_winner_list bt_winner_list;
+BT_API bt_status bt_store_winners(bt_store *s, const char *kernel, bt_winner_list **out,
+                                  bt_diag *diag);
+BT_API size_t bt_winner_list_count(const bt_winner_list *l);
+/* The i-th winner's kernel, problem key ("M=4096,N=4096,dtype=fp16"), config as JSON, device
+ * name, provenance ("tuned", "wisdom:<file>") and median (ms); owned by the list. */
+BT_API const char *bt_winner_list_kernel(const bt_winner_list *l, size_t i);
+BT_API const char *bt_winner_list_key(const bt_winner_list *l, size_t i);
+BT_API const char *bt_winner_list_config(const bt_winner_list *l, size_t i);
+BT_API const char *bt_winner_list_device(const bt_winner_list *l, size_t i);
+BT_API const char *bt_winner_list_origin(const bt_winner_list *l, size_t i);
+BT_API double bt_winner_list_median_ms(const bt_winner_list *l, size_t i);
+BT_API void bt_winner_list_destroy(bt_winner_list *l);
+/* Deletes the rows of a selector: "all", a kernel name, or else a key substring (dry_run: counts
+ * only). *measurements / *winners (may be NULL) say how many rows match. */
+BT_API bt_status bt_store_forget(bt_store *s, const char *selector, int dry_run,
+                                 int64_t *measurements, int64_t *winners, bt_diag *diag);
+/* Integrity: BT_OK when every check holds, else BT_CORRUPT with the problems in *report
+ * (malloc'd, may be NULL; free it) and the diag. */
+BT_API bt_status bt_store_verify(bt_store *s, char **report, bt_diag *diag);
+
+/* Imports a wisdom file or a Kernel Tuner cache (.json, .json.gz), or every *.json of a folder,
+ * in one transaction: on any error nothing changes. *entries (may be NULL) gets the count. */
+BT_API bt_status bt_wisdom_import(bt_store *s, const char *path, int *entries, bt_diag *diag);
+typedef enum bt_wisdom_format {
+    BT_WISDOM_BLOCKTUNE = 0, /* blocktune's wisdom (docs/wisdom.md) */
+    BT_WISDOM_VLLM,          /* vLLM's fused-GEMM config files (one per N, K, dtype) */
+    BT_WISDOM_KERNEL_TUNER,  /* a Kernel Tuner cache of one kernel and key (.json or .json.gz) */
+} bt_wisdom_format;
+/* Exports the winners of `kernel` (NULL: all; required for vLLM and Kernel Tuner) on `device`
+ * (a name or UUID; NULL: every device) to path: a file, or for blocktune's format with several
+ * devices and for vLLM a folder (created). `key` picks the key of a Kernel Tuner export (NULL:
+ * the store must hold one). *files (may be NULL) gets the number of files written. */
+BT_API bt_status bt_wisdom_export(bt_store *s, bt_wisdom_format format, const char *kernel,
+                                  const char *device, const char *key, const char *path,
+                                  int *files, bt_diag *diag);
+
+/* ---------------------------------------------------------------------------------------------
+ * Strategies, backends, settings.
+ * ------------------------------------------------------------------------------------------- */
+/* The search strategies (bt_tune_options_set_strategy takes the names); NULL past the end. */
+BT_API int bt_strategy_count(void);
+BT_API const char *bt_strategy_name(int i);
+BT_API const char *bt_strategy_description(int i);
+/* The backends built in, loaded on first use: 1 when backend i loaded, 0 when not (*reason, if
+ * non-NULL, says why: "no OpenCL ICD loader ..."), -1 past the end. *name gets its name. */
+BT_API int bt_backend_count(void);
+BT_API int bt_backend_status(int i, const char **name, const char **reason);
+
+/* The decisions log (what a first launch looked up, dispatched or tuned, one line each without
+ * the newline) goes to fn instead of stderr / $BLOCKTUNE_LOG; NULL goes back to those. Called
+ * from the thread that decided, under no lock of the library's. */
+typedef void (*bt_log_fn)(const char *line, void *user);
+BT_API void bt_set_log_callback(bt_log_fn fn, void *user);
+/* The cache folder (store, kernel cache, user wisdom) instead of $BLOCKTUNE_CACHE_DIR and the
+ * defaults; NULL goes back to them. Affects stores and kernels opened afterwards. */
+BT_API bt_status bt_set_cache_dir(const char *dir);
+/* The user's and the shipped wisdom folders instead of $BLOCKTUNE_USER_WISDOM_DIR and
+ * $BLOCKTUNE_WISDOM_DIR (NULL: those, or the defaults). Kernels created afterwards read them. */
+BT_API bt_status bt_set_wisdom_dirs(const char *user_dir, const char *shipped_dir);
+/* The default mode of new tune options and kernels (a bt_tune_mode), instead of $BLOCKTUNE_MODE;
+ * -1 goes back to it. */
+BT_API bt_status bt_set_default_mode(int mode);
 
 /* The 0.1 disposal names, for source compatibility (the ABI has only the _destroy ones). */
 #ifndef BT_NO_DEPRECATED
