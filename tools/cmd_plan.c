@@ -149,6 +149,7 @@ int bt_cmd_plan(int argc, char **argv)
     bt_gpudb *db = NULL;
     bt_problem *p = NULL;
     bt_plan *pl = NULL;
+    bt_config *only = NULL;
     int rc = 0;
     if ((st = load_kernel(kernel, &k, &d)) != BT_OK) {
         rc = bt_cli_fail(st, &d);
@@ -190,7 +191,6 @@ int bt_cmd_plan(int argc, char **argv)
         rc = bt_cli_fail(st, &d);
         goto out;
     }
-    bt_config *only = NULL;
     bt_plan_options opts = BT_PLAN_OPTIONS_INIT;
     opts.rules = rules;
     opts.exact = exact;

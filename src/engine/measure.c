@@ -215,10 +215,8 @@ static bt_status verify_entry(bt__tctx *T, bt__entry *e, bt__pdata *d, bt__verif
         return BT_OK;
     const char *text = st ? dd.msg : v->msg;
     char msg[400];
-    if (where && st)
-        snprintf(msg, sizeof msg, "at boundary size %s: %.250s", where, text);
-    else if (where)
-        snprintf(msg, sizeof msg, "at boundary size %s: %s", where, text);
+    if (where)
+        snprintf(msg, sizeof msg, "at boundary size %.100s: %.250s", where, text);
     bt__entry_fail(e, st ? bt__cfg_status_of(st) : BT__CS_WRONG, where ? msg : text);
     bt__record(T, e);
     return st;
