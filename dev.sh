@@ -8,24 +8,30 @@
 #
 # Packages come from Debian (apt-get, only when run as root and only what is missing): a C
 # compiler, CMake, pkg-config, jansson, SQLite, zlib, cmocka, and OpenCL (ICD loader, headers, PoCL so
-# that the OpenCL backend runs on the CPU), python3-venv, and clang with its libFuzzer runtime
+# that the OpenCL backend runs on the CPU), python3-venv, clang with its libFuzzer runtime
 # (libclang-rt-14-dev: a recommendation of clang on Debian 12, which --no-install-recommends
-# leaves out) for the fuzz targets. CUDA is optional and found at run time.
+# leaves out) for the fuzz targets, and chromium-headless-shell (Chromium without a window, for
+# the HTML report's browser test tests/cli/report_browser.sh: about 100 MB to download with
+# chromium-common, 300 MB installed, ~40 s to install). CUDA is optional and found at run time.
 #
 # `test` also installs Kernel Tuner from PyPI (pip, a pinned version, into a virtual environment
 # cached in $BT_KT_VENV, default ~/.cache/blocktune-dev/kernel_tuner-<version>; once) for the
 # interoperability test cli_kt_python: Kernel Tuner's own simulation mode on our export-kt files,
-# and our T4 output validated by its jsonschema. Without network that test is SKIPPED, visibly;
-# when $CI is set an install that fails fails the run instead.
+# and our T4 output validated by its jsonschema. It installs Triton the same way ($BT_TRITON_VENV,
+# default ~/.cache/blocktune-dev/triton-<version>) for python_triton: Triton compiling
+# examples/triton/ for sm_90 with no GPU (docs/triton.md). Without network those tests are
+# SKIPPED, visibly; when $CI is set an install that fails fails the run instead.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 
 packages=(build-essential cmake pkg-config libjansson-dev libsqlite3-dev libcmocka-dev zlib1g-dev
           ocl-icd-libopencl1 opencl-c-headers pocl-opencl-icd python3-venv
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev chromium-headless-shell)
 kt_version=1.5.0
 kt_venv="${BT_KT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/blocktune-dev/kernel_tuner-$kt_version}"
+triton_version=3.6.0 # the H200 machine's version; docs/triton.md's calling convention is 3.6's
+triton_venv="${BT_TRITON_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/blocktune-dev/triton-$triton_version}"
 
 setup() {
     local missing=()
@@ -45,24 +51,39 @@ setup() {
     fi
 }
 
+# venv_install NAME DIR IMPORT PACKAGE TEST: PACKAGE from PyPI into the virtual environment DIR
+# unless its python can already import IMPORT; 1 when that fails outside CI (TEST will skip).
+venv_install() {
+    local name="$1" venv="$2" import="$3" package="$4" test="$5"
+    "$venv/bin/python" -c "import $import" 2>/dev/null && return 0
+    echo "dev.sh: installing $package from PyPI into $venv (once)" >&2
+    rm -rf "$venv"
+    if python3 -m venv "$venv" &&
+       "$venv/bin/pip" install -q --disable-pip-version-check "$package" >&2; then
+        return 0
+    fi
+    rm -rf "$venv"
+    if [ -n "${CI:-}" ]; then
+        echo "dev.sh: CI needs $name for $test, and pip could not install it" >&2
+        exit 1
+    fi
+    echo "dev.sh: WARNING: $name not installed: $test will be SKIPPED" >&2
+    return 1
+}
+
 # Kernel Tuner for tests/cli/kt_python.sh, which finds it through BT_KT_PYTHON.
 kernel_tuner() {
-    if ! "$kt_venv/bin/python" -c "import kernel_tuner, jsonschema" 2>/dev/null; then
-        echo "dev.sh: installing kernel_tuner==$kt_version from PyPI into $kt_venv (once)" >&2
-        rm -rf "$kt_venv"
-        if ! { python3 -m venv "$kt_venv" &&
-               "$kt_venv/bin/pip" install -q --disable-pip-version-check \
-                   "kernel_tuner==$kt_version" >&2; }; then
-            rm -rf "$kt_venv"
-            if [ -n "${CI:-}" ]; then
-                echo "dev.sh: CI needs kernel_tuner for cli_kt_python, and pip could not install it" >&2
-                exit 1
-            fi
-            echo "dev.sh: WARNING: kernel_tuner not installed: cli_kt_python will be SKIPPED" >&2
-            return 0
-        fi
+    if venv_install kernel_tuner "$kt_venv" "kernel_tuner, jsonschema" "kernel_tuner==$kt_version" \
+        cli_kt_python; then
+        export BT_KT_PYTHON="$kt_venv/bin/python"
     fi
-    export BT_KT_PYTHON="$kt_venv/bin/python"
+}
+
+# Triton for tests/python/triton.sh, which finds it through BT_TRITON_PYTHON.
+triton() {
+    if venv_install Triton "$triton_venv" triton "triton==$triton_version" python_triton; then
+        export BT_TRITON_PYTHON="$triton_venv/bin/python"
+    fi
 }
 
 build() { # build DIR [cmake args...]
@@ -84,6 +105,7 @@ case "$cmd" in
     test)
         setup
         kernel_tuner
+        triton
         build build
         build build-asan -DBT_SANITIZE=ON
         echo "== tests (plain build) =="

@@ -819,6 +819,8 @@ static void test_kernel_tuner_restriction_strings(void **state)
         {"x in [1,2]", 0},
         {"x in [1, 7]", 1},
         {"x in (7,)", 1},
+        {"x in ()", 0},
+        {"x in (1, 7)", 1},
         {"x in [1, 2, ]", 0},
         {"x in []", 0},
         {"x not in [1, 2]", 1},
@@ -874,6 +876,11 @@ static void test_kernel_tuner_restriction_strings(void **state)
     parse_fails("[1,2]", 1, "a list at column 1: lists are only taken after 'in' ('x in [1, 2]')");
     parse_fails("x in y", 6, "expected a list '[...]' after 'in' but found 'y' at column 6");
     parse_fails("x in [1, 2", 11, "expected ',' or ']' but found end of input at column 11");
+    /* Python: (7) is 7, not a tuple, and 'x in 7' is a TypeError */
+    parse_fails("x in (7)", 6,
+                "'(...)' at column 6 after 'in' is one value, not a tuple (write '(x,)' or '[x]')");
+    parse_fails("x not in ((7))", 10,
+                "'(...)' at column 10 after 'in' is one value, not a tuple (write '(x,)' or '[x]')");
     parse_fails("x ~ 2", 3, "unexpected '~' at column 3: there are no bitwise operators");
     parse_fails("x >> 1", 3,
                 "unexpected '>>' at column 3: there are no bitwise operators (a shift by k is "

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static const bt_cli_cmd commands[] = {
     {"plan", "analyse a kernel's config space for a GPU, with no device (the model)", bt_cmd_plan},
@@ -16,6 +17,7 @@ static const bt_cli_cmd commands[] = {
     {"devices", "list the devices of every backend that loaded", bt_cmd_devices},
     {"simulate", "replay a recorded space to judge search strategies", bt_cmd_simulate},
     {"cache", "list, show, export, import, forget and verify the results store", bt_cmd_cache},
+    {"report", "one self-contained HTML page over tunes' JSON or the results store", bt_cmd_report},
 };
 
 int bt_cli_fail(bt_status st, const bt_diag *d)
@@ -26,6 +28,15 @@ int bt_cli_fail(bt_status st, const bt_diag *d)
     else
         fprintf(stderr, "blocktune: %s\n", bt_strerror(st));
     return (st == BT_INVALID_ARG || st == BT_NOT_FOUND || st == BT_PARSE) ? 2 : 1;
+}
+
+void bt_cli_utc(double unix_s, char *buf, size_t size)
+{
+    time_t t = (time_t)unix_s;
+    struct tm tmv;
+    buf[0] = '\0';
+    if (size && gmtime_r(&t, &tmv))
+        strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tmv);
 }
 
 int bt_cli_usage_error(const char *cmd, const char *fmt, ...)

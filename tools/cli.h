@@ -7,6 +7,8 @@
 
 #include "blocktune.h"
 
+#include <stddef.h>
+
 typedef struct bt_cli_cmd {
     const char *name;
     const char *summary;
@@ -16,6 +18,8 @@ typedef struct bt_cli_cmd {
 /* Prints "blocktune: <diag or message>" to stderr and returns 2 (usage) or 1 (failure). */
 int bt_cli_fail(bt_status st, const bt_diag *d);
 int bt_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A Unix time as "2026-12-01T17:52:39Z" (UTC); "" when it cannot be formed. */
+void bt_cli_utc(double unix_s, char *buf, size_t size);
 
 int bt_cmd_plan(int argc, char **argv);
 int bt_cmd_tune(int argc, char **argv);
@@ -23,5 +27,6 @@ int bt_cmd_gpus(int argc, char **argv);
 int bt_cmd_devices(int argc, char **argv);
 int bt_cmd_simulate(int argc, char **argv);
 int bt_cmd_cache(int argc, char **argv);
+int bt_cmd_report(int argc, char **argv);
 
 #endif

@@ -9,6 +9,7 @@
 #include "store/store.h"
 #include "store/t4.h"
 
+#include <jansson.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,8 @@ static void help(FILE *f)
             "Default store: $BLOCKTUNE_CACHE_DIR/blocktune.db, else\n"
             "$XDG_CACHE_HOME/blocktune/blocktune.db, else ~/.cache/blocktune/blocktune.db.\n\n"
             "subcommands:\n"
-            "  list                      the winners: kernel, device, key, config, median\n"
+            "  list [--json]             the winners: kernel, device, key, config, median;\n"
+            "                            --json: as a JSON document (docs/report.md#cache-list)\n"
             "  show KEY                  every measurement of the keys containing KEY\n"
             "                            (e.g. 'M=4096,N=4096'), fastest first; * marks winners\n"
             "  export [--device NAME] [--kernel NAME] [--top K] [--vllm] FILE|DIR\n"
@@ -77,6 +79,53 @@ static int list_cb(const bt__winner *w, void *user)
            w->m.median_ms, w->margin >= 0 ? 100 * w->margin : 0.0, w->m.config_json,
            w->tie ? " (tie)" : "", strcmp(w->origin, "tuned") ? " [imported]" : "");
     return 0;
+}
+
+static int list_json_cb(const bt__winner *w, void *user)
+{
+    json_t *x = json_object();
+    json_object_set_new(x, "kernel", json_string(w->m.kernel));
+    json_object_set_new(x, "device", json_string(w->m.device_name));
+    json_object_set_new(x, "device_uuid", json_string(w->m.device_uuid));
+    json_object_set_new(x, "key", json_string(w->m.key));
+    json_t *k = json_loads(w->m.key_json, 0, NULL), *c = json_loads(w->m.config_json, 0, NULL);
+    json_object_set_new(x, "problem", k ? k : json_null());
+    json_object_set_new(x, "config", c ? c : json_null());
+    json_object_set_new(x, "median_ms", json_real(w->m.median_ms));
+    json_object_set_new(x, "margin", w->margin >= 0 ? json_real(w->margin) : json_null());
+    json_object_set_new(x, "tie", json_boolean(w->tie));
+    json_object_set_new(x, "origin", json_string(w->origin));
+    json_object_set_new(x, "source_hash", json_string(w->m.source_hash));
+    json_object_set_new(x, "blocktune", json_string(w->m.blocktune_version));
+    char ts[40];
+    bt_cli_utc(w->m.timestamp, ts, sizeof ts);
+    json_object_set_new(x, "timestamp", json_string(ts));
+    json_array_append_new(user, x);
+    return 0;
+}
+
+/* `list --json`: {"schema", "store", "winners": [...], "measurements"}. */
+static int cmd_list_json(bt__store *s)
+{
+    json_t *arr = json_array();
+    bt_diag d;
+    bt__diag_clear(&d);
+    bt_status st = bt__store_winners(s, NULL, NULL, list_json_cb, arr, &d);
+    if (st != BT_OK) {
+        json_decref(arr);
+        return bt_cli_fail(st, &d);
+    }
+    int64_t nm = 0, nw = 0;
+    bt__store_counts(s, &nm, &nw, NULL);
+    json_t *o = json_object();
+    json_object_set_new(o, "schema", json_string("blocktune-cache-list/1"));
+    json_object_set_new(o, "store", json_string(bt__store_path(s)));
+    json_object_set_new(o, "winners", arr);
+    json_object_set_new(o, "measurements", json_integer(nm));
+    int rc = json_dumpf(o, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));
+    putchar('\n');
+    json_decref(o);
+    return rc == 0 && !ferror(stdout) ? 0 : 1;
 }
 
 static int cmd_list(bt__store *s)
@@ -366,14 +415,16 @@ int bt_cmd_cache(int argc, char **argv)
                                 !strcmp(sub, "show")     ? "a KEY or part of one"
                                 : !strcmp(sub, "import") ? "a FILE or DIR"
                                                          : "a kernel, a key substring or 'all'");
-    } else if ((!strcmp(sub, "list") || !strcmp(sub, "verify")) && nrest != 1) {
+    } else if (!strcmp(sub, "list") && nrest == 2 && strcmp(rest[1], "--json")) {
+        rc = bt_cli_usage_error("cache", "'list' takes --json or nothing, not '%s'", rest[1]);
+    } else if ((!strcmp(sub, "list") && nrest > 2) || (!strcmp(sub, "verify") && nrest != 1)) {
         rc = bt_cli_usage_error("cache", "'%s' takes no argument", sub);
     } else {
         bt__store *s = NULL;
         rc = open_store(db, !strcmp(sub, "import") || !strcmp(sub, "forget"), &s);
         if (rc == 0) {
             if (!strcmp(sub, "list"))
-                rc = cmd_list(s);
+                rc = nrest == 2 ? cmd_list_json(s) : cmd_list(s);
             else if (!strcmp(sub, "show"))
                 rc = cmd_show(s, rest[1]);
             else if (!strcmp(sub, "export"))

@@ -1,17 +1,26 @@
 /*
  * cmd_tune.c — `blocktune tune`: compile, verify, measure and select on a device, and print the
- * seeds' report.
+ * seeds' report. The tune runs in a child process under a supervisor (supervise): a kernel that
+ * crashes the process (a CPU device runs kernels in-process), hangs, or faults the device ends
+ * that child; the supervisor says which config it was and starts another child, which resumes
+ * from the store past it.
  */
 #include "cli.h"
 
+#include "core/util.h"
 #include "engine/record.h"
 #include "search/strategy.h"
 
 #include <errno.h>
+#include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void tune_help(FILE *f)
@@ -24,7 +33,8 @@ static void tune_help(FILE *f)
         "                      [--exhaustive-max N] [--target-ms T|roofline] [--within P]\n"
         "                      [--seed K] [--threads N] [--finalists N]\n"
         "                      [--warmup-ms MS] [--rep-ms MS] [--rules SET] [--no-boundary]\n"
-        "                      [--json FILE] [--store PATH|none] [--mode tune|retune] [--graph]\n"
+        "                      [--json FILE] [--csv FILE] [--html FILE]\n"
+        "                      [--store PATH|none] [--mode tune|retune] [--graph]\n"
         "\n"
         "Tunes KERNEL for one problem on a device: the model prunes the space (with reasons),\n"
         "then a search strategy proposes valid configs in rounds of --threads configs; each\n"
@@ -51,7 +61,8 @@ static void tune_help(FILE *f)
         "                    --time-limit is given); --max-configs N is the same\n"
         "  --time-limit S    aim to end the whole tune within S seconds: no round of the search\n"
         "                    starts that would end too late to leave the final re-measurement\n"
-        "                    its time (the first round always runs)\n"
+        "                    its time (the first round always runs); it is a deadline that\n"
+        "                    holds across the tune's restarts\n"
         "  --target-ms T     stop the search once a config's median is within --within P %%\n"
         "                    of T ms; T = roofline: the model's time floor for the problem\n"
         "  --within P        the target's tolerance in percent (default 0)\n"
@@ -62,16 +73,22 @@ static void tune_help(FILE *f)
         "  --threads N       compile threads, and configs per round (default: all cores)\n"
         "  --finalists N     re-measure the best N (1-16, default 3) interleaved, round by\n"
         "                    round, before declaring the winner\n"
-        "  --warmup-ms MS    warm-up budget per config (default 25)\n"
-        "  --rep-ms MS       measurement budget per config (default 100)\n"
+        "  --warmup-ms MS    warm-up budget per config (default 25, at most 60000)\n"
+        "  --rep-ms MS       measurement budget per config (default 100, at most 60000)\n"
         "  --rules SET       rule set override (triton, cuda, limits, all)\n"
         "  --no-boundary     skip verification at the boundary sizes\n"
-        "  --timeout S       a config whose run takes longer than S seconds is recorded as timed\n"
-        "                    out; a kernel that hangs is recorded and the tune restarts past it\n"
-        "                    (default 10)\n"
+        "  --timeout S       a config whose run takes longer than S seconds (counted from when\n"
+        "                    the device starts it: a CPU device compiles a binary at its first\n"
+        "                    launch, allowed 600 s) is recorded as timed out; one still running\n"
+        "                    at 3 S is hung: the tune restarts past it (default 10, at most 3600)\n"
         "  --graph           time replays of graph-captured launches (CUDA): for kernels shorter\n"
         "                    than ~20 us, where gaps between launches dominate\n"
         "  --json FILE       also write the full result as JSON (docs/tune-json.md)\n"
+        "  --csv FILE        also write one row per measured config: every column of the table\n"
+        "                    and the numbers behind it (docs/report.md#csv)\n"
+        "  --html FILE       also write the result as one self-contained HTML page: roofline,\n"
+        "                    time against each parameter, eliminations by rule, candidates\n"
+        "                    (docs/report.md; 'blocktune report' makes it from --json files)\n"
         "  --store PATH      the results store (default: $BLOCKTUNE_CACHE_DIR/blocktune.db, else\n"
         "                    ~/.cache/blocktune/blocktune.db); every measurement is committed as\n"
         "                    it finishes, so a killed tune resumes; 'none' keeps nothing. A write\n"
@@ -79,44 +96,176 @@ static void tune_help(FILE *f)
         "                    status 1 after its report, saying what was not stored\n"
         "  --mode MODE       tune (default): reuse stored measurements; retune: measure again\n"
         "\n"
+        "The tune runs in a child process. A kernel that crashes it (a CPU device runs kernels\n"
+        "in the process), hangs or faults the device ends that process; the config is named,\n"
+        "recorded in the store as failed (on a CPU device a config is recorded as in flight\n"
+        "before its first run: interrupting the tune leaves that record too; --mode retune\n"
+        "measures it again) and a new process resumes past it, at most 16 times; then, or when\n"
+        "the time limit has passed, what the store holds is reported with the reason. With\n"
+        "--store none nothing carries over: a crash ends the tune (exit status 1).\n"
+        "\n"
         "examples:\n"
         "  blocktune tune vector_add --n 16777216\n"
         "  blocktune tune gemm --m 4096 --n 4096 --k 4096 --strategy forest --budget 200\n");
 }
 
-/* Replaces this process with a fresh run of the same command: the store holds every outcome so
- * far (the failed config included), so the new run resumes past it. At most 16 times. */
-static char **g_argv;
-static int restart(const char *why)
-{
-    const char *n = getenv("BLOCKTUNE_RESTARTS");
-    int restarts = n ? atoi(n) : 0;
-    if (restarts >= 16) {
-        fprintf(stderr, "blocktune tune: %s, and 16 restarts already: giving up\n", why);
-        return -1;
-    }
-    char buf[16];
-    snprintf(buf, sizeof buf, "%d", restarts + 1);
-    setenv("BLOCKTUNE_RESTARTS", buf, 1);
-    fprintf(stderr, "blocktune tune: %s\nblocktune tune: restarting (%d) to resume from the store\n",
-            why, restarts + 1);
-    fflush(NULL);
-    execv("/proc/self/exe", g_argv);
-    fprintf(stderr, "blocktune tune: cannot restart: %s\n", strerror(errno));
-    return -1;
-}
+/* A child's exit status asking the supervisor for a fresh process: the store holds every
+ * outcome so far (the config that hung or faulted included), so the next child resumes past it. */
+#define RESTART_EXIT 75
+#define MAX_RESTARTS 16
+
+/* What a tune's process needs: the command line, parsed. */
+typedef struct tune_cmd {
+    const char *kernel, *device, *dtype, *json, *csv, *html;
+    bt__tune_opts o;
+    int nset;
+    const char **set_names, **set_values;
+    bool keep;           /* a store is kept (not --store none) */
+    double time_limit_s; /* the user's: a deadline for all the tune's processes together */
+} tune_cmd;
+
+static bool g_keep; /* for on_hang: the store is kept */
 
 static void on_hang(void *user)
 {
     (void)user;
-    if (restart("a kernel hung (recorded as timed out)") != 0)
-        _exit(1); /* a hung kernel cannot be stopped any other way */
+    const bt__inflight *n = bt__inflight_get();
+    if (n->kind == BT__INFLIGHT_REFERENCE) {
+        fprintf(stderr, "blocktune tune: %s hung: every config is verified against it, so the "
+                        "tune cannot go on\n", n->what);
+        _exit(1);
+    }
+    fprintf(stderr, "blocktune tune: a kernel hung (recorded as timed out)%s\n",
+            g_keep ? "" : "; with --store none nothing carries over to a new process: giving up");
+    fflush(NULL);
+    _exit(g_keep ? RESTART_EXIT : 1); /* a hung kernel cannot be stopped any other way */
+}
+
+/* The signals that end a process because someone asked (not a crash of the tune). */
+static bool interrupt_signal(int sig)
+{
+    return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT || sig == SIGPIPE;
+}
+
+/* A child that died by signal sig, note n saying what ran: says which config and whether a new
+ * process can resume past it. Returns true when it can. */
+static bool crashed(int sig, const bt__inflight *n, bool keep)
+{
+    char what[600];
+    if (n->kind == BT__INFLIGHT_NONE)
+        snprintf(what, sizeof what, "not while running a kernel");
+    else
+        snprintf(what, sizeof what, "while running %s", n->what);
+    fprintf(stderr, "blocktune tune: the tune's process died (signal %d, %s) %s\n", sig,
+            strsignal(sig), what);
+    if (n->kind == BT__INFLIGHT_CONFIG && n->stored) {
+        fprintf(stderr, "blocktune tune: the config is recorded in the store as failed (%s)\n",
+                BT__INFLIGHT_ERROR);
+        return true;
+    }
+    if (n->kind == BT__INFLIGHT_CONFIG)
+        fprintf(stderr, "blocktune tune: %s: a new run would crash on it again, so the tune "
+                        "ends here; keep a store (--store PATH) to resume past it\n",
+                keep ? "it could not be recorded in the store" : "with --store none nothing "
+                                                                 "carries over");
+    else if (n->kind == BT__INFLIGHT_REFERENCE)
+        fprintf(stderr, "blocktune tune: every config is verified against the reference, so "
+                        "the tune cannot go on\n");
+    return false;
+}
+
+static int run_tune(tune_cmd *c, const char *stored_only);
+
+/* Runs the tune in a child process, again after a child that asked for it (a hang or a device
+ * fault, recorded in the store) or that died by a signal while running a config recorded in
+ * flight, at most MAX_RESTARTS times. The time limit is a deadline that restarts do not reset.
+ * When the restarts give up, or the deadline has passed, a last child reports what the store
+ * holds, with the reason. Returns the exit status. */
+static int supervise(tune_cmd *c)
+{
+    bt__inflight *note = mmap(NULL, sizeof *note, PROT_READ | PROT_WRITE,
+                              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (note == MAP_FAILED) /* unsupervised: a crash ends blocktune */
+        return run_tune(c, "");
+    double limit = c->time_limit_s, deadline = limit > 0 ? bt__now() + limit : 0;
+    char final[300] = "";
+    bool gave_up = false;
+    int rc = 1;
+    pid_t parent = getpid();
+    for (int restarts = 0;;) {
+        memset(note, 0, sizeof *note);
+        /* a restarted child gets what is left of the time limit (the last one all of it: it
+         * only reports) */
+        if (restarts && deadline)
+            c->o.time_limit_s = final[0] ? limit : fmax(deadline - bt__now(), 0.001);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) {
+            fprintf(stderr, "blocktune tune: cannot start the tune's process: %s\n",
+                    strerror(errno));
+            break;
+        }
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* ends with the supervisor */
+            if (getppid() != parent)
+                _exit(1);
+            bt__inflight_share(note);
+            int crc = run_tune(c, final);
+            fflush(NULL);
+            _exit(crc);
+        }
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        if (WIFSIGNALED(status) && interrupt_signal(WTERMSIG(status))) {
+            rc = 128 + WTERMSIG(status);
+            break;
+        }
+        if (WIFEXITED(status) && WEXITSTATUS(status) != RESTART_EXIT) {
+            rc = gave_up ? 1 : WEXITSTATUS(status);
+            break;
+        }
+        if (final[0] || (WIFSIGNALED(status) && !crashed(WTERMSIG(status), note, c->keep)))
+            break; /* the last child, or a crash nothing can resume past */
+        if ((gave_up = ++restarts > MAX_RESTARTS))
+            snprintf(final, sizeof final, "the tune was restarted %d times (the last after %s) "
+                     "and gave up", MAX_RESTARTS,
+                     WIFSIGNALED(status) ? "a crash" : "a hang or a device fault");
+        else if (deadline && bt__now() >= deadline)
+            snprintf(final, sizeof final, "the time limit of %g s passed after %d restart(s)",
+                     limit, restarts);
+        if (final[0])
+            fprintf(stderr, "blocktune tune: %s: reporting what the store holds\n", final);
+        else
+            fprintf(stderr, "blocktune tune: restarting (%d) to resume from the store\n",
+                    restarts);
+    }
+    munmap(note, sizeof *note);
+    return rc;
+}
+
+/* --json, --csv, --html: r written to path (NULL: not asked for) by w; 1 after saying why not. */
+static int write_result(const char *path, bt_status (*w)(const bt_result *, FILE *),
+                        const bt_result *r)
+{
+    if (!path)
+        return 0;
+    errno = 0;
+    FILE *f = fopen(path, "w");
+    bt_status st = f ? w(r, f) : BT_IO;
+    if (f && fclose(f) != 0)
+        st = BT_IO;
+    if (st == BT_OK)
+        return 0;
+    fprintf(stderr, "blocktune tune: cannot write %s: %s\n", path,
+            errno ? strerror(errno) : bt_strerror(st));
+    return 1;
 }
 
 int bt_cmd_tune(int argc, char **argv)
 {
-    g_argv = argv - 1; /* main's argv: the command line to run again */
     const char *kernel = NULL, *device = NULL, *dtype = NULL, *json = NULL, *rules = NULL;
+    const char *csv = NULL, *html = NULL;
     bt__tune_opts o;
     bt__tune_opts_default(&o);
     o.progress = 1;
@@ -164,6 +313,10 @@ int bt_cmd_tune(int argc, char **argv)
             dtype = val;
         else if (!strcmp(opt, "json"))
             json = val;
+        else if (!strcmp(opt, "csv"))
+            csv = val;
+        else if (!strcmp(opt, "html"))
+            html = val;
         else if (!strcmp(opt, "rules"))
             rules = val;
         else if (!strcmp(opt, "store"))
@@ -241,6 +394,16 @@ int bt_cmd_tune(int argc, char **argv)
     o.rules = rules;
     if (!kernel)
         return bt_cli_usage_error("tune", "which kernel? give a built-in name or a spec file");
+    tune_cmd c = {kernel, device, dtype, json, csv, html, o, nset, set_names, set_values,
+                  !(o.store && !strcmp(o.store, "none")), o.time_limit_s};
+    return supervise(&c);
+}
+
+/* The tune itself, in the supervisor's child: the kernel, the problem, the device, the tune and
+ * its report. stored_only (non-empty): measure nothing new, report what the store holds. */
+static int run_tune(tune_cmd *c, const char *stored_only)
+{
+    const char *kernel = c->kernel;
     bt_diag d = {0};
     bt_status st;
     bt_kdesc *k = NULL;
@@ -261,25 +424,27 @@ int bt_cmd_tune(int argc, char **argv)
         rc = bt_cli_fail(st, NULL);
         goto out;
     }
-    for (int i = 0; i < nset; i++) {
+    for (int i = 0; i < c->nset; i++) {
         char *end;
         errno = 0;
-        long long v = strtoll(set_values[i], &end, 0);
-        if (errno || end == set_values[i] || *end) {
-            rc = bt_cli_usage_error("tune", "size --%s needs an integer, got '%s'", set_names[i], set_values[i]);
+        long long v = strtoll(c->set_values[i], &end, 0);
+        if (errno || end == c->set_values[i] || *end) {
+            rc = bt_cli_usage_error("tune", "size --%s needs an integer, got '%s'",
+                                    c->set_names[i], c->set_values[i]);
             goto out;
         }
-        if ((st = bt_problem_set(p, set_names[i], v, &d))) {
-            fprintf(stderr, "blocktune tune: unknown option or size --%s: %s\n", set_names[i], d.msg);
+        if ((st = bt_problem_set(p, c->set_names[i], v, &d))) {
+            fprintf(stderr, "blocktune tune: unknown option or size --%s: %s\n", c->set_names[i],
+                    d.msg);
             rc = 2;
             goto out;
         }
     }
-    if (dtype && (st = bt_problem_set_dtype(p, dtype, &d))) {
+    if (c->dtype && (st = bt_problem_set_dtype(p, c->dtype, &d))) {
         rc = bt_cli_fail(st, &d);
         goto out;
     }
-    if ((st = bt_device_open(device, &dev, &d))) {
+    if ((st = bt_device_open(c->device, &dev, &d))) {
         rc = bt_cli_fail(st, &d);
         goto out;
     }
@@ -290,33 +455,29 @@ int bt_cmd_tune(int argc, char **argv)
     {
         /* the built-in gemm runs on the CUDA cores: say which families use the tensor cores */
         const bt_device_info *di = bt_device_get_info(dev);
-        const char *dt = dtype ? dtype : "fp32";
+        const char *dt = c->dtype ? c->dtype : "fp32";
         if (!strcmp(kernel, "gemm") && di && di->props.cc_major >= 8 &&
             (!strcmp(dt, "fp16") || !strcmp(dt, "bf16")))
             fprintf(stderr, "blocktune tune: note: gemm is the CUDA-core GEMM; on tensor cores, "
                             "tune gemm_mma (sm_80 and newer)%s\n",
                     di->props.cc_major == 9 ? " or gemm_wgmma (sm_90a: TMA + wgmma)" : "");
     }
-    if (!(o.store && !strcmp(o.store, "none")))
-        bt_kernel_set_hang_handler(kn, on_hang, NULL);
-    if ((st = bt__kernel_tune_opts(kn, p, &o, &r, &d))) {
+    g_keep = c->keep;
+    bt_kernel_set_hang_handler(kn, on_hang, NULL);
+    bt__kernel_stored_only(kn, stored_only);
+    if ((st = bt__kernel_tune_opts(kn, p, &c->o, &r, &d))) {
         /* A fault poisoned the device for this process; the store holds every outcome so far,
          * the faulting config included: a fresh process resumes past it. */
-        if (bt_kernel_device_lost(kn) && !(o.store && !strcmp(o.store, "none")))
-            restart(d.msg);
         rc = bt_cli_fail(st, &d);
+        if (bt_kernel_device_lost(kn) && c->keep && !stored_only[0])
+            rc = RESTART_EXIT;
         goto out;
     }
+    r->opts.time_limit_s = c->time_limit_s; /* the report says the user's limit, not what was left */
     bt_result_write_table(r, stdout);
-    if (json) {
-        FILE *f = fopen(json, "w");
-        if (!f || bt_result_write_json(r, f) != BT_OK) {
-            fprintf(stderr, "blocktune tune: cannot write %s: %s\n", json, strerror(errno));
-            rc = 1;
-        }
-        if (f)
-            fclose(f);
-    }
+    rc |= write_result(c->json, bt_result_write_json, r);
+    rc |= write_result(c->csv, bt_result_write_csv, r);
+    rc |= write_result(c->html, bt_result_write_html, r);
     if (!bt_result_winner(r, NULL, NULL))
         rc = 1;
     char store_note[2200];

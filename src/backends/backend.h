@@ -180,8 +180,8 @@ typedef struct bt__backend_iface {
      * Nothing wrapped is ever freed, destroyed or synchronised by the backend: device_close of a
      * wrapped device frees what the backend made for it (its own queue/stream, the flush buffer)
      * and drops only the references it took; buf_free of a wrapped buffer frees the handle. */
-    /* Wraps a caller's device: req->native[0..2] are the backend's handles (CUDA: the CUcontext,
-     * NULL for the primary context of req->ordinal; OpenCL: cl_context, cl_device_id and the
+    /* Wraps a caller's device: native[0..2] are the backend's handles (CUDA: the CUcontext,
+     * NULL for the primary context of `ordinal`; OpenCL: cl_context, cl_device_id and the
      * caller's cl_command_queue or NULL). *idx gets the device's index in device_info's list (-1
      * when it is not listed). The backend makes a queue/stream of its own in that context for
      * tuning; launches go where launch_on says. */
@@ -205,6 +205,11 @@ typedef struct bt__backend_iface {
      * a device without binaries rebuilds from): points into bin. BT_CORRUPT for a bad blob. */
     bt_status (*blob_image)(const void *bin, size_t size, const void **image, size_t *isize,
                             bt_diag *diag);
+    /* Optional (OpenCL has it): 1 when the device has started running the launch recorded in t
+     * (or it has ended), 0 while it has not (queued, or compiled at its first launch, as PoCL
+     * does); the watchdog counts a run's time from its start. Callable from another thread while
+     * the launch is in flight. */
+    int (*timer_started)(bt__bdev *d, bt__btimer *t);
 } bt__backend_iface;
 
 /* The registered backends, in preference order, NULL-terminated. */

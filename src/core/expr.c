@@ -904,7 +904,8 @@ static bool compare_op(parser *p, op *o, bool *negate)
 }
 
 /* The right side of 'in': a list [a, b, ...] or a tuple (a, b, ...) of expressions, pushed; the
- * number of elements in *n. */
+ * number of elements in *n. As in Python, (a) is a parenthesized value, not a tuple ('x in (3)'
+ * is Python's TypeError): a tuple of one element is written (a,). */
 static bool parse_in_list(parser *p, int *n, span *out)
 {
     tok_kind close = p->t.kind == T_LBRACKET ? T_RBRACKET : T_RPAREN;
@@ -918,17 +919,22 @@ static bool parse_in_list(parser *p, int *n, span *out)
     *n = 0;
     if (!next(p))
         return false;
+    bool comma = false;
     while (p->t.kind != close) {
         span e;
         if (!parse_ternary(p, &e))
             return false;
         (*n)++;
-        if (p->t.kind == T_COMMA) {
+        comma = p->t.kind == T_COMMA;
+        if (comma) {
             if (!next(p))
                 return false;
         } else if (p->t.kind != close)
             return fail_expected(p, close == T_RBRACKET ? "',' or ']'" : "',' or ')'", NULL);
     }
+    if (close == T_RPAREN && *n == 1 && !comma)
+        return fail_at(p, BT_PARSE, start, "'(...)' at column %u after 'in' is one value, not a "
+                       "tuple (write '(x,)' or '[x]')", (unsigned)start + 1);
     *out = (span){start, p->t.pos + 1};
     return next(p);
 }

@@ -16,7 +16,8 @@
  * The Python spellings are there so that Kernel Tuner's restriction strings read as they do in
  * Python: "block_size_x*block_size_y <= 1024 and tile_size_x in [1, 2]". Comparisons are one
  * level and chain as in Python (a < b <= c is a < b && b <= c, b evaluated once, c only when
- * a < b holds); 'x in [a, b]' / 'x not in (a, b)' compare x with each element and end a chain;
+ * a < b holds); 'x in [a, b]' / 'x not in (a, b)' compare x with each element and end a chain
+ * ('(a)' is one value, not a tuple: write '(a,)');
  * Python's not binds looser than comparisons (not x == 1 is !(x == 1)) while C's ! binds like
  * unary minus. What Python has and this language does not (floats, strings, 'is', 'if ... else',
  * lambda, range(), attributes, bitwise operators) is a parse error that says so.

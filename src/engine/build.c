@@ -1,8 +1,9 @@
 /*
- * build.c — the build stage: a config's -D defines, compiling one config through the kernel cache
- * (a re-tune compiles nothing it compiled before), loading the binary (a stale cache entry is
- * compiled again), and the compile stage of a round on the thread pool with its progress line.
- * Used by the tuner's rounds, its baseline and finals, and by the dispatch of a looked-up config.
+ * build.c — the build stage: a config's -D defines, compiling one config (or a reference kernel's
+ * source) through the kernel cache (a re-tune compiles nothing it compiled before), loading the
+ * binary (a stale cache entry is compiled again), and the compile stage of a round on the thread
+ * pool with its progress line. Used by the tuner's rounds, its device reference and finals, and
+ * by the dispatch of a looked-up config.
  */
 #include "engine/build.h"
 
@@ -13,6 +14,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* A dtype's name in capitals, as the defines spell it (FP16). */
@@ -25,17 +27,12 @@ static const char *dtype_upper(bt__dtype t, char *buf, size_t size)
     return buf;
 }
 
-int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
-                      char defs[][96])
+int bt__build_defines_common(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g,
+                             int64_t threads, char defs[][96])
 {
-    int m = 0;
-    for (int i = 0; i < k->space.nparams; i++)
-        snprintf(defs[m++], 96, "%s=%lld", k->space.params[i].name, (long long)c->v[i]);
-    m += bt__problem_defines(k, p, g, defs + m);
-    int64_t grid[3], block[3], dyn;
-    bt_diag d;
-    if (bt__geometry(k, c, p, g, grid, block, &dyn, &d) == BT_OK)
-        snprintf(defs[m++], 96, "BT_THREADS=%lld", (long long)(block[0] * block[1] * block[2]));
+    int m = bt__problem_defines(k, p, g, defs);
+    if (threads > 0)
+        snprintf(defs[m++], 96, "BT_THREADS=%lld", (long long)threads);
     snprintf(defs[m++], 96, "BT_WARP_SIZE=%d", g->warp_size > 0 ? g->warp_size : 32);
     char up[32];
     snprintf(defs[m++], 96, "BT_DTYPE_%s=1", dtype_upper(p->dtype, up, sizeof up));
@@ -48,30 +45,48 @@ int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p
     return m;
 }
 
-void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_cache)
+int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
+                      char defs[][96])
+{
+    int m = 0;
+    for (int i = 0; i < k->space.nparams; i++)
+        snprintf(defs[m++], 96, "%s=%lld", k->space.params[i].name, (long long)c->v[i]);
+    int64_t grid[3], block[3], dyn;
+    bt_diag d;
+    int64_t threads = bt__geometry(k, c, p, g, grid, block, &dyn, &d) == BT_OK
+                          ? block[0] * block[1] * block[2]
+                          : 0;
+    return m + bt__build_defines_common(k, p, g, threads, defs + m);
+}
+
+void bt__build_source(const bt_kernel *kn, const char *src, const char *entry,
+                      const char *const *dp, int nd, bool use_cache, bt__entry *e)
 {
     const bt_kdesc *k = kn->k;
     const bt_device_info *di = bt_device_get_info(kn->dev);
-    char defs[BT__MAX_DEFINES][96];
-    const char *dp[BT__MAX_DEFINES];
-    int nd = bt__build_defines(k, &e->ev.cfg, p, &di->props, defs);
-    for (int i = 0; i < nd; i++)
-        dp[i] = defs[i];
     char opts[256];
     snprintf(opts, sizeof opts, "%s%s", k->options ? k->options : "",
              k->needs_sm90a ? " --bt-sm90a" : "");
+    /* the names it resolves: the entry, then k's constant-memory symbols */
+    char names[BT__MAX_NAMES][136];
+    const char *ptrs[BT__MAX_NAMES];
+    int nn = bt__compile_names(k, names, ptrs);
+    snprintf(names[0], sizeof names[0], "%s", entry ? entry : "");
     double t0 = bt__now();
-    uint64_t key = bt__kcache_key(kn->iface->name, di->name, di->compiler_version, kn->src, dp,
-                                  nd, opts);
-    key = bt__compile_key(k, key);
+    uint64_t key = bt__kcache_key(kn->iface->name, di->name, di->compiler_version, src, dp, nd,
+                                  opts);
+    for (int i = 0; i < nn; i++) /* as bt__compile_key folds them */
+        key = bt__fnv1a(ptrs[i], strlen(ptrs[i]) + 1, key);
     if (use_cache && bt__kcache_get(key, &e->blob)) {
         e->compile_s = bt__now() - t0;
         e->cached = true;
         return;
     }
     char *log = NULL;
-    bt_status st =
-        bt__compile_kernel(kn->iface, kn->bdev, k, kn->src, dp, nd, opts, &e->blob, &log);
+    bt_status st = kn->iface->compile_named && names[0][0]
+                       ? kn->iface->compile_named(kn->bdev, src, dp, nd, opts, ptrs, nn,
+                                                  &e->blob, &log)
+                       : kn->iface->compile(kn->bdev, src, dp, nd, opts, &e->blob, &log);
     e->compile_s = bt__now() - t0;
     if (st != BT_OK) {
         e->status = BT__CS_COMPILE;
@@ -81,6 +96,17 @@ void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_
     }
     bt__kcache_put(key, &e->blob);
     free(log);
+}
+
+void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_cache)
+{
+    const bt_device_info *di = bt_device_get_info(kn->dev);
+    char defs[BT__MAX_DEFINES][96];
+    const char *dp[BT__MAX_DEFINES];
+    int nd = bt__build_defines(kn->k, &e->ev.cfg, p, &di->props, defs);
+    for (int i = 0; i < nd; i++)
+        dp[i] = defs[i];
+    bt__build_source(kn, kn->src, kn->k->entry, dp, nd, use_cache, e);
 }
 
 typedef struct build_job {

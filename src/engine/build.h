@@ -14,6 +14,16 @@
 #define BT__MAX_DEFINES (BT_MAX_PARAMS + 8 + BT__MAX_ARGS + BT__MAX_PDEFINES)
 int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
                       char defs[][96]);
+/* The defines after the parameters, for any compile of k at p (the reference kernel's too):
+ * the problem's defines, BT_THREADS (when threads > 0), BT_WARP_SIZE, BT_DTYPE_<T>,
+ * BT_ELEM_BYTES, BT_TYPE_<arg>_<DTYPE>. Returns how many. */
+int bt__build_defines_common(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g,
+                             int64_t threads, char defs[][96]);
+/* Compiles src (kn's, or a reference kernel's) with defines dp into e->blob, through the kernel
+ * cache when use_cache, resolving entry and kn's constant-memory symbols: sets compile_s and
+ * cached; a compile error sets status BT__CS_COMPILE, log and error. */
+void bt__build_source(const bt_kernel *kn, const char *src, const char *entry,
+                      const char *const *dp, int nd, bool use_cache, bt__entry *e);
 /* Compiles config e->ev.cfg for problem p into e->blob (through the kernel cache when use_cache):
  * sets compile_s and cached; a compile error sets status BT__CS_COMPILE, log and error. */
 void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_cache);

@@ -57,6 +57,7 @@ typedef struct bt__entry {
     double compile_s;
     bool cached;     /* the binary came from the on-disk kernel cache */
     bool from_store; /* the measurement came from the results store (not re-measured) */
+    bool finalist;   /* re-measured interleaved in the finals (select.c) */
     bt__kres res;
     bt__blob blob;
     bt__bmod *mod;
@@ -97,10 +98,12 @@ struct bt_result {
     double t_search;
     double target_ms; /* the search's target time in effect (0: none) */
     char graph_note[200];
+    char stored_only[300]; /* why this tune measured nothing new (only the store's rows) */
+    char verify_note[1024]; /* a boundary size not verified, and why ("": none) */
     char source_hash[20];
     char timestamp[40];
     bt__tune_opts opts;
-    char reference[64];
+    char reference[200]; /* what the outputs were checked against: set once that check ran */
     /* the results store (record.c): its path ("" when the tune keeps nothing), whether it was
      * refused at open, the rows this tune wrote, the writes that failed, and the first failure */
     char store_path[256];
@@ -154,6 +157,7 @@ struct bt_kernel {
     bool lost; /* a fault poisoned the device for the rest of this process */
     bt_hang_handler hang_handler;
     void *hang_user;
+    char stored_only[300]; /* non-empty: tunes measure nothing new, for this reason (record.c) */
     struct bt__wisdom *user_wisdom, *shipped_wisdom;
 };
 

@@ -1,10 +1,12 @@
 /*
  * measure.c — the search's rounds: a strategy (src/search) proposes configs; each round makes
  * their entries (a measurement the store holds is not repeated), compiles them in parallel
- * (build.c), loads, verifies at the problem and at the boundary sizes, measures (do_bench), and
- * hands every outcome — failures too — back to the strategy, committing each to the store as it
- * happens. A watchdog thread records a config that hangs on the device; a device fault is
- * survived by rebuilding everything on a fresh context (recover).
+ * (build.c), then takes them one by one through load → verify at the problem and at the boundary
+ * sizes → measure (do_bench), under the watchdog, committing each outcome to the store as it
+ * happens (one config at a time on the device: its in-flight row names the one that was running
+ * if the process dies), and hands every outcome — failures too — back to the strategy. A device
+ * fault is survived by rebuilding everything on a fresh context (recover). A tune that only
+ * reports what the store holds (a supervisor gave up) takes the stored configs in one round.
  */
 #include "engine/tune_ctx.h"
 
@@ -17,83 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---------------------------------------------------------------------------------------------
- * Outcomes, the store, the watchdog
- * ------------------------------------------------------------------------------------------- */
-void bt__record(bt__tctx *T, const bt__entry *e)
-{
-    if (!T->store)
-        return;
-    bt_diag d = {0};
-    if (bt__record_put(T->store, T->r, e, false, &d) != BT_OK)
-        fprintf(stderr, "blocktune: a measurement could not be stored: %s\n", d.msg);
-}
-
 bool bt__in_play(const bt__entry *e)
 {
     return e->status == BT__CS_PENDING || (e->from_store && e->status == BT__CS_OK);
-}
-
-static void watch_begin(bt__tctx *T, bt__entry *e, double seconds)
-{
-    pthread_mutex_lock(&T->wmu);
-    T->watch = e;
-    T->deadline = bt__now() + seconds;
-    pthread_mutex_unlock(&T->wmu);
-}
-
-static void watch_end(bt__tctx *T)
-{
-    pthread_mutex_lock(&T->wmu);
-    T->watch = NULL;
-    pthread_mutex_unlock(&T->wmu);
-}
-
-/* A kernel that never finishes cannot be stopped from the host: the watchdog records the config
- * as timed out in the store (the process may not get to do it) and then calls the kernel's hang
- * handler — `blocktune tune` restarts itself and resumes past it; a library user decides. */
-static void *watchdog(void *arg)
-{
-    bt__tctx *T = arg;
-    for (;;) {
-        usleep(50000);
-        pthread_mutex_lock(&T->wmu);
-        bool stop = T->stop;
-        bt__entry *e = T->watch;
-        bool overdue = e && bt__now() > T->deadline;
-        pthread_mutex_unlock(&T->wmu);
-        if (stop)
-            return NULL;
-        if (!overdue)
-            continue;
-        char m[200];
-        snprintf(m, sizeof m, "did not finish within %.1f s (hung): stopped by the watchdog",
-                 T->o.timeout_s);
-        bt__entry_fail(e, BT__CS_TIMEOUT, m);
-        bt__record(T, e);
-        bt_hang_handler h = T->kn->hang_handler;
-        if (h)
-            h(T->kn->hang_user);
-        pthread_mutex_lock(&T->wmu);
-        T->watch = NULL; /* the handler returned: keep waiting (the device call may come back) */
-        pthread_mutex_unlock(&T->wmu);
-    }
-}
-
-void bt__watchdog_start(bt__tctx *T)
-{
-    T->wd_on = pthread_create(&T->wd, NULL, watchdog, T) == 0;
-}
-
-void bt__watchdog_stop(bt__tctx *T)
-{
-    if (T->wd_on) {
-        pthread_mutex_lock(&T->wmu);
-        T->stop = true;
-        pthread_mutex_unlock(&T->wmu);
-        pthread_join(T->wd, NULL);
-        T->wd_on = false;
-    }
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -123,10 +51,11 @@ void bt__unload_all(bt__tctx *T)
 
 /* After a fault poisoned the device (CUDA: illegal address, trap), the config that caused it is
  * already marked failed; everything else is rebuilt on a fresh context: the device reopened, the
- * kernel's dispatch table dropped, the data made again from the same seed, and every config of
- * the round in flight (r->e[from..]) still in play reloaded from its binary (earlier rounds are
- * unloaded already). Caller-provided buffers died with the context: that is an error. */
-static bt_status recover(bt__tctx *T, size_t from)
+ * kernel's dispatch table dropped, the device reference reloaded and the data made again from
+ * the same seed (the boundary problems' on next use); the round's configs are loaded again as
+ * their turn comes (done ones by the finals). Caller-provided buffers died with the context: that
+ * is an error. */
+static bt_status recover(bt__tctx *T)
 {
     bt_result *r = T->r;
     bt_diag *diag = T->sdiag;
@@ -140,6 +69,8 @@ static bt_status recover(bt__tctx *T, size_t from)
         return BT_LAUNCH;
     }
     bt__unload_all(T);
+    bt__boundary_free(T);
+    bt__devref_free(T);
     bt__pdata_free(T, T->main);
     bt_diag rd = {0};
     bt_status st = bt__dispatch_reset(T->kn, &rd);
@@ -154,15 +85,17 @@ static bt_status recover(bt__tctx *T, size_t from)
                      T->store ? "" : " (no store was kept: nothing carries over)");
         return BT_LAUNCH;
     }
-    st = bt__pdata_init(T, T->main, T->p, T->o.seed, NULL, 0, diag);
-    if (st)
-        return st;
-    for (size_t i = from; i < r->n; i++) {
-        bt__entry *e = &r->e[i];
-        if (e->status == BT__CS_PENDING || e->status == BT__CS_OK)
-            bt__load(T, e, false);
-    }
-    return BT_OK;
+    st = bt__devref_prepare(T, diag);
+    if (!st)
+        st = bt__problem_data(T, T->main, T->p, T->o.seed, NULL, 0, "", diag);
+    return st;
+}
+
+/* After a failed device call: rebuilds on a fresh context when the device was lost (the
+ * failure is the config's, already marked); BT_OK when the search goes on. */
+static bt_status after_failure(bt__tctx *T, bt_status st)
+{
+    return st && bt__device_lost(T->kn->dev) ? recover(T) : BT_OK;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -203,14 +136,20 @@ static bt_status round_entries(bt__tctx *T, const uint64_t *idx, size_t n, bt__e
 
 /* Verifies e on d under the watchdog; a failure is marked and recorded (its message prefixed
  * with the boundary size `where` when given). Returns the device call's status: BT_OK also when
- * the outputs were wrong. */
+ * the outputs were wrong, or when the run came back after the watchdog recorded it timed out. */
 static bt_status verify_entry(bt__tctx *T, bt__entry *e, bt__pdata *d, bt__verify *v,
                               const char *where)
 {
+    char cfg[200], what[300];
+    bt__config_format(&T->k->space, &e->ev.cfg, " ", cfg, sizeof cfg);
+    snprintf(what, sizeof what, "verifying config %s%s%s", cfg, where ? " at boundary size " : "",
+             where ? where : "");
     bt_diag dd = {0};
-    watch_begin(T, e, T->o.timeout_s);
+    bt__watch_begin(T, e, true, T->o.timeout_s, true, what);
     bt_status st = bt__verify_on(T, e, d, v, &dd);
-    watch_end(T);
+    bt__watch_end(T);
+    if (e->status == BT__CS_TIMEOUT) /* recorded by the watchdog */
+        return st;
     if (!st && v->ok)
         return BT_OK;
     const char *text = st ? dd.msg : v->msg;
@@ -220,21 +159,6 @@ static bt_status verify_entry(bt__tctx *T, bt__entry *e, bt__pdata *d, bt__verif
     bt__entry_fail(e, st ? bt__cfg_status_of(st) : BT__CS_WRONG, where ? msg : text);
     bt__record(T, e);
     return st;
-}
-
-/* Verifies the round's entries (r->e[from..]) at the problem. */
-static bt_status round_verify(bt__tctx *T, size_t from)
-{
-    bt_result *r = T->r;
-    for (size_t i = from; i < r->n; i++) {
-        bt__entry *e = &r->e[i];
-        if (!bt__in_play(e))
-            continue;
-        bt_status st = verify_entry(T, e, T->main, &e->ver, NULL);
-        if (st && bt__device_lost(T->kn->dev) && (st = recover(T, from)))
-            return st;
-    }
-    return BT_OK;
 }
 
 /* Whether config e is dispatched at all for the boundary problem of model bm (a TMA kernel at a
@@ -278,123 +202,129 @@ static void drop_binary(bt__tctx *T, const bt__entry *e, bt__entry *be)
     free(be->error);
 }
 
-/* Verifies the round's entries still in play at boundary problem b, whose data is bd (made
- * again after a fault). A config whose constraints exclude this size is not run there. */
-static bt_status boundary_entries(bt__tctx *T, size_t from, int b, const bt_problem *bp,
-                                  bt__pdata *bd, bt__model *bm, const char *where)
+/* Verifies e at boundary problem B (its binary for that size when the sizes are defines). */
+static bt_status boundary_one(bt__tctx *T, bt__entry *e, bt__bprob *B)
 {
-    bt_result *r = T->r;
-    for (size_t i = from; i < r->n; i++) {
-        bt__entry *e = &r->e[i];
-        if (!bt__in_play(e))
-            continue;
-        if (bm && !applies(bm, e)) {
-            e->boundary_na++;
-            continue;
-        }
-        bt__verify v;
-        bt__entry tmp, *be = boundary_binary(T, e, bp, &tmp);
-        bt_status st;
-        if (be == e || be->status == BT__CS_PENDING)
-            st = verify_entry(T, be, bd, &v, where);
-        else { /* its binary for this size did not build or load */
-            char msg[640];
-            snprintf(msg, sizeof msg, "at boundary size %s: built for this size: %.240s", where,
-                     be->status == BT__CS_COMPILE && be->log ? be->log
-                     : be->error                              ? be->error
-                                                              : "?");
-            bt__entry_fail(e, be->status, msg);
-            bt__record(T, e);
-            st = BT_OK;
-            v.ok = false;
-        }
-        if (be != e && be->status != BT__CS_PENDING && e->status == BT__CS_PENDING) {
-            /* the size's binary failed verification: the config fails with its message */
-            bt__entry_fail(e, be->status, be->error);
-            bt__record(T, e);
-        }
-        drop_binary(T, e, be);
-        if (!st && v.ok)
-            e->boundary_checked++;
-        if (st && bt__device_lost(T->kn->dev)) {
-            bt__pdata_free(T, bd);
-            bt_diag d = {0};
-            if (recover(T, from) ||
-                bt__pdata_init(T, bd, bp, T->o.seed + 1 + (uint64_t)b, NULL, 0, &d))
-                return BT_LAUNCH;
-        }
+    if (B->have_model && !applies(&B->m, e)) { /* its constraints exclude this size */
+        e->boundary_na++;
+        return BT_OK;
     }
-    return BT_OK;
-}
-
-/* Verifies the round's entries at every boundary size (a boundary problem that cannot be made is
- * said in the search's diag, not fatal). */
-static bt_status round_boundaries(bt__tctx *T, size_t from)
-{
-    bt_result *r = T->r;
-    for (int b = 0; T->o.verify_boundary && b < T->k->nboundary; b++) {
-        bool any = false;
-        for (size_t i = from; i < r->n; i++)
-            any |= bt__in_play(&r->e[i]);
-        if (!any)
-            break;
-        bt_problem bp;
-        char where[128];
-        bt__boundary_problem(T, b, &bp, where, sizeof where);
-        bt__pdata bd;
-        bt_diag d = {0};
-        if (bt__pdata_init(T, &bd, &bp, T->o.seed + 1 + (uint64_t)b, NULL, 0, &d) != BT_OK) {
-            bt__diag_set(T->sdiag, "boundary problem %d: %s", b, d.msg);
-            continue;
-        }
-        bt__model bm;
-        bool have_model =
-            bt__model_init(&bm, T->k, &bp, T->g, r->plan->model.rules, NULL) == BT_OK;
-        bt_status st = boundary_entries(T, from, b, &bp, &bd, have_model ? &bm : NULL, where);
-        if (have_model)
-            bt__model_fini(&bm);
-        if (st)
-            return st; /* bd is gone with the device */
-        bt__pdata_free(T, &bd);
+    bt__verify v;
+    bt__entry tmp, *be = boundary_binary(T, e, &B->d.p, &tmp);
+    bt_status st = BT_OK;
+    if (be == e || be->status == BT__CS_PENDING)
+        st = verify_entry(T, be, &B->d, &v, B->where);
+    else { /* its binary for this size did not build or load */
+        char msg[640];
+        snprintf(msg, sizeof msg, "at boundary size %s: built for this size: %.240s", B->where,
+                 be->status == BT__CS_COMPILE && be->log ? be->log
+                 : be->error                              ? be->error
+                                                          : "?");
+        bt__entry_fail(e, be->status, msg);
+        bt__record(T, e);
+        v.ok = false;
     }
-    return BT_OK;
-}
-
-/* Measures the round's entries still pending on the problem's data (a measurement from the
- * store is not repeated). */
-static bt_status round_measure(bt__tctx *T, size_t from)
-{
-    bt_result *r = T->r;
-    for (size_t i = from; i < r->n; i++) {
-        bt__entry *e = &r->e[i];
-        if (e->status != BT__CS_PENDING)
-            continue;
-        T->cur_e = e;
-        bt_diag d = {0};
-        /* a bench lasts about its budgets, plus one timeout per run at worst */
-        watch_begin(T, e, T->o.timeout_s * 3 + (T->o.warmup_ms + T->o.rep_ms) * 1e-3 * 4);
-        bt_status st = bt__bench(&T->ops, T->o.warmup_ms, T->o.rep_ms, T->o.timeout_s * 1e3,
-                                 &e->st, NULL, NULL, &d);
-        watch_end(T);
-        if (st) {
-            bt__entry_fail(e, bt__cfg_status_of(st), d.msg);
-            bt__record(T, e);
-            if (bt__device_lost(T->kn->dev) && (st = recover(T, from)))
-                return st;
-            continue;
-        }
-        e->status = BT__CS_OK;
+    if (be != e && be->status != BT__CS_PENDING && e->status == BT__CS_PENDING) {
+        /* the size's binary failed verification: the config fails with its message */
+        bt__entry_fail(e, be->status, be->error);
         bt__record(T, e);
     }
+    drop_binary(T, e, be);
+    if (!st && v.ok && bt__in_play(e))
+        e->boundary_checked++;
+    return st;
+}
+
+/* Verifies e at every boundary size while it passes (a boundary problem that cannot be made is
+ * said in the search's diag, not fatal). */
+static bt_status boundaries(bt__tctx *T, bt__entry *e)
+{
+    for (int b = 0; T->o.verify_boundary && b < T->k->nboundary && bt__in_play(e); b++) {
+        bt_status st;
+        bt__bprob *B = bt__boundary_data(T, b, &st);
+        if (st)
+            return st;
+        if (B && (st = after_failure(T, boundary_one(T, e, B))) != BT_OK)
+            return st;
+    }
     return BT_OK;
+}
+
+/* Measures e on the problem's data under the watchdog; its outcome is recorded. */
+static bt_status measure_entry(bt__tctx *T, bt__entry *e)
+{
+    char cfg[200], what[300];
+    bt__config_format(&T->k->space, &e->ev.cfg, " ", cfg, sizeof cfg);
+    snprintf(what, sizeof what, "measuring config %s", cfg);
+    T->cur_e = e;
+    bt_diag d = {0};
+    /* a bench lasts about its budgets, plus one timeout per run at worst, plus the resets and
+     * cache flushes around its dozen or more runs (10 s covers them on a slow CPU device) */
+    bt__watch_begin(T, e, true,
+                    T->o.timeout_s * 3 + (T->o.warmup_ms + T->o.rep_ms) * 1e-3 * 4 + 10, false,
+                    what);
+    bt_status st = bt__bench(&T->ops, T->o.warmup_ms, T->o.rep_ms, T->o.timeout_s * 1e3, &e->st,
+                             NULL, NULL, &d);
+    bt__watch_end(T);
+    if (e->status == BT__CS_TIMEOUT) /* recorded by the watchdog */
+        return after_failure(T, st);
+    if (st) {
+        bt__entry_fail(e, bt__cfg_status_of(st), d.msg);
+        bt__record(T, e);
+        return after_failure(T, st);
+    }
+    e->status = BT__CS_OK;
+    bt__record(T, e);
+    return BT_OK;
+}
+
+/* One config of the round, alone on the device: loaded, verified at the problem and at every
+ * boundary size, measured unless the store had its measurement. A config run here for the first
+ * time is recorded as in flight first (a crash of the process leaves that row). Returns what
+ * stops the search (the device lost for good). */
+static bt_status run_config(bt__tctx *T, bt__entry *e)
+{
+    bt_result *r = T->r;
+    if (e->status == BT__CS_COMPILE && !e->from_store)
+        bt__record(T, e);
+    if (!bt__in_play(e))
+        return BT_OK;
+    if (!e->mod)
+        bt__load(T, e, true);
+    if (!bt__in_play(e))
+        return BT_OK;
+    if (e->status == BT__CS_PENDING)
+        bt__record_inflight(T, e);
+    else { /* measured before, re-verified: named if it crashes now, not recorded */
+        char cfg[256];
+        bt__config_format(&T->k->space, &e->ev.cfg, " ", cfg, sizeof cfg);
+        bt__inflight_note(BT__INFLIGHT_CONFIG, false, "config %s (measured before, re-verified)",
+                          cfg);
+    }
+    double t = bt__now();
+    bt_status st = after_failure(T, verify_entry(T, e, T->main, &e->ver, NULL));
+    if (!st)
+        st = boundaries(T, e);
+    r->t_verify += bt__now() - t;
+    if (!st && e->status == BT__CS_PENDING) {
+        t = bt__now();
+        st = measure_entry(T, e);
+        r->t_measure += bt__now() - t;
+    }
+    bt__inflight_clear();
+    return st;
 }
 
 /* The caller's progress callback after a round: true when it asks to cancel. */
-static bool progress_cb(bt__tctx *T, double best)
+static bool progress_cb(bt__tctx *T)
 {
     if (!T->o.progress_cb)
         return false;
     bt_result *r = T->r;
+    double best = INFINITY;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->e[i].status == BT__CS_OK && r->e[i].st.median < best)
+            best = r->e[i].st.median;
     double elapsed = bt__now() - T->t0;
     bt_progress pr = {
         .size = sizeof pr,
@@ -413,40 +343,25 @@ static bool progress_cb(bt__tctx *T, double best)
 static bool round_outcomes(bt__tctx *T, size_t from, bt__search_meas *m)
 {
     bt_result *r = T->r;
-    size_t nok = 0;
     for (size_t i = from; i < r->n; i++) {
         bt__entry *e = &r->e[i];
         m[i - from].fail = bt__cfg_status_fail(e->status);
         m[i - from].ms = e->status == BT__CS_OK ? e->st.median : INFINITY;
-        nok += e->status == BT__CS_OK;
     }
-    double best = INFINITY;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->e[i].status == BT__CS_OK && r->e[i].st.median < best)
-            best = r->e[i].st.median;
-    if (progress_cb(T, best))
-        return true;
-    if (!T->o.progress || !isatty(2))
-        return false;
-    char lim[48] = "";
-    if (r->budget)
-        snprintf(lim, sizeof lim, " of %zu", r->budget);
-    fprintf(stderr, "\r\033[Kround %zu (%s): %zu%s measured, %zu ok this round, best %.4g ms, "
-                    "elapsed %.1f s\n",
-            T->rounds, r->strategy, r->n, lim, nok, best, bt__now() - T->t_search0);
-    fflush(stderr);
-    return false;
+    bt__progress_round_done(T);
+    return progress_cb(T);
 }
 
 /* One round (the search's bt__measure_batch_fn; user is the tctx): entries for the proposed
- * configs, compiled in parallel, loaded, verified at the problem and at the boundary sizes,
- * measured; the outcomes go to m[] (and to the store as they happen). Modules are unloaded at
- * the end of the round (the binaries stay for the finalists). */
+ * configs, compiled in parallel, then each loaded, verified at the problem and at the boundary
+ * sizes and measured in turn; the outcomes go to m[] (and to the store as they happen). Modules
+ * are unloaded at the end of the round (the binaries stay for the finalists). */
 static bt_status measure_round(void *user, const uint64_t *idx, size_t n, bt__search_meas *m)
 {
     bt__tctx *T = user;
     bt_result *r = T->r;
     T->rounds++;
+    bt__progress_round(T);
     size_t from = r->n, njobs;
     bt__entry **jobs = calloc(n ? n : 1, sizeof *jobs);
     bt_status st = jobs ? round_entries(T, idx, n, jobs, &njobs) : BT_NOMEM;
@@ -457,28 +372,13 @@ static bt_status measure_round(void *user, const uint64_t *idx, size_t n, bt__se
     char stage[48];
     snprintf(stage, sizeof stage, "round %zu: compile", T->rounds);
     double t = bt__now();
-    bt__build_all(T->kn, T->p, jobs, njobs, r->compile_threads, stage, T->o.progress);
+    bt__build_all(T->kn, T->p, jobs, njobs, r->compile_threads, stage, false);
     free(jobs);
     r->t_compile += bt__now() - t;
-    t = bt__now();
-    for (size_t i = from; i < r->n; i++) {
-        bt__entry *e = &r->e[i];
-        if (e->status == BT__CS_COMPILE && !e->from_store)
-            bt__record(T, e);
-        else if (bt__in_play(e))
-            bt__load(T, e, true);
-    }
-    st = round_verify(T, from);
-    if (!st)
-        st = round_boundaries(T, from);
+    for (size_t i = from; i < r->n && !st; i++)
+        st = run_config(T, &r->e[i]);
     if (st)
         return st;
-    r->t_verify += bt__now() - t;
-    t = bt__now();
-    st = round_measure(T, from);
-    if (st)
-        return st;
-    r->t_measure += bt__now() - t;
     bool cancel = round_outcomes(T, from, m);
     bt__unload_all(T);
     if (cancel) {
@@ -508,6 +408,44 @@ static double search_prior(void *user, uint64_t idx)
     return us > 0 ? us : NAN;
 }
 
+/* The space index of the plan's valid config i (false: it is not in an explicit config list). */
+static bool cand_index(const bt__tctx *T, size_t i, uint64_t *idx)
+{
+    const bt__cfg_eval *c = &T->r->plan->cand[i];
+    *idx = c->index;
+    return !T->k->configs || bt__space_index_of(&T->k->space, &c->cfg, idx);
+}
+
+/* A tune that measures nothing new (kn->stored_only says why): the valid configs the store holds
+ * a row for, re-verified (the ok ones) in one round; nothing else is compiled or run. */
+static bt_status search_stored(bt__tctx *T, bt_diag *sd)
+{
+    bt_result *r = T->r;
+    snprintf(r->stored_only, sizeof r->stored_only, "%s", T->kn->stored_only);
+    snprintf(r->stop, sizeof r->stop, "stored only");
+    T->o.mode = BT_MODE_TUNE; /* the store's rows are what is reported */
+    uint64_t *idx = malloc(sizeof *idx * (r->plan->ncand + 1));
+    bt__search_meas *m = calloc(r->plan->ncand + 1, sizeof *m);
+    bt_status st = idx && m ? BT_OK : BT_NOMEM;
+    size_t n = 0;
+    for (size_t i = 0; !st && T->store && i < r->plan->ncand; i++) {
+        bt__entry probe = {.ev = r->plan->cand[i]};
+        probe.ev.reasons = NULL;
+        if (cand_index(T, i, &idx[n]) && bt__record_get(T->store, r, &probe))
+            n++;
+        free(probe.error);
+    }
+    if (!st && n) {
+        st = measure_round(T, idx, n, m);
+        r->search_rounds = 1;
+    }
+    if (st && !sd->msg[0])
+        bt__diag_set(sd, "reporting what the store holds failed: %s", bt_strerror(st));
+    free(idx);
+    free(m);
+    return st;
+}
+
 bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s, bt_diag *diag)
 {
     bt_result *r = T->r;
@@ -515,10 +453,9 @@ bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s
     bt_status st = BT_OK;
     bt__idxmap_init(&T->cand);
     for (size_t i = 0; i < r->plan->ncand && st == BT_OK; i++) {
-        uint64_t idx = r->plan->cand[i].index;
-        if (k->configs && !bt__space_index_of(&k->space, &r->plan->cand[i].cfg, &idx))
-            continue;
-        st = bt__idxmap_put(&T->cand, idx, (double)i);
+        uint64_t idx;
+        if (cand_index(T, i, &idx))
+            st = bt__idxmap_put(&T->cand, idx, (double)i);
     }
     bt_diag sd = {0};
     T->sdiag = &sd;
@@ -531,7 +468,10 @@ bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s
                             .target_ms = r->target_ms > 0 ? r->target_ms : 0,
                             .within_pct = T->o.within_pct > 0 ? T->o.within_pct : 0};
     bt__search_result sr = {0};
-    if (!st) {
+    if (!st && T->kn->stored_only[0]) {
+        st = search_stored(T, &sd);
+        r->t_search = bt__now() - T->t_search0;
+    } else if (!st) {
         st = bt__search_run_batch(strat, &ctx, &sb, (size_t)r->compile_threads, measure_round,
                                   T, &sr, &sd);
         r->t_search = bt__now() - T->t_search0;
@@ -545,8 +485,10 @@ bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s
         bt__diag_copy(diag, &sd);
         if (!diag->msg[0])
             bt__diag_set(diag, "the search failed: %s", bt_strerror(st));
-    } else if (sd.msg[0]) /* a boundary problem that could not be made: said, not fatal */
+    } else if (sd.msg[0]) { /* a boundary size not verified: said in the report, not fatal */
         bt__diag_copy(diag, &sd);
+        snprintf(r->verify_note, sizeof r->verify_note, "%s", sd.msg);
+    }
     return st;
 }
 

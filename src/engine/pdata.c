@@ -1,17 +1,117 @@
 /*
- * pdata.c — the data of one problem for the tuner: host copies of every buffer (random inputs
- * from the seed, or read from the caller's buffers), device buffers, restore copies, scalar
- * arguments, the host reference's outputs (sampled for expensive references); and running a
- * config on that data: the resets before a run, the launch arguments (tensor maps encoded per
- * launch), one launch or a graph replay.
+ * pdata.c — the data of one problem for the tuner: the problem checked before anything runs
+ * (every buffer at least one element, the data within the device's and the host's memory); host
+ * copies of every buffer (random inputs from the seed, or read from the caller's buffers), device
+ * buffers, restore copies, scalar arguments, the host reference's outputs (sampled for expensive
+ * references); and running a config on that data: the resets before a run, the launch arguments
+ * (tensor maps encoded per launch), one launch or a graph replay.
  */
 #include "engine/tune_ctx.h"
 
+#include "core/expr.h"
 #include "core/util.h"
 #include "engine/userdata.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* "12.0 GiB" */
+static const char *human_bytes(double b, char *buf, size_t size)
+{
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    while (b >= 1024 && u < 6)
+        b /= 1024, u++;
+    snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+    return buf;
+}
+
+/* The problem variables size expression x reads, with their values at p: "n=0, m=3". */
+static void size_vars(const bt_kdesc *k, const bt__kexpr *x, const bt_problem *p, char *buf,
+                      size_t size)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int j = 0; j < k->nproblem && o < size; j++)
+        if (bt__expr_uses(x->e, k->slot_problem0 + j)) {
+            int w = snprintf(buf + o, size - o, "%s%s=%lld", o ? ", " : "", k->problem_names[j],
+                             (long long)p->values[j]);
+            if (w > 0)
+                o += (size_t)w;
+        }
+}
+
+/* Buffer argument a's elements at p (slots filled for p), or an error naming it. */
+static bt_status buffer_count(const bt_kdesc *k, const bt__argspec *a, const bt_problem *p,
+                              const int64_t *slots, const char *what, int64_t *v, bt_diag *diag)
+{
+    bt_status st = bt__kexpr_eval(k, &a->size, slots, v, diag);
+    if (st) {
+        bt__diag_prefix(diag, "%s%sargument '%s': ", what, what[0] ? ": " : "", a->name);
+        return st;
+    }
+    if (*v >= 1)
+        return BT_OK;
+    char vars[200];
+    size_vars(k, &a->size, p, vars, sizeof vars);
+    bt__diag_set(diag, "%s%sargument '%s' would have %lld elements (size '%s'%s%s): every buffer "
+                 "needs at least one", what, what[0] ? ": " : "", a->name, (long long)*v,
+                 bt__expr_source(a->size.e), vars[0] ? " with " : "", vars);
+    return BT_INVALID_ARG;
+}
+
+bt_status bt__problem_check(const bt__tctx *T, const bt_problem *p, const char *what, bool mem,
+                            bt_diag *diag)
+{
+    const bt_kdesc *k = T->k;
+    int64_t slots[256];
+    if (k->nslots > 256)
+        return BT_INTERNAL;
+    bt__kdesc_fill_slots(k, NULL, p, T->g, slots);
+    double dev = 0, host = 0, most = -1;
+    const bt__argspec *big = NULL;
+    for (int i = 0; i < k->nargs; i++) {
+        const bt__argspec *a = &k->args[i];
+        if (a->role != BT__KARG_BUFFER)
+            continue;
+        int64_t v;
+        bt_status st = buffer_count(k, a, p, slots, what, &v, diag);
+        if (st)
+            return st;
+        double bytes = (double)v * bt__dtype_size(bt__arg_dtype(k, a, p));
+        dev += bytes * (a->restore_value ? 2 : 1);
+        host += bytes + (a->output ? (double)v * sizeof(double) : 0); /* + its reference */
+        if (bytes > most)
+            most = bytes, big = a;
+    }
+    if (!mem || !big)
+        return BT_OK;
+    /* the largest buffer, named with its size and the problem variables in it */
+    char need[32], have[32], vars[200], largest[400];
+    size_vars(k, &big->size, p, vars, sizeof vars);
+    snprintf(largest, sizeof largest, "the largest, argument '%s', %.0f bytes (size '%s'%s%s)",
+             big->name, most, bt__expr_source(big->size.e), vars[0] ? " with " : "", vars);
+    const char *sep = what[0] ? ": " : "";
+    if (T->g->mem_bytes > 0 && dev > (double)T->g->mem_bytes) {
+        bt__diag_set(diag, "%s%sthe problem's data needs %.0f bytes (%s) on the device, which has "
+                     "%lld bytes (%s); %s: choose smaller sizes", what, sep, dev,
+                     human_bytes(dev, need, sizeof need), (long long)T->g->mem_bytes,
+                     human_bytes((double)T->g->mem_bytes, have, sizeof have), largest);
+        return BT_NOMEM;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    double phys = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+    if (phys > 0 && host > phys) {
+        bt__diag_set(diag, "%s%sthe problem's host copies and reference need %.0f bytes (%s), and "
+                     "this host has %.0f bytes of memory (%s); %s: choose smaller sizes", what,
+                     sep, host, human_bytes(host, need, sizeof need), phys,
+                     human_bytes(phys, have, sizeof have), largest);
+        return BT_NOMEM;
+    }
+    return BT_OK;
+}
 
 void bt__pdata_free(bt__tctx *T, bt__pdata *d)
 {
@@ -205,8 +305,8 @@ typedef struct launch {
     size_t dyn;
 } launch;
 
-static bt_status launch_of(bt__tctx *T, const bt__entry *e, const bt__pdata *d, launch *L,
-                           bt_diag *diag)
+static bt_status launch_of(bt__tctx *T, const bt__entry *e, const bt__geom *geo,
+                           const bt__pdata *d, launch *L, bt_diag *diag)
 {
     const bt_kdesc *k = T->k;
     bool tmaps = false;
@@ -229,20 +329,30 @@ static bt_status launch_of(bt__tctx *T, const bt__entry *e, const bt__pdata *d, 
         if (st)
             return st;
     }
-    int64_t grid[3], block[3], dyn;
-    bt_status st = bt__geometry(k, &e->ev.cfg, &d->p, T->g, grid, block, &dyn, diag);
-    if (st)
-        return st;
+    bt__geom own;
+    if (!geo) {
+        bt_status st = bt__geometry(k, &e->ev.cfg, &d->p, T->g, own.grid, own.block, &own.dyn,
+                                    diag);
+        if (st)
+            return st;
+        geo = &own;
+    }
     for (int i = 0; i < 3; i++)
-        L->grid[i] = (uint32_t)grid[i], L->block[i] = (uint32_t)block[i];
-    L->dyn = (size_t)dyn;
+        L->grid[i] = (uint32_t)geo->grid[i], L->block[i] = (uint32_t)geo->block[i];
+    L->dyn = (size_t)geo->dyn;
     return BT_OK;
 }
 
 bt_status bt__run(bt__tctx *T, const bt__entry *e, bt__pdata *d, bt__btimer *timer, bt_diag *diag)
 {
+    return bt__run_geom(T, e, NULL, d, timer, diag);
+}
+
+bt_status bt__run_geom(bt__tctx *T, const bt__entry *e, const bt__geom *geo, bt__pdata *d,
+                       bt__btimer *timer, bt_diag *diag)
+{
     launch L;
-    bt_status st = launch_of(T, e, d, &L, diag);
+    bt_status st = launch_of(T, e, geo, d, &L, diag);
     if (st)
         return st;
     if (!L.grid[0] || !L.grid[1] || !L.grid[2])
@@ -254,7 +364,7 @@ bt_status bt__run_graph(bt__tctx *T, const bt__entry *e, bt__pdata *d, int reps,
                         bt_diag *diag)
 {
     launch L;
-    bt_status st = launch_of(T, e, d, &L, diag);
+    bt_status st = launch_of(T, e, NULL, d, &L, diag);
     if (st)
         return st;
     return T->I->launch_graph_timed(T->D, e->fn, L.grid, L.block, L.dyn, L.args, T->k->nargs,

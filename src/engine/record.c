@@ -3,13 +3,15 @@
  * JSON, entries to and from store rows (statuses by their names, status.c; a stored row is used
  * only when it passed the store's checks and its config belongs to the kernel's space), the
  * kernel's store and wisdom (opened lazily, once), and what a tune's result says about storing:
- * every write that failed, or a store that was refused.
+ * every write that failed, or a store that was refused; the note of what runs on the device now
+ * (read by a supervisor after a crash) and a tune that only reports what the store holds.
  */
 #include "engine/record.h"
 
 #include "core/util.h"
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,4 +248,41 @@ void bt__kernel_wisdom(bt_kernel *kn, const bt__wisdom **user, const bt__wisdom 
     }
     *user = kn->user_wisdom;
     *shipped = kn->shipped_wisdom;
+}
+
+static bt__inflight own_note;
+static bt__inflight *note = &own_note;
+
+void bt__inflight_share(bt__inflight *page)
+{
+    note = page ? page : &own_note;
+}
+
+void bt__inflight_note(bt__inflight_kind kind, bool stored, const char *fmt, ...)
+{
+    note->kind = BT__INFLIGHT_NONE;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(note->what, sizeof note->what, fmt, ap);
+    va_end(ap);
+    note->stored = stored;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    note->kind = kind;
+}
+
+void bt__inflight_clear(void)
+{
+    note->kind = BT__INFLIGHT_NONE;
+}
+
+const bt__inflight *bt__inflight_get(void)
+{
+    return note;
+}
+
+void bt__kernel_stored_only(bt_kernel *kn, const char *why)
+{
+    if (kn)
+        snprintf(kn->stored_only, sizeof kn->stored_only, "%s", why ? why : "");
 }

@@ -37,4 +37,34 @@ bool bt__result_store_note(const bt_result *r, char *buf, size_t size);
 json_t *bt__result_store_json(const bt_result *r);
 void bt__kernel_wisdom(bt_kernel *kn, const bt__wisdom **user, const bt__wisdom **shipped);
 
+/* --- what runs on the device now, for a supervisor (blocktune tune) --------------------------- */
+/* The error of a config's in-flight row: written before its first run on a device that can crash
+ * the process, replaced by its outcome; a tune resumed after the process died finds it there and
+ * never runs the config again. */
+#define BT__INFLIGHT_ERROR "the process died while running this config"
+typedef enum bt__inflight_kind {
+    BT__INFLIGHT_NONE = 0,
+    BT__INFLIGHT_CONFIG,    /* a config (stored: its in-flight row is in the store) */
+    BT__INFLIGHT_REFERENCE, /* the reference (a baseline config or a reference kernel) */
+} bt__inflight_kind;
+/* The note: what runs now. A supervisor shares a page (MAP_SHARED) with the process it forks,
+ * which writes the note there, and reads it when that process died. */
+typedef struct bt__inflight {
+    volatile int kind; /* bt__inflight_kind */
+    volatile int stored;
+    char what[500];
+} bt__inflight;
+/* Where this process keeps its note (NULL: a private one). */
+void bt__inflight_share(bt__inflight *page);
+void bt__inflight_note(bt__inflight_kind kind, bool stored, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void bt__inflight_clear(void);
+/* This process's note. */
+const bt__inflight *bt__inflight_get(void);
+
+/* A tune of kn that measures nothing new: only what the store holds is verified and reported,
+ * the reason (why) in the report; "" measures as usual. For a supervisor that gave up
+ * restarting, or whose time limit has passed. */
+void bt__kernel_stored_only(bt_kernel *kn, const char *why);
+
 #endif

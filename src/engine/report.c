@@ -8,10 +8,12 @@
 #include "backends/cuda/occupancy.h"
 #include "core/util.h"
 #include "engine/record.h"
+#include "engine/report.h"
 
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void problem_text(const bt_result *r, char *buf, size_t n)
@@ -62,6 +64,11 @@ static void write_header(const bt_result *r, FILE *f, bool known, bool mem)
         cached += r->e[i].cached;
     if (r->graph_note[0])
         fprintf(f, "%s\n", r->graph_note);
+    if (r->stored_only[0])
+        fprintf(f, "MEASURED NOTHING NEW: %s; the configs the results store holds are reported, "
+                   "each ok one re-verified here\n", r->stored_only);
+    if (r->verify_note[0])
+        fprintf(f, "NOT VERIFIED at a boundary size: %s\n", r->verify_note);
     if (r->from_store)
         fprintf(f, "%d configs were measured before (results store): their numbers are reused, "
                    "each re-verified here\n", r->from_store);
@@ -83,58 +90,90 @@ static void write_header(const bt_result *r, FILE *f, bool known, bool mem)
                 rf->intensity, mem ? "GB/s" : "TFLOP/s");
 }
 
-/* The measured configs, fastest median first. */
-static void write_candidates(const bt_result *r, FILE *f, bool known, bool mem)
+/* The ok entries' indices, fastest median first (malloc'd; NULL with *m = 0 when none or out of
+ * memory). */
+size_t *bt__result_ok_order(const bt_result *r, size_t *m)
 {
-    char cfg[256];
-    fprintf(f, "Candidates (measured; median and p20-p80 of device-timed runs after a cache flush;\n"
-               "regs from the compiler where the backend tells; blk/SM = model/exact, ! = they differ)\n");
-    fprintf(f, "  %3s %-44s %9s %5s %8s %4s %11s %19s %5s %9s %6s %s\n", "#", "config", "smem", "regs",
-            "blk/SM", "occ", "median us", "p20-p80 us", "reps", mem ? "GB/s" : "TFLOP/s", "eff", "status");
-    /* ok ones sorted by median first */
-    size_t order[4096];
-    size_t m = 0;
-    for (size_t i = 0; i < r->n && m < 4096; i++)
+    *m = 0;
+    size_t *order = malloc(sizeof *order * (r->n ? r->n : 1));
+    if (!order)
+        return NULL;
+    for (size_t i = 0; i < r->n; i++)
         if (r->e[i].status == BT__CS_OK)
-            order[m++] = i;
-    for (size_t a = 1; a < m; a++)
+            order[(*m)++] = i;
+    for (size_t a = 1; a < *m; a++)
         for (size_t b = a; b > 0 && r->e[order[b]].st.median < r->e[order[b - 1]].st.median; b--) {
             size_t t = order[b];
             order[b] = order[b - 1];
             order[b - 1] = t;
         }
+    return order;
+}
+
+void bt__result_row(const bt_result *r, size_t i, bt__row_cols *c)
+{
+    const bt__entry *e = &r->e[i];
+    bt__config_format(&r->k->space, &e->ev.cfg, " ", c->cfg, sizeof c->cfg);
+    c->smem = (long long)(e->ev.smem ? e->ev.smem : e->ev.dyn_smem);
+    if (e->res.regs_per_thread > 0)
+        snprintf(c->regs, sizeof c->regs, "%d", e->res.regs_per_thread);
+    else
+        snprintf(c->regs, sizeof c->regs, "~%lld", (long long)e->ev.regs);
+    /* blocks per SM: the model's estimate, and with the compiler's registers and shared
+     * memory (CUDA devices) the exact figure by the CUDA occupancy rules; '!' = they differ */
+    c->blk_model = (long long)e->ev.blocks_per_sm;
+    c->blk_exact = -1;
+    snprintf(c->blk, sizeof c->blk, "%lld", c->blk_model);
+    if (e->res.regs_per_thread > 0 && r->dev.props.cc_major > 0) {
+        const char *lim = NULL;
+        int64_t smem_x = (e->res.static_smem > 0 ? e->res.static_smem : 0) + e->dyn_smem;
+        c->blk_exact = bt__cuda_occupancy(&r->dev.props, (int)(e->block[0] * e->block[1] * e->block[2]),
+                                          e->res.regs_per_thread, smem_x, &lim);
+        snprintf(c->blk, sizeof c->blk, "%lld/%d%s", c->blk_model, c->blk_exact,
+                 c->blk_exact != c->blk_model ? "!" : "");
+    }
+    c->occupancy = e->ev.occupancy;
+    c->status = e->status != BT__CS_OK       ? bt__cfg_status_name(e->status)
+                : (int)i == r->winner        ? "WINNER"
+                : e->from_store              ? "ok (stored)"
+                                             : "ok";
+}
+
+bool bt__result_roofline_known(const bt_result *r, bool *mem)
+{
+    const bt__roofline *rf = &r->plan->model.roof;
+    bool known = rf->ridge > 0 && rf->bw_gbps > 0;
+    /* without device peaks (a CPU device with no hardware-table row) the roofline is unknown;
+     * low-intensity kernels are still reported in GB/s */
+    *mem = known ? rf->memory_bound : rf->intensity < 10;
+    return known;
+}
+
+/* The measured configs, fastest median first. */
+static void write_candidates(const bt_result *r, FILE *f, bool known, bool mem)
+{
+    fprintf(f, "Candidates (measured; median and p20-p80 of device-timed runs after a cache flush;\n"
+               "regs from the compiler where the backend tells; blk/SM = model/exact, ! = they differ)\n");
+    fprintf(f, "  %3s %-44s %9s %5s %8s %4s %11s %19s %5s %9s %6s %s\n", "#", "config", "smem", "regs",
+            "blk/SM", "occ", "median us", "p20-p80 us", "reps", mem ? "GB/s" : "TFLOP/s", "eff", "status");
+    size_t m;
+    size_t *order = bt__result_ok_order(r, &m);
     for (size_t j = 0; j < m; j++) {
         const bt__entry *e = &r->e[order[j]];
-        bt__config_format(&r->k->space, &e->ev.cfg, " ", cfg, sizeof cfg);
-        char spread[40], regs[16];
+        bt__row_cols c;
+        bt__result_row(r, order[j], &c);
+        char spread[40];
         snprintf(spread, sizeof spread, "%.2f-%.2f", e->st.p20 * 1e3, e->st.p80 * 1e3);
-        if (e->res.regs_per_thread > 0)
-            snprintf(regs, sizeof regs, "%d", e->res.regs_per_thread);
-        else
-            snprintf(regs, sizeof regs, "~%lld", (long long)e->ev.regs);
-        /* blocks per SM: the model's estimate, and with the compiler's registers and shared
-         * memory (CUDA devices) the exact figure by the CUDA occupancy rules; '!' = they differ */
-        char blk[24];
-        snprintf(blk, sizeof blk, "%lld", (long long)e->ev.blocks_per_sm);
-        if (e->res.regs_per_thread > 0 && r->dev.props.cc_major > 0) {
-            const char *lim = NULL;
-            int64_t smem_x = (e->res.static_smem > 0 ? e->res.static_smem : 0) + e->dyn_smem;
-            int xb = bt__cuda_occupancy(&r->dev.props, (int)(e->block[0] * e->block[1] * e->block[2]),
-                                        e->res.regs_per_thread, smem_x, &lim);
-            snprintf(blk, sizeof blk, "%lld/%d%s", (long long)e->ev.blocks_per_sm, xb,
-                     xb != e->ev.blocks_per_sm ? "!" : "");
-        }
         char effs[16];
         if (known)
             snprintf(effs, sizeof effs, "%5.1f%%", e->eff * 100);
         else
             snprintf(effs, sizeof effs, "%6s", "n/a");
-        fprintf(f, "  %3zu %-44s %9lld %5s %8s %3.0f%% %11.2f %19s %5d %9.2f %s %s%s\n", j + 1, cfg,
-                (long long)((e->ev.smem ? e->ev.smem : e->ev.dyn_smem)), regs, blk,
-                e->ev.occupancy * 100, e->st.median * 1e3, spread, e->st.n, mem ? e->gbps : e->tflops,
-                effs, (int)order[j] == r->winner ? "WINNER" : e->from_store ? "ok (stored)" : "ok",
-                e->boundary_checked ? "" : "");
+        fprintf(f, "  %3zu %-44s %9lld %5s %8s %3.0f%% %11.2f %19s %5d %9.2f %s %s\n", j + 1, c.cfg,
+                c.smem, c.regs, c.blk, c.occupancy * 100, e->st.median * 1e3, spread, e->st.n,
+                mem ? e->gbps : e->tflops, effs, c.status);
     }
+    free(order);
 }
 
 /* The configs that failed, with their errors and the first lines of a compiler log. */
@@ -181,6 +220,30 @@ static void write_eliminated(const bt_result *r, FILE *f)
         fprintf(f, "  ... %zu more ('blocktune plan' lists them all)\n", ne - 10);
 }
 
+/* The winner's verification, in words that each name a check that ran in this process: the
+ * reference (its label is set once the reference was made), what the comparison at the problem
+ * said, and the boundary sizes it passed. */
+static void write_verified(const bt_result *r, const bt__entry *w, FILE *f)
+{
+    int nb = r->opts.verify_boundary ? r->k->nboundary : 0;
+    char bnd[200] = "";
+    if (w->boundary_checked && w->boundary_checked == nb)
+        snprintf(bnd, sizeof bnd, "; and at every boundary size");
+    else if (w->boundary_checked && w->boundary_checked + w->boundary_na == nb)
+        snprintf(bnd, sizeof bnd, "; and at %d of %d boundary sizes (its constraints exclude "
+                 "the others)", w->boundary_checked, nb);
+    else if (nb)
+        snprintf(bnd, sizeof bnd, "; and at %d of %d boundary sizes (%d outside its constraints, "
+                 "%d not verified)", w->boundary_checked, nb, w->boundary_na,
+                 nb - w->boundary_checked - w->boundary_na);
+    if (!r->reference[0] || !w->ver.ok || w->ver.checked == 0)
+        fprintf(f, "  NOT VERIFIED: no reference was made in this run\n");
+    else if (r->k->ref == BT__REF_NONE)
+        fprintf(f, "  checked: %s, %s%s\n", r->reference, w->ver.msg, bnd);
+    else
+        fprintf(f, "  verified: %s, %s%s\n", r->reference, w->ver.msg, bnd);
+}
+
 /* The winner: its numbers, its verification, its margin over the runner-up or the tie. */
 static void write_winner(const bt_result *r, FILE *f, bool known, bool mem)
 {
@@ -189,6 +252,12 @@ static void write_winner(const bt_result *r, FILE *f, bool known, bool mem)
     fprintf(f, "\nWinner\n");
     if (r->winner < 0) {
         fprintf(f, "  none: no config passed verification and measurement.\n");
+        size_t timed_out = 0;
+        for (size_t i = 0; i < r->n; i++)
+            timed_out += r->e[i].status == BT__CS_TIMEOUT;
+        if (r->n && timed_out == r->n)
+            fprintf(f, "  every config ran longer than the %.1f s timeout: at this problem size "
+                       "the device may need a longer one (--timeout)\n", r->opts.timeout_s);
     } else {
         const bt__entry *w = &r->e[r->winner];
         bt__config_format(&r->k->space, &w->ev.cfg, " ", cfg, sizeof cfg);
@@ -203,13 +272,7 @@ static void write_winner(const bt_result *r, FILE *f, bool known, bool mem)
         else
             fprintf(f, "%.2f TFLOP/s = %.1f%% of the %.1f TFLOP/s %s peak\n", w->tflops, w->eff * 100,
                     rf->peak_tflops, rf->peak_name);
-        char bnd[160] = "";
-        if (w->boundary_checked && !w->boundary_na)
-            snprintf(bnd, sizeof bnd, "; and at every boundary size");
-        else if (w->boundary_checked)
-            snprintf(bnd, sizeof bnd, "; and at %d of %d boundary sizes (its constraints exclude "
-                     "the others)", w->boundary_checked, w->boundary_checked + w->boundary_na);
-        fprintf(f, "  verified: %s, %s%s\n", r->reference, w->ver.msg, bnd);
+        write_verified(r, w, f);
         if (r->runner_up >= 0) {
             bt__config_format(&r->k->space, &r->e[r->runner_up].ev.cfg, " ", cfg, sizeof cfg);
             if (r->tie)
@@ -232,11 +295,8 @@ static void write_winner(const bt_result *r, FILE *f, bool known, bool mem)
 
 bt_status bt_result_write_table(const bt_result *r, FILE *f)
 {
-    const bt__roofline *rf = &r->plan->model.roof;
-    bool known = rf->ridge > 0 && rf->bw_gbps > 0;
-    /* without device peaks (a CPU device with no hardware-table row) the roofline is unknown;
-     * low-intensity kernels are still reported in GB/s */
-    bool mem = known ? rf->memory_bound : rf->intensity < 10;
+    bool mem;
+    bool known = bt__result_roofline_known(r, &mem);
     write_header(r, f, known, mem);
     write_candidates(r, f, known, mem);
     write_failed(r, f);
@@ -250,7 +310,30 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
     return ferror(f) ? BT_IO : BT_OK;
 }
 
-bt_status bt_result_write_json(const bt_result *r, FILE *f)
+/* A positive number, else null (unknown). */
+static json_t *json_known(double v)
+{
+    return v > 0 ? json_real(v) : json_null();
+}
+
+/* The columns the text table shows that the rest of the JSON does not: the model's register
+ * estimate, blocks per SM (model, and exact where the compiler told), occupancy; and whether the
+ * config was re-measured in the finals. */
+static void config_table_json(const bt_result *r, size_t i, json_t *x)
+{
+    const bt__entry *e = &r->e[i];
+    bt__row_cols c;
+    bt__result_row(r, i, &c);
+    json_object_set_new(x, "regs_estimate", json_integer((json_int_t)e->ev.regs));
+    json_object_set_new(x, "blocks_per_sm", json_integer(c.blk_model));
+    if (c.blk_exact >= 0)
+        json_object_set_new(x, "blocks_per_sm_exact", json_integer(c.blk_exact));
+    json_object_set_new(x, "occupancy", json_real(c.occupancy));
+    json_object_set_new(x, "finalist", json_boolean(e->finalist));
+    json_object_set_new(x, "from_store", json_boolean(e->from_store));
+}
+
+json_t *bt__result_to_json(const bt_result *r)
 {
     const bt__roofline *rf = &r->plan->model.roof;
     json_t *o = json_object();
@@ -268,6 +351,9 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
     json_object_set_new(rj, "ridge", json_real(rf->ridge));
     json_object_set_new(rj, "bound", json_string(rf->memory_bound ? "memory" : "compute"));
     json_object_set_new(rj, "floor_us", json_real(rf->floor_us));
+    json_object_set_new(rj, "peak_tflops", json_known(rf->peak_tflops));
+    json_object_set_new(rj, "peak", rf->peak_name && rf->peak_name[0] ? json_string(rf->peak_name) : json_null());
+    json_object_set_new(rj, "bandwidth_gbps", json_known(rf->bw_gbps));
     json_object_set_new(o, "roofline", rj);
     json_t *arr = json_array();
     for (size_t i = 0; i < r->n; i++) {
@@ -296,6 +382,7 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
         }
         json_object_set_new(x, "regs_per_thread", json_integer(e->res.regs_per_thread));
         json_object_set_new(x, "smem_bytes", json_integer((e->ev.smem ? e->ev.smem : e->ev.dyn_smem)));
+        config_table_json(r, i, x);
         json_array_append_new(arr, x);
     }
     json_object_set_new(o, "configs", arr);
@@ -307,6 +394,7 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
         json_array_append_new(el, x);
     }
     json_object_set_new(o, "eliminated", el);
+    json_object_set_new(o, "eliminated_not_listed", json_integer((json_int_t)r->plan->elim_dropped));
     json_t *sj = json_object();
     json_object_set_new(sj, "strategy", json_string(r->strategy));
     json_object_set_new(sj, "stop", json_string(r->stop));
@@ -358,8 +446,25 @@ bt_status bt_result_write_json(const bt_result *r, FILE *f)
     json_object_set_new(t, "measure_s", json_real(r->t_measure));
     json_object_set_new(t, "total_s", json_real(r->t_total));
     json_object_set_new(o, "time", t);
-    int rc = json_dumpf(o, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));
-    fputc('\n', f);
+    return o;
+}
+
+char *bt__result_json_text(const bt_result *r)
+{
+    json_t *o = bt__result_to_json(r);
+    char *text = o ? json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8))
+                   : NULL;
     json_decref(o);
-    return rc == 0 && !ferror(f) ? BT_OK : BT_IO;
+    return text;
+}
+
+bt_status bt_result_write_json(const bt_result *r, FILE *f)
+{
+    char *text = bt__result_json_text(r);
+    if (!text)
+        return BT_NOMEM;
+    fputs(text, f);
+    fputc('\n', f);
+    free(text);
+    return !ferror(f) ? BT_OK : BT_IO;
 }

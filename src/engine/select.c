@@ -179,6 +179,7 @@ void bt__select(bt__tctx *T)
             r->finalists = challenge(T, &F, K, R);
         }
         decide(r, &F);
+        for (int f = 0; f < r->finalists; f++) F.ok[f]->finalist = true; /* the reports mark them */
     }
     if (F.ok && T->store)
         store_finals(T, &F);

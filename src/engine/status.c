@@ -1,12 +1,15 @@
 /*
  * status.c — a config's status in the engine (the list and its names: core/cfgstatus.h): how a
- * failed device call maps to a status, a status back to what a search strategy is told, and
- * marking an entry failed.
+ * failed device call maps to a status, a status back to what a search strategy is told, marking
+ * an entry failed, and committing an entry's outcome to the results store as it happens —
+ * preceded, on a device that can crash the process, by an in-flight row.
  */
 #include "engine/tune_ctx.h"
 
 #include "core/util.h"
+#include "engine/record.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,4 +41,45 @@ void bt__entry_fail(bt__entry *e, bt__cfg_status s, const char *msg)
     e->status = s;
     free(e->error);
     e->error = bt__strdup(msg);
+}
+
+void bt__record_outcome(bt__tctx *T, const bt__entry *e)
+{
+    if (!T->store)
+        return;
+    bt_diag d = {0};
+    if (bt__record_put(T->store, T->r, e, false, &d) != BT_OK)
+        fprintf(stderr, "blocktune: a measurement could not be stored: %s\n", d.msg);
+}
+
+void bt__record(bt__tctx *T, const bt__entry *e)
+{
+    bt__inflight_clear();
+    bt__record_outcome(T, e);
+}
+
+bool bt__device_in_process(const bt__tctx *T)
+{
+    return !T->r->dev.is_gpu;
+}
+
+void bt__record_inflight(bt__tctx *T, const bt__entry *e)
+{
+    if (!bt__device_in_process(T))
+        return;
+    char cfg[256];
+    bt__config_format(&T->k->space, &e->ev.cfg, " ", cfg, sizeof cfg);
+    bool stored = false;
+    if (T->store) {
+        bt__entry f = {.ev = e->ev, .status = BT__CS_LAUNCH, .error = (char *)BT__INFLIGHT_ERROR,
+                       .compile_s = e->compile_s, .res = e->res};
+        bt_diag d = {0};
+        stored = bt__record_put(T->store, T->r, &f, false, &d) == BT_OK;
+        if (!stored)
+            fprintf(stderr, "blocktune: config %s could not be recorded as in flight: %s\n", cfg,
+                    d.msg);
+        else
+            T->r->stored--; /* a provisional row: the outcome's write counts */
+    }
+    bt__inflight_note(BT__INFLIGHT_CONFIG, stored, "config %s", cfg);
 }

@@ -1,9 +1,11 @@
 /*
- * tune.c — the tuning pipeline's driver (bt__tune): plan (prune with the model, with reasons) →
- * pick a search strategy → the problem's data and reference (pdata.c; the baseline config of a
- * "config" reference, verify.c) → the search in rounds of compile → load → verify → measure
- * (measure.c) → the finals and the winner (select.c) → the winner into the dispatch table. One
- * cleanup path. Also the tune options' defaults and the result object's accessors.
+ * tune.c — the tuning pipeline's driver (bt__tune): the options and the problem checked before
+ * anything runs (budgets within their bounds, every buffer at least one element, the data within
+ * memory) → plan (prune with the model, with reasons) → pick a search strategy → the problem's
+ * data and reference (pdata.c; a baseline config or reference kernel run on the device,
+ * reference.c) → the search in rounds of compile → load → verify → measure (measure.c) → the
+ * finals and the winner (select.c) → the winner into the dispatch table. One cleanup path. Also
+ * the tune options' defaults and the result object's accessors.
  */
 #include "engine/tune_ctx.h"
 
@@ -11,6 +13,7 @@
 #include "core/util.h"
 #include "engine/record.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,10 @@
 /* The measurement budget of a non-exhaustive strategy when neither a budget nor a time limit is
  * given. */
 #define BT__TUNE_DEFAULT_BUDGET 64
+/* The bounds of the per-config budgets (blocktune tune --help, docs/tune-json.md): warm-up and
+ * measurement each at most a minute per config, a run's timeout at most an hour. */
+#define BT__MAX_BUDGET_MS 60000.0
+#define BT__MAX_TIMEOUT_S 3600.0
 
 void bt_result_destroy(bt_result *r)
 {
@@ -84,13 +91,79 @@ static bt_result *result_new(const bt_kernel *kn, const bt_problem *p, const bt_
     struct tm tmv;
     gmtime_r(&now, &tmv);
     strftime(r->timestamp, sizeof r->timestamp, "%Y-%m-%dT%H:%M:%SZ", &tmv);
-    snprintf(r->reference, sizeof r->reference, "%s",
-             k->ref == BT__REF_HOST     ? "host (fp64)"
-             : k->ref == BT__REF_CONFIG ? "baseline config"
-             : k->ref == BT__REF_KERNEL ? "reference kernel"
-             : k->ref == BT__REF_ANSWERS ? "expected outputs (answer files)"
-                                        : "none (outputs checked for being written)");
     return r;
+}
+
+/* What the outputs are checked against, once d's reference has been made in this process (an
+ * empty label otherwise: the report then claims no verification). */
+static void reference_label(bt__tctx *T, const bt__pdata *d)
+{
+    const bt_kdesc *k = T->k;
+    char *ref = T->r->reference;
+    size_t n = sizeof T->r->reference;
+    if (k->ref == BT__REF_NONE)
+        snprintf(ref, n, "none (outputs checked for being written)");
+    else if (!d->have_ref)
+        ref[0] = '\0';
+    else if (k->ref == BT__REF_HOST)
+        snprintf(ref, n, "host (fp64)");
+    else if (k->ref == BT__REF_CONFIG && T->dref.runs > 0)
+        snprintf(ref, n, "baseline config");
+    else if (k->ref == BT__REF_KERNEL && T->dref.runs > 0)
+        snprintf(ref, n, "reference kernel '%.150s'", k->ref_entry);
+    else if (k->ref == BT__REF_ANSWERS)
+        snprintf(ref, n, "expected outputs (answer files)");
+    else
+        ref[0] = '\0';
+}
+
+/* The options within their bounds (NaN never is): the per-config budgets, the timeout, the time
+ * limit and the target. */
+static bt_status check_options(const bt__tune_opts *o, bt_diag *diag)
+{
+    const struct {
+        const char *name, *flag, *what, *unit;
+        double v, lo, hi;
+        bool lo_open;
+    } b[] = {
+        {"warmup_ms", "--warmup-ms", "the warm-up budget per config", "ms", o->warmup_ms, 0,
+         BT__MAX_BUDGET_MS, false},
+        {"rep_ms", "--rep-ms", "the measurement budget per config", "ms", o->rep_ms, 0,
+         BT__MAX_BUDGET_MS, false},
+        {"timeout_s", "--timeout", "a run's timeout", "s", o->timeout_s, 0, BT__MAX_TIMEOUT_S,
+         true},
+        {"time_limit_s", "--time-limit", "the time limit", "s", o->time_limit_s, 0, 1e9, false},
+        {"within_pct", "--within", "the target's tolerance", "%", o->within_pct, 0, 1e6, false},
+    };
+    for (size_t i = 0; i < sizeof b / sizeof *b; i++) {
+        if (b[i].v <= b[i].hi && (b[i].lo_open ? b[i].v > b[i].lo : b[i].v >= b[i].lo))
+            continue; /* (NaN is neither) */
+        bt__diag_set(diag, "%s (%s) is %g %s: %s is %s %g %s and at most %g %s", b[i].name,
+                     b[i].flag, b[i].v, b[i].unit, b[i].what, b[i].lo_open ? "above" : "at least",
+                     b[i].lo, b[i].unit, b[i].hi, b[i].unit);
+        return BT_INVALID_ARG;
+    }
+    if (!isfinite(o->target_ms)) {
+        bt__diag_set(diag, "target_ms (--target-ms) is %g: a time in ms, or < 0 for the roofline",
+                     o->target_ms);
+        return BT_INVALID_ARG;
+    }
+    return BT_OK;
+}
+
+/* The tuned problem and, when they are verified, the boundary sizes checked before anything
+ * runs (pdata.c: every buffer at least one element, the data within memory). */
+static bt_status check_problems(bt__tctx *T, bt_diag *diag)
+{
+    bt_status st = bt__problem_check(T, T->p, "", !T->caller, diag);
+    for (int b = 0; !st && T->o.verify_boundary && b < T->k->nboundary; b++) {
+        bt_problem bp;
+        char where[128], what[160];
+        bt__boundary_problem(T, b, &bp, where, sizeof where);
+        snprintf(what, sizeof what, "at boundary size %s", where);
+        st = bt__problem_check(T, &bp, what, true, diag);
+    }
+    return st;
 }
 
 /* The strategy by name, or the default for nvalid valid configs. NULL (diag says the names) for
@@ -161,6 +234,7 @@ static void finish(bt__tctx *T)
     bt_result *r = T->r;
     r->not_measured = r->plan->ncand > r->n ? r->plan->ncand - r->n : 0;
     double t = bt__now();
+    bt__progress_finals(T);
     bt__select(T);
     r->t_measure += bt__now() - t;
     derive(T);
@@ -195,25 +269,28 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts
     bt__pdata data;
     bool have_data = false;
     const bt__strategy *strat = NULL;
-    bt_status st = BT_NOMEM;
+    bt_status st = check_options(&T.o, diag);
+    if (st)
+        goto done;
+    st = BT_NOMEM;
     T.r = result_new(kn, p, &T.o);
     if (!T.r)
         goto done;
-    /* 1. plan, and the search over its valid configs */
-    if ((st = plan_search(&T, &strat, diag)) != BT_OK)
+    /* 1. plan, and the search over its valid configs; the problems checked */
+    if ((st = plan_search(&T, &strat, diag)) != BT_OK || (st = check_problems(&T, diag)) != BT_OK)
         goto done;
     /* measurements the store already holds for this source, device and key are not repeated (a
      * killed tune resumes; an added config costs only itself) */
     T.store = bt__record_store(kn, &T.o, T.r);
-    /* 2. data and reference; from here on a watchdog guards every run on the device */
+    /* 2. data and reference (a device reference is built first: a compile error stops here);
+     * from here on a watchdog guards every run on the device */
     bt__watchdog_start(&T);
-    if ((st = bt__pdata_init(&T, &data, p, T.o.seed, caller, ncaller, diag)) != BT_OK)
+    if ((st = bt__devref_prepare(&T, diag)) != BT_OK ||
+        (st = bt__problem_data(&T, &data, p, T.o.seed, caller, ncaller, "", diag)) != BT_OK)
         goto done;
     have_data = true;
     T.main = &data;
-    /* the baseline config is compiled and run first, whatever the strategy */
-    if (T.k->ref == BT__REF_CONFIG && (st = bt__baseline(&T, &data, diag)) != BT_OK)
-        goto done;
+    reference_label(&T, &data);
     bt__bench_setup(&T);
     /* 3. the search: rounds of compile (in parallel) → load → verify → measure */
     st = bt__search(&T, strat, bt__search_time_limit(&T.o, bt__now() - T.t0), diag);
@@ -226,6 +303,8 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts
     if (caller)
         bt__pdata_give_back(&T, &data);
 done:
+    bt__boundary_free(&T);
+    bt__devref_free(&T);
     if (have_data)
         bt__pdata_free(&T, &data);
     /* 5. the winner enters the dispatch table; everything else is unloaded */
@@ -238,6 +317,7 @@ done:
         *out = T.r;
     } else
         bt_result_destroy(T.r);
+    bt__progress_end(&T);
     bt__watchdog_stop(&T);
     pthread_mutex_destroy(&T.wmu);
     return st;

@@ -16,6 +16,7 @@
 
 #include "engine/build.h"
 #include "engine/engine.h"
+#include "engine/progress.h"
 #include "search/common.h"
 
 #include <pthread.h>
@@ -33,6 +34,28 @@ typedef struct bt__pdata {
     size_t nsample;
     bt__karg scalars[BT__MAX_ARGS];
 } bt__pdata;
+
+/* --- a boundary problem (reference.c): its data, its model (which configs apply), its text --- */
+typedef struct bt__bprob {
+    bt__pdata d;
+    bt__model m;
+    bool have_model;
+    char where[128]; /* "M=17,N=63" */
+} bt__bprob;
+
+/* --- a launch geometry (the reference kernel has its own) ------------------------------------- */
+typedef struct bt__geom {
+    int64_t grid[3], block[3], dyn;
+} bt__geom;
+
+/* --- the device reference (reference.c): a baseline config or a reference kernel --------------- */
+typedef struct bt__devref {
+    bt__entry e;     /* its binary and module (for the tuned problem); e.error when it failed */
+    bool kernel;     /* a reference kernel: its own source, entry and geometry */
+    bool loaded;     /* e is built and loaded for the tuned problem */
+    int runs;        /* problems whose reference outputs it made in this process */
+    char name[160];  /* "reference kernel 'vadd_ref'", "baseline config BLOCK=32 ..." */
+} bt__devref;
 
 /* --- the tuning context ----------------------------------------------------------------------- */
 typedef struct bt__tctx {
@@ -57,19 +80,52 @@ typedef struct bt__tctx {
     double t_search0;
     size_t rounds;
     bt_diag *sdiag; /* why the search failed (device lost, out of memory) */
-    /* the watchdog: the entry on the device now and when it is overdue */
+    /* the reference run on the device (reference.c) and the boundary problems' data, made once
+     * per tune (again after a fault); bnd_skip: a boundary problem that could not be made */
+    bt__devref dref;
+    bt__bprob *bnd[BT__MAX_BOUNDARY];
+    bool bnd_skip[BT__MAX_BOUNDARY];
+    /* the watchdog (watchdog.c): the run on the device now and when it is overdue */
     pthread_mutex_t wmu;
     pthread_t wd;
     bool wd_on;
-    bt__entry *watch;
-    double deadline;
+    bt__entry *watch;    /* the entry running (NULL: none) */
+    bool watch_rec;      /* its timeout is recorded in the store (a config's, not the reference's) */
+    char watch_what[240]; /* what runs, for the long-wait notes */
+    double watch_s;      /* its allowance, counted from the device's start of the run */
+    double watch_t0;     /* when the watch began, and when the device started the run (0: not yet) */
+    double watch_start;
+    bt__btimer *watch_timer; /* the launch's timer: tells when the device started it */
+    bool watch_marked;   /* recorded as timed out */
+    bool watch_handled;  /* the hang handler was called */
+    double watch_note;   /* when the next long-wait note is due */
     bool stop;
 } bt__tctx;
 
-/* --- status.c: marks e failed with status s and message msg -------------------------------- */
+/* --- status.c -------------------------------------------------------------------------------- */
+/* Marks e failed with status s and message msg. */
 void bt__entry_fail(bt__entry *e, bt__cfg_status s, const char *msg);
+/* Commits an entry's outcome to the store at once (a failure to store is said, not fatal), which
+ * replaces its in-flight row; the in-flight note is cleared. */
+void bt__record(bt__tctx *T, const bt__entry *e);
+/* The same, the in-flight note kept: the watchdog's record of a run that is still going (the
+ * process may yet die in it, and the note must then still name it). */
+void bt__record_outcome(bt__tctx *T, const bt__entry *e);
+/* Before config e's first run: on a device that can crash this process (a CPU device runs
+ * kernels in-process) it is recorded in the store as in flight (launch_failed: the process died
+ * while running it), so that a tune resumed after a crash never runs it again; its real outcome
+ * replaces the row. The in-flight note (record.h) names it for a supervisor. */
+void bt__record_inflight(bt__tctx *T, const bt__entry *e);
+/* The device can crash this process (a CPU device). */
+bool bt__device_in_process(const bt__tctx *T);
 
 /* --- pdata.c ---------------------------------------------------------------------------------- */
+/* Checks problem p (what: "" for the tuned problem, else e.g. "boundary size n=17") before
+ * anything runs: every buffer's size evaluates to at least one element (an error names the
+ * argument, its size and the problem variables in it), and its data fits the device's memory and
+ * the host's (an error says both numbers). mem: also check the memory (the tuner's own data). */
+bt_status bt__problem_check(const bt__tctx *T, const bt_problem *p, const char *what, bool mem,
+                            bt_diag *diag);
 /* Prepares inputs and the host reference for a problem. caller: the caller's buffers (may be
  * NULL; then inputs are generated from the seed). On failure d holds nothing. */
 bt_status bt__pdata_init(bt__tctx *T, bt__pdata *d, const bt_problem *p, uint64_t seed,
@@ -79,14 +135,38 @@ void bt__pdata_free(bt__tctx *T, bt__pdata *d);
 bt_status bt__pdata_pre_run(bt__tctx *T, bt__pdata *d, bt_diag *diag);
 /* The caller's buffers back to what the caller gave (their restore copies), then a sync. */
 void bt__pdata_give_back(bt__tctx *T, bt__pdata *d);
-/* One launch of e on d (timer may be NULL); an empty grid launches nothing. */
+/* One launch of e on d (timer may be NULL); an empty grid launches nothing. geo: the geometry
+ * (the reference kernel's), NULL: e's config's. */
 bt_status bt__run(bt__tctx *T, const bt__entry *e, bt__pdata *d, bt__btimer *timer,
                   bt_diag *diag);
+bt_status bt__run_geom(bt__tctx *T, const bt__entry *e, const bt__geom *geo, bt__pdata *d,
+                       bt__btimer *timer, bt_diag *diag);
 /* `reps` back-to-back launches of e on d replayed from a graph; *ms per launch. */
 bt_status bt__run_graph(bt__tctx *T, const bt__entry *e, bt__pdata *d, int reps, double *ms,
                         bt_diag *diag);
 
+/* --- watchdog.c ------------------------------------------------------------------------------- */
+/* Starts the watchdog thread (a tune without one runs unguarded); bt__watchdog_stop ends it. */
+void bt__watchdog_start(bt__tctx *T);
+void bt__watchdog_stop(bt__tctx *T);
+/* Watches e's runs from now until bt__watch_end: past `seconds` of the device running them e is
+ * marked timed out (and recorded when rec), past three times that it is hung (the hang handler).
+ * first: the first launch of a binary here, whose time counts from when the device starts it
+ * (bt__watch_timer), where the backend tells: PoCL compiles a binary at its first launch; until
+ * then BT__FIRST_LAUNCH_S apply. what: the long-wait notes' text ("verifying config ..."). */
+#define BT__FIRST_LAUNCH_S 600.0
+void bt__watch_begin(bt__tctx *T, bt__entry *e, bool rec, double seconds, bool first,
+                     const char *what);
+/* The watched launch was enqueued with timer t (freed only after bt__watch_end). */
+void bt__watch_timer(bt__tctx *T, bt__btimer *t);
+void bt__watch_end(bt__tctx *T);
+
 /* --- verify.c --------------------------------------------------------------------------------- */
+/* Poisons d's outputs (with the dtype's poison, or with zero bytes), runs e once (with geometry
+ * geo, NULL: its config's) timed from when the device starts it (bt__watch_timer) and reads every
+ * output back into d->host. */
+bt_status bt__run_poisoned(bt__tctx *T, const bt__entry *e, const bt__geom *geo, bt__pdata *d,
+                           bool zeros, bt_diag *diag);
 /* Poisons d's outputs, runs e once and compares every output with the reference into v. A status
  * other than BT_OK is a failure of the device call itself (v then says nothing). */
 bt_status bt__verify_on(bt__tctx *T, const bt__entry *e, bt__pdata *d, bt__verify *v,
@@ -94,16 +174,26 @@ bt_status bt__verify_on(bt__tctx *T, const bt__entry *e, bt__pdata *d, bt__verif
 /* Boundary problem b of the kernel: the tuned problem with the boundary's values, into *bp, and
  * its text ("M=17,N=63") into where. */
 void bt__boundary_problem(const bt__tctx *T, int b, bt_problem *bp, char *where, size_t size);
-/* Compiles, loads and runs the reference ("config" kind) baseline on d, whose outputs become d's
- * reference; it is not a measured entry (the strategy may still propose it). */
-bt_status bt__baseline(bt__tctx *T, bt__pdata *d, bt_diag *diag);
+
+/* --- reference.c ------------------------------------------------------------------------------ */
+/* The device reference of a "config" or reference-kernel spec: built and loaded for the tuned
+ * problem (a compile error is said with the compiler's log). BT_OK at once for other kinds. */
+bt_status bt__devref_prepare(bt__tctx *T, bt_diag *diag);
+void bt__devref_free(bt__tctx *T);
+/* A problem's data (bt__pdata_init) with its reference: the host reference or the answers, or
+ * the device reference run once on the data with poisoned outputs, every output read back (one
+ * it left unwritten is an error). where: the problem's text for messages ("" for the tuned one). */
+bt_status bt__problem_data(bt__tctx *T, bt__pdata *d, const bt_problem *p, uint64_t seed,
+                           bt_buffer *const *caller, int ncaller, const char *where,
+                           bt_diag *diag);
+/* Boundary problem b, its data made on first use and kept for the tune (until a fault); NULL
+ * when it cannot be made (T->sdiag says why; the size is skipped) or, with *st set and T->sdiag
+ * saying why, on a failure that stops the tune (the device reference failed there). */
+bt__bprob *bt__boundary_data(bt__tctx *T, int b, bt_status *st);
+/* Frees every boundary problem's data (a fault lost it, or the tune ends). */
+void bt__boundary_free(bt__tctx *T);
 
 /* --- measure.c -------------------------------------------------------------------------------- */
-/* Starts the watchdog thread (a tune without one runs unguarded); bt__watchdog_stop ends it. */
-void bt__watchdog_start(bt__tctx *T);
-void bt__watchdog_stop(bt__tctx *T);
-/* Commits an entry's outcome to the store at once (a failure to store is said, not fatal). */
-void bt__record(bt__tctx *T, const bt__entry *e);
 /* Still to be verified or measured here: pending, or measured earlier and kept in the store. */
 bool bt__in_play(const bt__entry *e);
 /* Loads e for the problem tuned; on failure e is marked (and recorded when rec). */
@@ -115,7 +205,8 @@ void bt__unload_all(bt__tctx *T);
 void bt__bench_setup(bt__tctx *T);
 /* The search over the plan's valid configs with strategy strat, in rounds of compile_threads
  * configs (load → verify → measure each), within r->budget, time_limit_s (0: none) and the
- * target. diag: why it failed, or a boundary problem that could not be made (not fatal). */
+ * target; with kn->stored_only, only what the store holds, in one round. diag: why it failed, or
+ * a boundary size not verified (not fatal: also in r->verify_note). */
 bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s, bt_diag *diag);
 
 /* --- select.c --------------------------------------------------------------------------------- */

@@ -47,18 +47,6 @@ uint64_t bt__compile_key(const bt_kdesc *k, uint64_t key)
     return key;
 }
 
-bt_status bt__compile_kernel(const bt__backend_iface *I, bt__bdev *D, const bt_kdesc *k,
-                             const char *src, const char *const *defines, int ndefines,
-                             const char *options, bt__blob *out, char **log)
-{
-    if (!I->compile_named || !k->entry)
-        return I->compile(D, src, defines, ndefines, options, out, log);
-    char names[BT__MAX_NAMES][136];
-    const char *ptrs[BT__MAX_NAMES];
-    int n = bt__compile_names(k, names, ptrs);
-    return I->compile_named(D, src, defines, ndefines, options, ptrs, n, out, log);
-}
-
 bt_status bt__cmem_bind(const bt_kdesc *k, const bt__backend_iface *I, bt__bdev *D, bt__bmod *mod,
                         const bt_problem *p, const bt_gpu *g, bt__karg *args, bt_diag *diag)
 {

@@ -29,12 +29,6 @@ int bt__compile_names(const bt_kdesc *k, char names[][136], const char *ptrs[]);
 /* The kernel-cache key of a compile, with the names it resolves folded in (a blob holds them). */
 uint64_t bt__compile_key(const bt_kdesc *k, uint64_t key);
 
-/* Compiles k's source with the backend: compile_named with k's names where the backend has it,
- * else compile. */
-bt_status bt__compile_kernel(const bt__backend_iface *I, bt__bdev *D, const bt_kdesc *k,
-                             const char *src, const char *const *defines, int ndefines,
-                             const char *options, bt__blob *out, char **log);
-
 /* Before a launch of mod: each constant-memory argument's buffer (args[i].u.buf, as many bytes as
  * its size at problem p) is copied into the module's __constant__ symbol and args[i] becomes
  * BT__ARG_NONE — on a backend with module_set_global (CUDA). Elsewhere (OpenCL) it stays the

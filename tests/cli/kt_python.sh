@@ -8,16 +8,9 @@
 set -u
 bt="$1"
 src="${BT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
-py=""
-for c in "${BT_KT_PYTHON:-}" python3; do
-    if [ -n "$c" ] && "$c" -c "import kernel_tuner, jsonschema" 2>/dev/null; then py="$c"; break; fi
-done
-if [ -z "$py" ]; then
-    msg="Kernel Tuner (python: kernel_tuner, jsonschema) is not installed; ./dev.sh test installs it, or set BT_KT_PYTHON"
-    if [ -n "${CI:-}" ]; then echo "FAIL: $msg"; exit 1; fi
-    echo "SKIPPED: $msg"
-    exit 77
-fi
+. "$src/tests/need_python.sh"
+need_python BT_KT_PYTHON "kernel_tuner, jsonschema" \
+    "Kernel Tuner (python: kernel_tuner, jsonschema) is not installed; ./dev.sh test installs it, or set BT_KT_PYTHON"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0

@@ -214,6 +214,7 @@ static bt_status ocl_fail(bt_diag *diag, bt_status st, const char *fn, cl_int er
        cl_uint, const cl_event *, cl_event *))                                                     \
     X(cl_int, clWaitForEvents, (cl_uint, const cl_event *))                                        \
     X(cl_int, clGetEventProfilingInfo, (cl_event, cl_profiling_info, size_t, void *, size_t *))    \
+    X(cl_int, clGetEventInfo, (cl_event, cl_event_info, size_t, void *, size_t *))                 \
     X(cl_int, clReleaseEvent, (cl_event))                                                          \
     X(cl_int, clFinish, (cl_command_queue))
 
@@ -1456,6 +1457,17 @@ static bt_status ocl_flush_cache(bt__bdev *d, bt_diag *diag)
     return err ? ocl_fail(diag, ocl_status(err), "clEnqueueFillBuffer (flush_cache)", err) : BT_OK;
 }
 
+/* CL_RUNNING once the device runs it (PoCL sets it after compiling the binary for the launch),
+ * CL_COMPLETE or an error once it ended. */
+static int ocl_timer_started(bt__bdev *d, bt__btimer *t)
+{
+    cl_int s = CL_QUEUED;
+    if (!t || !t->ev ||
+        d->api->clGetEventInfo(t->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL))
+        return 0;
+    return s <= CL_RUNNING;
+}
+
 /* Waits for the queue. Some drivers (NVIDIA's) report a kernel that faulted as CL_OUT_OF_RESOURCES
  * at the next synchronisation: that is a failed launch, not a config the device cannot hold. */
 static bt_status ocl_sync(bt__bdev *d, bt_diag *diag)
@@ -1673,4 +1685,5 @@ const bt__backend_iface bt__backend_opencl = {
     .stream_wait = ocl_stream_wait,
     .function_native = ocl_function_native,
     .blob_image = ocl_blob_image,
+    .timer_started = ocl_timer_started,
 };
