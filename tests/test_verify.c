@@ -17,10 +17,10 @@
 
 static bt_device *dev;
 
-static bt_tune_options quick(void)
+static bt__tune_opts quick(void)
 {
-    bt_tune_options o;
-    bt_tune_options_default(&o);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
     o.warmup_ms = 0.01; /* a few runs each: these tests are about verification, not timing */
     o.rep_ms = 0.05;
     o.rounds = 1;
@@ -83,7 +83,7 @@ static const char *ref_kernel(const char *src, const char *entry)
 }
 
 /* Tunes k at its default problem; *st gets the status (the result is NULL unless BT_OK). */
-static bt_result *tune(const bt_kdesc *k, bt_tune_options o, bt_status *st, bt_diag *d)
+static bt_result *tune(const bt_kdesc *k, bt__tune_opts o, bt_status *st, bt_diag *d)
 {
     bt_kernel *kn;
     if (bt_kernel_create(dev, k, &kn, d) != BT_OK)
@@ -91,13 +91,13 @@ static bt_result *tune(const bt_kdesc *k, bt_tune_options o, bt_status *st, bt_d
     bt_problem *p;
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     bt_result *r = NULL;
-    *st = bt_kernel_tune(kn, p, &o, &r, d);
+    *st = bt__kernel_tune_opts(kn, p, &o, &r, d);
     bt_problem_free(p);
     bt_kernel_destroy(kn);
     return r;
 }
 
-static bt_result *tune_ok(const bt_kdesc *k, bt_tune_options o)
+static bt_result *tune_ok(const bt_kdesc *k, bt__tune_opts o)
 {
     bt_status st;
     bt_diag d;
@@ -282,10 +282,10 @@ static void expect_problem_error(const char *n, bt_status want, const char *cons
     assert_int_equal(bt_problem_set(p, "n", atoll(n), &d), BT_OK);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
+    bt__tune_opts o = quick();
     bt_result *r = NULL;
     double t0 = bt_test_now();
-    bt_status st = bt_kernel_tune(kn, p, &o, &r, &d);
+    bt_status st = bt__kernel_tune_opts(kn, p, &o, &r, &d);
     printf("# n=%s: %s (%.2f s)\n", n, d.msg, bt_test_now() - t0);
     assert_null(r);
     assert_int_equal(st, want);
@@ -354,7 +354,7 @@ static void test_budgets_are_bounded(void **state)
                {0, "timeout_s (--timeout) is 0 s: a run's timeout is above 0 s"},
                {-1, "time_limit_s (--time-limit) is -1 s"}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        bt_tune_options o = quick();
+        bt__tune_opts o = quick();
         double *f[] = {&o.rep_ms, &o.warmup_ms, &o.timeout_s, &o.time_limit_s};
         *f[i] = bad[i].v;
         bt_status st;
@@ -396,7 +396,7 @@ static void test_the_compile_at_first_launch_is_not_a_hang(void **state)
     bt_diag d;
     if (bt_kdesc_load_string(text, "slowcompile.json", &k, &d) != BT_OK)
         fail_msg("%s", d.msg);
-    bt_tune_options opt = quick();
+    bt__tune_opts opt = quick();
     opt.timeout_s = 0.25;
     double t0 = bt_test_now();
     bt_result *r = tune_ok(k, opt);

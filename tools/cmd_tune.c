@@ -478,7 +478,7 @@ static int run_tune(tune_cmd *c, const char *stored_only)
     rc |= write_result(c->json, bt_result_write_json, r);
     rc |= write_result(c->csv, bt_result_write_csv, r);
     rc |= write_result(c->html, bt_result_write_html, r);
-    if (!bt_result_winner(r, NULL, NULL))
+    if (!bt__result_winner(r, NULL, NULL))
         rc = 1;
     char store_note[2200];
     if (bt__result_store_note(r, store_note, sizeof store_note)) {

@@ -410,15 +410,17 @@ BT_API bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer 
 BT_API int bt_kernel_tune_count(const bt_kernel *kn);
 /* 1 when a fault (CUDA: illegal address, trap) has poisoned the device for the rest of this
  * process. Everything measured before is in the store: a new process resumes the tune
- * (`blocktune tune` restarts itself to do so). */
+ * (`blocktune tune` starts one to do so). */
 BT_API int bt_kernel_device_lost(const bt_kernel *kn);
 /* The options of the tune a first launch of a new key runs (and of bt_kernel_tune with NULL
  * options): copied from o. */
 BT_API void bt_kernel_set_options(bt_kernel *kn, const bt_tune_options *o);
-/* Called (from a watchdog thread) when a run on the device has not finished after
- * timeout_s: the config is already recorded as timed out in the store. A kernel that never ends
- * cannot be stopped from the host, so the handler decides: `blocktune tune` restarts its process
- * to resume past the config; with no handler the tune keeps waiting. */
+/* Called (from a watchdog thread) when a run on the device has not finished after three times
+ * timeout_s of running (counted from when the device starts it: a CPU device compiles a binary
+ * at its first launch): the config is already recorded as timed out in the store (at timeout_s;
+ * a run that ends before the handler is due only timed out). A kernel that never ends cannot be
+ * stopped from the host, so the handler decides: `blocktune tune` ends the process and a new one
+ * resumes past the config; with no handler the tune keeps waiting. */
 typedef void (*bt_hang_handler)(void *user);
 BT_API void bt_kernel_set_hang_handler(bt_kernel *kn, bt_hang_handler h, void *user);
 
@@ -567,6 +569,12 @@ BT_API void bt_choice_destroy(bt_choice *c);
 /* The result: the seeds' report as text, or JSON (docs/tune-json.md). */
 BT_API bt_status bt_result_write_table(const bt_result *r, FILE *f);
 BT_API bt_status bt_result_write_json(const bt_result *r, FILE *f);
+/* One row per measured config, every column of the text table and the numbers behind it
+ * (RFC 4180 quoting; docs/report.md#csv). */
+BT_API bt_status bt_result_write_csv(const bt_result *r, FILE *f);
+/* One self-contained HTML page: roofline, time against each parameter, eliminations by rule,
+ * candidates, failures, provenance (docs/report.md). */
+BT_API bt_status bt_result_write_html(const bt_result *r, FILE *f);
 /* 1 and the winner's config (owned by r) and median (ms) when there is a winner, else 0. Either
  * pointer may be NULL. */
 BT_API int bt_result_winner(const bt_result *r, const bt_config **cfg, double *median_ms);
