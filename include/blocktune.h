@@ -193,9 +193,11 @@ typedef struct bt_device_info {
     char uuid[40];             /* hex, empty when unknown */
     int is_gpu;
     int is_default;            /* the device bt_device_open(NULL) picks: a GPU first, then a CPU */
-    bt_gpu props;              /* hardware-table fields read from the device; peaks and whatever
-                                  the device cannot report come from the matching table row */
     char table_row[96];        /* name of the matching hardware-table row, empty if none */
+    bt_gpu props;              /* hardware-table fields read from the device; peaks and whatever
+                                  the device cannot report come from the matching table row.
+                                  Last, so that bt_gpu and bt_device_info grow at the end
+                                  together (docs/api.md, ABI rules) */
 } bt_device_info;
 
 /* An opened device: a context and a queue/stream of one backend's device. */
@@ -203,11 +205,17 @@ typedef struct bt_device bt_device;
 
 /* Lists every device of every backend that loads, in backend registry order and device
  * order within each. Backends are loaded once per process (thread-safe) and stay loaded until
- * exit. Exactly one device has is_default set when there is any. *out is malloc'd (free() it), or
- * NULL when *count is 0. Returns BT_OK also when there are no devices; then, and whenever a
- * backend did not load, diag->msg (when diag is non-NULL) says why each backend did not load
- * ("opencl: no OpenCL ICD loader ..."), and is empty otherwise. */
-BT_API bt_status bt_devices_list(bt_device_info **out, size_t *count, bt_diag *diag);
+ * exit. Exactly one device has is_default set when there is any. The list is an object
+ * (bt_device_list_destroy), never an array of structs, so that bt_device_info can grow. Returns
+ * BT_OK also when there are no devices; then, and whenever a backend did not load, diag->msg
+ * (when diag is non-NULL) says why each backend did not load ("opencl: no OpenCL ICD loader
+ * ..."), and is empty otherwise. */
+typedef struct bt_device_list bt_device_list;
+BT_API bt_status bt_devices_list(bt_device_list **out, bt_diag *diag);
+BT_API size_t bt_device_list_count(const bt_device_list *l);
+/* The i-th device's information, owned by the list (NULL past the end). */
+BT_API const bt_device_info *bt_device_list_at(const bt_device_list *l, size_t i);
+BT_API void bt_device_list_destroy(bt_device_list *l);
 /* Opens a device by id: "opencl:0", "cuda:1", a bare backend name for its first device, or NULL /
  * "default" for the default device. BT_NO_DEVICE when there is no such device: the diag lists the
  * ids that exist, or why no backend loaded. Each open gets its own context and queue; close with

@@ -955,17 +955,18 @@ static void test_smallm_compiles(void **state)
 static void test_devices_list_cuda_first(void **state)
 {
     (void)state;
-    bt_device_info *devs = NULL;
-    size_t n = 0;
+    bt_device_list *list = NULL;
     bt_diag d = {0};
-    assert_int_equal(bt_devices_list(&devs, &n, &d), BT_OK);
+    assert_int_equal(bt_devices_list(&list, &d), BT_OK);
+    size_t n = bt_device_list_count(list);
+    const bt_device_info *devs = bt_device_list_at(list, 0);
     assert_true(n >= 1);
     /* CUDA is registered first: its devices come first and the first is the default. */
     assert_string_equal(devs[0].id, "cuda:0");
     assert_true(devs[0].is_default);
     int ncuda = 0;
     for (size_t i = 0; i < n; i++) {
-        const bt_device_info *x = &devs[i];
+        const bt_device_info *x = bt_device_list_at(list, i);
         if (strcmp(x->backend, "cuda") != 0)
             continue;
         const bt_gpu *g = &x->props;
@@ -1020,7 +1021,7 @@ static void test_devices_list_cuda_first(void **state)
         }
     }
     assert_true(ncuda >= 1);
-    free(devs);
+    bt_device_list_destroy(list);
 }
 
 /* ---------------------------------------------------------------------------------------------

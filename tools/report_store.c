@@ -106,14 +106,13 @@ static json_t *config_json(const bt__measurement *m)
 /* The device's properties: the same device when it is here, else its hardware-table row. */
 static bool device_props(const char *name, bt_gpu *out)
 {
-    bt_device_info *devs = NULL;
-    size_t nd = 0;
+    bt_device_list *devs = NULL;
     bool found = false;
-    if (bt_devices_list(&devs, &nd, NULL) == BT_OK)
-        for (size_t i = 0; i < nd && !found; i++)
-            if (!strcmp(devs[i].name, name))
-                *out = devs[i].props, found = true;
-    free(devs);
+    if (bt_devices_list(&devs, NULL) == BT_OK)
+        for (size_t i = 0; i < bt_device_list_count(devs) && !found; i++)
+            if (!strcmp(bt_device_list_at(devs, i)->name, name))
+                *out = bt_device_list_at(devs, i)->props, found = true;
+    bt_device_list_destroy(devs);
     bt_gpudb *db = NULL;
     const bt_gpu *g = NULL;
     if (!found && bt_gpudb_load_default(&db, NULL) == BT_OK && bt_gpudb_find(db, name, &g, NULL) == BT_OK)

@@ -171,16 +171,33 @@ static void backend_reasons(bt_diag *diag)
     bt__sbuf_free(&b);
 }
 
-bt_status bt_devices_list(bt_device_info **out, size_t *count, bt_diag *diag)
+struct bt_device_list {
+    bt_device_info *infos;
+    size_t n;
+};
+
+size_t bt_device_list_count(const bt_device_list *l) { return l ? l->n : 0; }
+
+const bt_device_info *bt_device_list_at(const bt_device_list *l, size_t i)
 {
-    if (out)
-        *out = NULL;
-    if (count)
-        *count = 0;
-    if (!out || !count) {
-        bt__diag_set(diag, "bt_devices_list: NULL out or count");
+    return l && i < l->n ? &l->infos[i] : NULL;
+}
+
+void bt_device_list_destroy(bt_device_list *l)
+{
+    if (!l)
+        return;
+    free(l->infos);
+    free(l);
+}
+
+bt_status bt_devices_list(bt_device_list **out, bt_diag *diag)
+{
+    if (!out) {
+        bt__diag_set(diag, "bt_devices_list: NULL out");
         return BT_INVALID_ARG;
     }
+    *out = NULL;
     bt_status st = ensure_loaded();
     if (st != BT_OK) {
         bt__diag_set(diag, "out of memory while loading the backends");
@@ -189,15 +206,15 @@ bt_status bt_devices_list(bt_device_info **out, size_t *count, bt_diag *diag)
     if (diag)
         bt__diag_clear(diag);
     backend_reasons(diag);
-    if (g_ndevices == 0)
-        return BT_OK;
-    bt_device_info *infos = malloc(g_ndevices * sizeof *infos);
-    if (!infos)
+    bt_device_list *l = calloc(1, sizeof *l);
+    if (!l || (g_ndevices && !(l->infos = malloc(g_ndevices * sizeof *l->infos)))) {
+        free(l);
         return BT_NOMEM;
+    }
     for (size_t i = 0; i < g_ndevices; i++)
-        infos[i] = g_devices[i].info;
-    *out = infos;
-    *count = g_ndevices;
+        l->infos[i] = g_devices[i].info;
+    l->n = g_ndevices;
+    *out = l;
     return BT_OK;
 }
 
