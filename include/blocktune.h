@@ -597,8 +597,9 @@ enum {
     BT_STORE_CREATE = 2,   /* creates the file (and its folders) when missing */
 };
 /* Opens the store at path (NULL: the default, <cache dir>/blocktune.db) with BT_STORE_* flags
- * (0: read-write, existing or created). A store that fails its integrity check is refused for
- * writing (BT_CORRUPT); read-only opens still work, so bt_store_verify can say what is wrong. */
+ * (0: read-write, and it must exist: BT_NOT_FOUND otherwise). A store that fails its integrity
+ * check is refused for writing (BT_CORRUPT); read-only opens still work, so bt_store_verify can
+ * say what is wrong. */
 BT_API bt_status bt_store_open(const char *path, unsigned flags, bt_store **out, bt_diag *diag);
 BT_API void bt_store_destroy(bt_store *s);
 BT_API const char *bt_store_path(const bt_store *s);

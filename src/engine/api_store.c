@@ -34,13 +34,17 @@ bt_status bt_store_open(const char *path, unsigned flags, bt_store **out, bt_dia
         return BT_NOMEM;
     struct stat sb;
     bt_status st;
+    char *def = path ? NULL : bt__store_default_path();
+    const char *where = path ? path : def;
     if (flags & BT_STORE_READONLY)
         st = bt__store_open_read(path, &s->s, diag);
-    else if (!(flags & BT_STORE_CREATE) && path && stat(path, &sb) != 0) {
-        bt__diag_set(diag, "no store at %s (BT_STORE_CREATE makes one)", path);
+    else if (!(flags & BT_STORE_CREATE) && (!where || stat(where, &sb) != 0)) {
+        bt__diag_set(diag, "no store at %s (BT_STORE_CREATE makes one)",
+                     where ? where : "the default path (no cache folder)");
         st = BT_NOT_FOUND;
     } else
         st = bt__store_open(path, &s->s, diag);
+    free(def);
     if (st) {
         free(s);
         return st;
