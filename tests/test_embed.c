@@ -339,6 +339,84 @@ static void test_lookup_then_own_launch(void **state)
     bt_device_close(dev);
 }
 
+/* What the caller's output holds while the first launch tunes (read from the progress callback,
+ * on the tuning thread, between rounds). */
+typedef struct watched {
+    cl_mem z;
+    size_t n;
+    int rounds, untouched;
+} watched;
+static watched W;
+
+static int watch_output(const bt_progress *p, void *user)
+{
+    (void)p, (void)user;
+    float *z = malloc(W.n * 4);
+    assert_int_equal(clEnqueueReadBuffer(F.q, W.z, CL_TRUE, 0, W.n * 4, z, 0, NULL, NULL), 0);
+    int same = 1;
+    for (size_t i = 0; i < W.n; i++)
+        same &= z[i] == 7.0f;
+    W.untouched += same;
+    W.rounds++;
+    free(z);
+    return 0;
+}
+
+/* Wrapped buffers: the first launch's tune runs on scratch copies (the caller's output keeps what
+ * it held until the winner writes it), or on the buffers themselves with allow_tune_in_place. */
+static void test_first_launch_scratch_or_in_place(void **state)
+{
+    (void)state;
+    for (int in_place = 0; in_place < 2; in_place++) {
+        const size_t n = 4096 + (size_t)in_place, bytes = n * 4; /* a new key each time */
+        float *x = malloc(bytes), *z = malloc(bytes);
+        fill(x, n, 1);
+        for (size_t i = 0; i < n; i++)
+            z[i] = 7.0f;
+        cl_mem mx = make_buf(F.ctx, bytes, x), my = make_buf(F.ctx, bytes, x),
+               mz = make_buf(F.ctx, bytes, z);
+        bt_device *dev = NULL;
+        bt_diag d = BT_DIAG_INIT;
+        assert_int_equal(bt_device_wrap_opencl(F.ctx, F.dev, F.q, &dev, &d), BT_OK);
+        bt_buffer *bufs[3] = {wrap(dev, mx, bytes), wrap(dev, my, bytes), wrap(dev, mz, bytes)};
+        bt_kernel *kn = kernel_on(dev, BT_MODE_TUNE);
+        bt_tune_options *o = NULL;
+        assert_int_equal(bt_tune_options_create(&o), BT_OK);
+        assert_int_equal(bt_tune_options_set_strategy(o, "random"), BT_OK);
+        assert_int_equal(bt_tune_options_set_budget(o, 2), BT_OK);
+        assert_int_equal(bt_tune_options_set_threads(o, 1), BT_OK);
+        assert_int_equal(bt_tune_options_set_rep_ms(o, 1), BT_OK);
+        assert_int_equal(bt_tune_options_set_verify_boundary(o, 0), BT_OK);
+        assert_int_equal(bt_tune_options_set_store(o, "none"), BT_OK);
+        assert_int_equal(bt_tune_options_set_progress_cb(o, watch_output, NULL), BT_OK);
+        bt_kernel_set_options(kn, o);
+        bt_tune_options_destroy(o);
+        W = (watched){mz, n, 0, 0};
+        bt_problem *p = problem((int64_t)n);
+        bt_launch_options lo = BT_LAUNCH_OPTIONS_INIT;
+        lo.allow_tune_in_place = in_place;
+        bt_status st = bt_kernel_launch_ex(kn, p, bufs, 3, &lo, &d);
+        if (st)
+            fail_msg("launch: %s", d.msg);
+        assert_int_equal(bt_kernel_tune_count(kn), 1);
+        assert_true(W.rounds >= 1);
+        /* scratch: untouched at every round; in place: the candidates wrote it */
+        assert_int_equal(W.untouched, in_place ? 0 : W.rounds);
+        assert_int_equal(clEnqueueReadBuffer(F.q, mz, CL_TRUE, 0, bytes, z, 0, NULL, NULL), 0);
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i++)
+            bad += !(z[i] == x[i] + x[i]);
+        assert_int_equal(bad, 0); /* and the winner's launch wrote the right answer */
+        bt_problem_free(p);
+        bt_kernel_destroy(kn);
+        for (int i = 0; i < 3; i++)
+            bt_buffer_destroy(bufs[i]);
+        bt_device_close(dev);
+        clReleaseMemObject(mx), clReleaseMemObject(my), clReleaseMemObject(mz);
+        free(x), free(z);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -371,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_wrap_and_launch_on_engine_queue),
         cmocka_unit_test(test_refused_launches),
         cmocka_unit_test(test_lookup_then_own_launch),
+        cmocka_unit_test(test_first_launch_scratch_or_in_place),
     };
     return cmocka_run_group_tests_name("embed_opencl", tests, setup, teardown);
 }
