@@ -1,6 +1,7 @@
-# device_env.sh — sourced by the bench/h200*.sh scripts on the device machine (repository root,
-# build/ and .carry/ carried along). Everything is written to a work folder, $OUT, and packed into
-# $FINAL/<name>.tgz on exit with summary.txt beside it (the device tool brings back few files).
+# device_env.sh — sourced by bench/run.sh and the scripts of bench/experiments/ on the device
+# machine (repository root, build/ and .carry/ carried along). Everything is written to a work
+# folder, $OUT, and packed into $FINAL/<name>.tgz on exit with summary.txt beside it (the device
+# tool brings back few files).
 #   BT_RUN=gemm . bench/device_env.sh
 FINAL=${OUT:-/tmp/bt-out}
 BT_RUN_NAME=${BT_RUN:?set BT_RUN to the run name}
@@ -37,4 +38,15 @@ tune() {
   echo "rc=$rc wall=$(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$OUT/summary.txt"
   grep -E "^space|^search|^time|WINNER|TFLOP/s =|GB/s =|margin|TIE|rror|none:" "$OUT/$name.txt" |
     head -10 | tee -a "$OUT/summary.txt"
+}
+# memory_bound_tunes: the memory-bound built-in kernels at the shapes of the results tables
+# (bench/run.sh memory-bound; experiment 1, bench/experiments/h200.sh)
+memory_bound_tunes() {
+  tune vadd vector_add --n 268435456
+  tune softmax_32768x1024 softmax --rows 32768 --cols 1024
+  tune softmax_8192x8192 softmax --rows 8192 --cols 8192
+  tune softmax_4096x30000 softmax --rows 4096 --cols 30000
+  tune layernorm_32768x4096 layernorm --rows 32768 --cols 4096
+  tune layernorm_8192x8192 layernorm --rows 8192 --cols 8192
+  tune reduce reduce --n 268435456
 }

@@ -134,9 +134,9 @@ int main(int argc, char **argv)
     printf(" \"overhead_vs_bare_us\": %.3f}\n", have_raw ? ra[2] - rc[2] : ra[2] - rb[2]);
     for (int i = 0; i < 3; i++)
         bt_buffer_destroy(b[i]);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     bt_kernel_destroy(kn);
-    bt_kdesc_free(k);
-    bt_device_close(dev);
+    bt_kdesc_destroy(k);
+    bt_device_destroy(dev);
     return 0;
 }

@@ -67,7 +67,7 @@ int main(int argc, char **argv)
         margins[t] = r->margin;
         ties[t] = r->tie;
         last = c;
-        bt_result_free(r);
+        bt_result_destroy(r);
         if (t < 4)
             bt_kernel_destroy(kn);
         else

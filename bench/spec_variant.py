@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """spec_variant.py — a copy of a built-in spec with some parameter lists replaced, for experiments
-and profiles (bench/ncu_one.sh, bench/h200_gemm_exp.sh):
+and profiles (bench/ncu_one.sh, bench/experiments/h200_gemm_exp.sh):
     python3 bench/spec_variant.py SPEC OUT.json 'P=v,P=v1|v2,...' ['CONSTRAINT' ...]
 writes OUT.json, named after its file: each P's list becomes the given values ('|' between
 several; P may be a parameter the spec does not list, passed to the kernel as a -D define like
 any other), each CONSTRAINT is added to the spec's constraints, and the sources point back to the
-repository's kernels by absolute path, after the prelude that a built-in gets, so that OUT.json
-may live anywhere and compiles what the built-in does."""
+repository's kernels (and its prelude) by absolute path, so that OUT.json may live anywhere and
+compiles what the built-in does."""
 import json
 import os
 import sys
@@ -29,11 +29,7 @@ def absolute(src):
     return src  # {"inline": ...}
 
 
-def listed(src):
-    return src if isinstance(src, list) else [src]
-
-
-# a spec read from a file gets no prelude (only the built-ins do): list it first
-prelude = {"cuda": "../cuda/prelude.cuh", "opencl": "../opencl/prelude.cl"}
-s["sources"] = {lang: absolute([prelude[lang]] + listed(src)) for lang, src in s["sources"].items()}
+for field in ("sources", "prelude"):
+    if field in s:
+        s[field] = {lang: absolute(src) for lang, src in s[field].items()}
 json.dump(s, open(out, "w"), indent=1)

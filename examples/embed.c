@@ -84,9 +84,9 @@ int main(int argc, char **argv)
     free(out);
     bt_buffer_destroy(bx);
     bt_buffer_destroy(by);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     bt_kernel_destroy(kn);
-    bt_kdesc_free(k);
-    bt_device_close(dev);
+    bt_kdesc_destroy(k);
+    bt_device_destroy(dev);
     return bad == 0 && tunes <= 1 ? 0 : 1;
 }

@@ -237,9 +237,11 @@ BT_API bt_status bt_kdesc_load_file(const char *path, bt_kdesc **out, bt_diag *d
 /* The same from a string; `name` stands for the file in diagnostics. */
 BT_API bt_status bt_kdesc_load_string(const char *json, const char *name, bt_kdesc **out,
                                       bt_diag *diag);
-/* A built-in kernel: "gemm", "softmax", "layernorm", "reduce", "vector_add". */
+/* A built-in kernel by name, any case: one of bt_kdesc_builtin_names() ("gemm", "softmax", ...).
+ * BT_NOT_FOUND (diag lists them) for any other name. */
 BT_API bt_status bt_kdesc_builtin(const char *name, bt_kdesc **out, bt_diag *diag);
-/* Names of the built-in kernels, NULL-terminated, static. */
+/* Names of the built-in kernels, sorted, NULL-terminated, static: the specs of kernels/specs/
+ * that the library embeds, so that a spec added there is built in. */
 BT_API const char *const *bt_kdesc_builtin_names(void);
 BT_API void bt_kdesc_destroy(bt_kdesc *k);
 BT_API const char *bt_kdesc_name(const bt_kdesc *k);
@@ -288,7 +290,9 @@ typedef struct bt_plan_options {
 BT_API bt_status bt_plan_create(const bt_kdesc *k, const bt_problem *p, const bt_gpu *gpu,
                                 const bt_plan_options *opts, bt_plan **out, bt_diag *diag);
 BT_API void bt_plan_destroy(bt_plan *plan);
-/* Writers. Table: the seeds' tile size analysis table, eliminated configs, roofline, advice.
+/* Writers. Table: the tile size analysis table (one row per valid config: shared memory,
+ * registers, blocks per SM and what limits them, occupancy, waves, tile efficiency), eliminated
+ * configs with their reasons, roofline, advice.
  * all != 0 lists every eliminated config (default: the first 20 and a count). */
 BT_API bt_status bt_plan_write_table(const bt_plan *plan, FILE *f, int all);
 BT_API bt_status bt_plan_write_json(const bt_plan *plan, FILE *f);
@@ -574,7 +578,8 @@ BT_API bt_status bt_choice_binary(bt_choice *c, const void **data, size_t *size,
 /* Frees c (and its module). A choice must not outlive its kernel. */
 BT_API void bt_choice_destroy(bt_choice *c);
 
-/* The result: the seeds' report as text, or JSON (docs/tune-json.md). */
+/* The result: the tune report as text (candidates with their measured times, eliminated and
+ * failed configs with their reasons, the winner and its margin), or JSON (docs/tune-json.md). */
 BT_API bt_status bt_result_write_table(const bt_result *r, FILE *f);
 BT_API bt_status bt_result_write_json(const bt_result *r, FILE *f);
 /* One row per measured config, every column of the text table and the numbers behind it

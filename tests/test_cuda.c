@@ -13,23 +13,18 @@
  * BLOCKTUNE_CUDA_LIBRARY to choose the driver library yourself. Built as a standalone executable
  * (build/test_cuda) so that it can be run as is on a GPU machine.
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "test_util.h"
 
 #include "backends/cuda/cuda.h"
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/occupancy.h"
-#include "core/device.h"
+#include "backends/device.h"
 #include "core/kdesc.h"
 #include "core/plan.h"
 #include "core/util.h"
 #include "engine/build.h"
 #include "engine/engine.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -98,6 +93,17 @@ static const char *kernels_src =
     "{\n"
     "    p[(size_t)1 << 40] = 1;\n"
     "}\n";
+
+/* Compiles through the device's vtable (backend.h: compile): src with its defines, options, the
+ * names to resolve and the target (NULL: the device's own). */
+static bt_status dev_compile(const char *src, const char *const *defs, int ndefs, const char *opts,
+                             const char *const *names, int nnames, const char *target,
+                             bt__blob *blob, char **log)
+{
+    bt__compile_req req = {.src = src, .defines = defs, .ndefines = ndefs, .options = opts,
+                           .target = target, .names = names, .nnames = nnames};
+    return g_if->compile(g_bd, &req, blob, log);
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Names and loading (no device)
@@ -537,8 +543,8 @@ static void *compile_thread(void *arg)
         snprintf(def, sizeof def, "K=%d", jobs[j].k);
         const char *defs[] = {def};
         if (jobs[j].via_device)
-            jobs[j].st = g_if->compile(g_bd, src, defs, 1, "-DEXTRA=1", &jobs[j].blob,
-                                       &jobs[j].log);
+            jobs[j].st = dev_compile(src, defs, 1, "-DEXTRA=1", NULL, 0, NULL, &jobs[j].blob,
+                                     &jobs[j].log);
         else
             jobs[j].st = bt__nvrtc_compile(src, defs, 1, "-DEXTRA=1", 9, 0, false, &jobs[j].blob,
                                            &jobs[j].log, NULL);
@@ -621,18 +627,22 @@ static void test_nvrtc_sm90a(void **state)
     assert_true(strstr(log, "for 'sm_90a'") || strstr(log, "ptxas") == NULL);
     free(cubin.data);
     free(log);
-    /* The option token asks for it too, and is not passed on to NVRTC. */
-    assert_int_equal(bt__nvrtc_compile(src, NULL, 0, "-DX=1 " BT__NVRTC_SM90A_TOKEN, 9, 0, false,
-                                       &cubin, &log, &d),
-                     BT_OK);
-    assert_true(strstr(log, "for 'sm_90a'") || strstr(log, "ptxas") == NULL);
-    free(cubin.data);
-    free(log);
-    /* Only compute capability 9.0 runs sm_90a code. */
-    assert_int_equal(bt__nvrtc_compile(src, NULL, 0, BT__NVRTC_SM90A_TOKEN, 8, 0, false, &cubin,
-                                       &log, &d),
-                     BT_UNSUPPORTED);
-    assert_non_null(strstr(d.msg, "9.0"));
+    /* The target's name is "sm_90a" both ways, and an options string never asks for it. */
+    char name[16];
+    bt__nvrtc_target_name(9, 0, true, name, sizeof name);
+    assert_string_equal(name, "sm_90a");
+    bt__nvrtc_target_name(10, 0, false, name, sizeof name);
+    assert_string_equal(name, "sm_100");
+    int maj = 0, min = 0;
+    bool a = false;
+    assert_true(bt__nvrtc_target_parse("sm_90a", &maj, &min, &a) && maj == 9 && min == 0 && a);
+    assert_true(bt__nvrtc_target_parse("sm_120", &maj, &min, &a) && maj == 12 && min == 0 && !a);
+    assert_false(bt__nvrtc_target_parse("sm_9", &maj, &min, &a));
+    assert_false(bt__nvrtc_target_parse("sm_90b", &maj, &min, &a));
+    assert_false(bt__nvrtc_target_parse("compute_90", &maj, &min, &a));
+    assert_false(bt__nvrtc_target_parse(NULL, &maj, &min, &a));
+    assert_int_equal(bt__nvrtc_compile(src, NULL, 0, "--bt-sm90a", 9, 0, false, &cubin, &log, &d),
+                     BT_COMPILE); /* the old private token is an unknown option now */
     free(log);
 }
 
@@ -640,26 +650,24 @@ static void test_nvrtc_sm90a(void **state)
  * The small-M GEMMs (kernels/specs/gemm_smallm*.json) compile for sm_90 / sm_90a
  * ------------------------------------------------------------------------------------------- */
 
-/* A built-in spec; read from the source tree when this build does not list it (loaded by its
- * path under kernels/specs/, so that it gets the built-in prelude). */
+/* A built-in spec (kernels/specs/NAME.json). */
 static bt_kdesc *smallm_spec(const char *name)
 {
     bt_kdesc *k = NULL;
     bt_diag d = {0};
-    if (bt_kdesc_builtin(name, &k, &d) == BT_OK)
-        return k;
-    char cwd[4096], path[256];
-    assert_non_null(getcwd(cwd, sizeof cwd));
-    assert_int_equal(chdir(BT_SOURCE_DIR), 0);
-    snprintf(path, sizeof path, "kernels/specs/%s.json", name);
-    bt_status st = bt_kdesc_load_file(path, &k, &d);
-    assert_int_equal(chdir(cwd), 0);
-    if (st != BT_OK)
-        fail_msg("%s: %s", path, d.msg);
+    if (bt_kdesc_builtin(name, &k, &d) != BT_OK)
+        fail_msg("%s: %s", name, d.msg);
     return k;
 }
 
 /* One compile of a config: the defines blocktune passes, and what came of it. */
+/* Whether k's CUDA source is built for Hopper's architecture-specific target (spec "sm90a"). */
+static bool needs_sm90a(const bt_kdesc *k)
+{
+    const bt__ksource *src = bt__kdesc_source(k, "cuda");
+    return src && !strcmp(src->target, "sm_90a");
+}
+
 typedef struct sm_job {
     const bt_kdesc *k;
     const char *src;
@@ -695,7 +703,7 @@ static void *sm_worker(void *arg)
             dp[d] = j->defs[d];
         bt__blob cubin = {0};
         char *log = NULL;
-        j->st = bt__nvrtc_compile(j->src, dp, j->nd, NULL, 9, 0, j->k->needs_sm90a, &cubin, &log,
+        j->st = bt__nvrtc_compile(j->src, dp, j->nd, NULL, 9, 0, needs_sm90a(j->k), &cubin, &log,
                                   NULL);
         j->regs = -1;
         j->spill = j->stack = -1;
@@ -722,10 +730,13 @@ static int64_t smallm_param(const bt_kdesc *k, const bt_config *c, const char *n
     return dflt;
 }
 
-/* The finish variant of a config: no split, atomics, a cluster, a cluster and atomics. */
+/* The finish variant of a config: no split, atomics, a cluster, a cluster and atomics, or the TMA
+ * kernels' persistent grid (PERSIST > 0: its own end of unit, whatever SPLIT_K). */
 static int smallm_variant(const bt_kdesc *k, const bt_config *c)
 {
     int64_t sk = smallm_param(k, c, "SPLIT_K", 1), cl = smallm_param(k, c, "CLUSTER", 1);
+    if (smallm_param(k, c, "PERSIST", 0) > 0)
+        return 4;
     return sk == 1 ? 0 : cl == 1 ? 1 : sk == cl ? 2 : 3;
 }
 
@@ -742,7 +753,7 @@ static void smallm_add(sm_job **jobs, size_t *n, const bt_kdesc *k, const char *
     snprintf(j.key, sizeof j.key, "%s v%d", k->name, smallm_variant(k, &ev->cfg));
     for (int d = 0; d < j.nd; d++)
         if (strncmp(j.defs[d], "SPLIT_K=", 8) &&
-            (!k->needs_sm90a || strncmp(j.defs[d], "num_stages=", 11))) {
+            (!needs_sm90a(k) || strncmp(j.defs[d], "num_stages=", 11))) {
             size_t len = strlen(j.key);
             snprintf(j.key + len, sizeof j.key - len, " %s", j.defs[d]);
         }
@@ -809,8 +820,8 @@ static void smallm_collect(const bt_kdesc *k, const char *src, const bt_gpu *g, 
     for (int s = 0; s < 16; s++)
         if (pick[s])
             smallm_add(jobs, n, k, src, pick[s], p, g);
-    bt_plan_free(pl);
-    bt_problem_free(p);
+    bt_plan_destroy(pl);
+    bt_problem_destroy(p);
 }
 
 /* The register-streaming specs (sm_80+): every M class, 16-byte rows and element loads. By
@@ -896,14 +907,16 @@ static void test_smallm_compiles(void **state)
     const char *names[NSPEC] = {"gemm_smallm", "gemm_smallm_nt", "gemm_smallm_tma",
                                 "gemm_smallm_nt_tma"};
     bt_kdesc *ks[NSPEC];
-    char *src[NSPEC];
+    const char *src[NSPEC];
     sm_job *jobs = NULL;
     size_t n = 0, ntma = 0;
     for (int s = 0; s < NSPEC; s++) {
         ks[s] = smallm_spec(names[s]);
-        src[s] = bt__kernel_source(ks[s], true);
+        const bt__ksource *ksrc = bt__kdesc_source(ks[s], "cuda");
+        assert_non_null(ksrc);
+        src[s] = ksrc->text;
         assert_non_null(src[s]);
-        assert_int_equal(ks[s]->needs_sm90a, s >= 2);
+        assert_int_equal(strcmp(ksrc->target, "sm_90a") == 0, s >= 2);
         size_t before = n;
         if (s < 2)
             smallm_collect_reg(ks[s], src[s], g, s == 1, all, &jobs, &n);
@@ -941,11 +954,9 @@ static void test_smallm_compiles(void **state)
     assert_true(n >= (all ? 1000u : 40u));
     assert_true(ntma >= (all ? 200u : 20u));
     free(jobs);
-    for (int s = 0; s < NSPEC; s++) {
-        free(src[s]);
-        bt_kdesc_free(ks[s]);
-    }
-    bt_gpudb_free(db);
+    for (int s = 0; s < NSPEC; s++)
+        bt_kdesc_destroy(ks[s]);
+    bt_gpudb_destroy(db);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1043,87 +1054,6 @@ static bt__bbuf *alloc(size_t bytes)
 static bt__karg buf_arg(bt__bbuf *b) { return (bt__karg){.kind = BT__ARG_BUF, .u.buf = b}; }
 static bt__karg i32_arg(int32_t v) { return (bt__karg){.kind = BT__ARG_I32, .u.i32 = v}; }
 
-static void test_buffer_round_trip(void **state)
-{
-    (void)state;
-    const size_t n = (3u << 20) + 13;
-    unsigned char *src = malloc(n), *dst = malloc(n);
-    assert_non_null(src);
-    assert_non_null(dst);
-    for (size_t i = 0; i < n; i++)
-        src[i] = (unsigned char)rnd();
-    bt__bbuf *b = alloc(n);
-    bt_diag d = {0};
-    assert_int_equal(g_if->buf_write(g_bd, b, 0, src, n, &d), BT_OK);
-    memset(dst, 0, n);
-    assert_int_equal(g_if->buf_read(g_bd, b, 0, dst, n, &d), BT_OK);
-    assert_memory_equal(src, dst, n);
-    /* At an odd offset, and a partial read. */
-    assert_int_equal(g_if->buf_write(g_bd, b, 7, src + 100, 1000, &d), BT_OK);
-    assert_int_equal(g_if->buf_read(g_bd, b, 7, dst, 1000, &d), BT_OK);
-    assert_memory_equal(dst, src + 100, 1000);
-    /* Outside the buffer. */
-    assert_int_equal(g_if->buf_write(g_bd, b, n - 3, src, 4, &d), BT_INVALID_ARG);
-    assert_non_null(strstr(d.msg, "outside"));
-    assert_int_equal(g_if->buf_read(g_bd, b, n + 1, dst, 0, &d), BT_INVALID_ARG);
-    bt__bbuf *none = (bt__bbuf *)&d;
-    assert_int_equal(g_if->buf_alloc(g_bd, 0, &none, &d), BT_INVALID_ARG);
-    assert_null(none);
-    g_if->buf_free(g_bd, b);
-    g_if->buf_free(g_bd, NULL);
-    free(src);
-    free(dst);
-}
-
-static void test_buffer_fill_patterns(void **state)
-{
-    (void)state;
-    /* Over 2 MiB, so that an 8-byte fill needs its doubling copies. */
-    const size_t n = (5u << 20) + 64;
-    unsigned char *host = malloc(n), *back = malloc(n);
-    assert_non_null(host);
-    assert_non_null(back);
-    bt__bbuf *b = alloc(n);
-    bt_diag d = {0};
-    const unsigned char p8[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    const unsigned char same8[8] = {9, 8, 7, 6, 9, 8, 7, 6};
-    const unsigned char p4[4] = {0xde, 0xad, 0xbe, 0xef};
-    const unsigned char p2[2] = {0x12, 0x34};
-    const unsigned char p1[1] = {0x5a};
-    struct {
-        const unsigned char *p;
-        size_t ps, off, len;
-    } cases[] = {
-        {p1, 1, 0, n},        {p1, 1, 3, 1001},          {p2, 2, 2, 4096},
-        {p4, 4, 4, n - 8},    {p8, 8, 8, (4u << 20) + 8}, {same8, 8, 16, 800},
-        {p8, 8, 0, 24},
-    };
-    for (size_t c = 0; c < BT__ARRAY_LEN(cases); c++) {
-        for (size_t i = 0; i < n; i++)
-            host[i] = (unsigned char)rnd();
-        assert_int_equal(g_if->buf_write(g_bd, b, 0, host, n, &d), BT_OK);
-        bt_status st = g_if->buf_fill(g_bd, b, cases[c].off, cases[c].len, cases[c].p,
-                                      cases[c].ps, &d);
-        if (st != BT_OK)
-            fprintf(stderr, "fill case %zu: %s\n", c, d.msg);
-        assert_int_equal(st, BT_OK);
-        for (size_t i = 0; i < cases[c].len; i++)
-            host[cases[c].off + i] = cases[c].p[i % cases[c].ps];
-        assert_int_equal(g_if->buf_read(g_bd, b, 0, back, n, &d), BT_OK);
-        if (memcmp(host, back, n) != 0)
-            fail_msg("fill case %zu (pattern %zu bytes at %zu, %zu bytes) differs", c,
-                     cases[c].ps, cases[c].off, cases[c].len);
-    }
-    uint32_t pat = 7;
-    assert_int_equal(g_if->buf_fill(g_bd, b, 0, 10, &pat, 4, &d), BT_INVALID_ARG);
-    assert_int_equal(g_if->buf_fill(g_bd, b, 2, 8, &pat, 4, &d), BT_INVALID_ARG);
-    assert_int_equal(g_if->buf_fill(g_bd, b, 0, 12, &pat, 3, &d), BT_INVALID_ARG);
-    assert_int_equal(g_if->buf_fill(g_bd, b, 0, n + 4, &pat, 4, &d), BT_INVALID_ARG);
-    g_if->buf_free(g_bd, b);
-    free(host);
-    free(back);
-}
-
 /* Tensor maps (TMA): a valid request encodes (on the mock, into exactly what was asked, and with
  * the context current); the common mistakes are named before the driver sees them. */
 static void test_tmap_encode(void **state)
@@ -1172,34 +1102,6 @@ static void test_tmap_encode(void **state)
     g_if->buf_free(g_bd, b);
 }
 
-static void test_buffer_copy(void **state)
-{
-    (void)state;
-    const size_t n = 100003;
-    unsigned char *src = malloc(n), *dst = malloc(n);
-    assert_non_null(src);
-    assert_non_null(dst);
-    for (size_t i = 0; i < n; i++)
-        src[i] = (unsigned char)rnd();
-    bt__bbuf *a = alloc(n), *b = alloc(n + 100);
-    bt_diag d = {0};
-    const unsigned char zero = 0;
-    assert_int_equal(g_if->buf_fill(g_bd, b, 0, n + 100, &zero, 1, &d), BT_OK);
-    assert_int_equal(g_if->buf_write(g_bd, a, 0, src, n, &d), BT_OK);
-    assert_int_equal(g_if->buf_copy(g_bd, b, a, n, &d), BT_OK);
-    assert_int_equal(g_if->buf_read(g_bd, b, 0, dst, n, &d), BT_OK);
-    assert_memory_equal(src, dst, n);
-    unsigned char tail[100], zeros[100] = {0};
-    assert_int_equal(g_if->buf_read(g_bd, b, n, tail, 100, &d), BT_OK);
-    assert_memory_equal(tail, zeros, 100);
-    assert_int_equal(g_if->buf_copy(g_bd, a, b, n + 1, &d), BT_INVALID_ARG);
-    assert_int_equal(g_if->buf_copy(g_bd, a, a, 10, &d), BT_INVALID_ARG);
-    g_if->buf_free(g_bd, a);
-    g_if->buf_free(g_bd, b);
-    free(src);
-    free(dst);
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Device: compile, load, launch
  * ------------------------------------------------------------------------------------------- */
@@ -1209,7 +1111,7 @@ static bt__bmod *build(const char *src)
 {
     bt__blob blob = {0};
     char *log = NULL;
-    bt_status st = g_if->compile(g_bd, src, NULL, 0, NULL, &blob, &log);
+    bt_status st = dev_compile(src, NULL, 0, NULL, NULL, 0, NULL, &blob, &log);
     if (st != BT_OK)
         fprintf(stderr, "compile failed: %s\n%s\n", bt_err_name(st), log ? log : "(no log)");
     assert_int_equal(st, BT_OK);
@@ -1223,115 +1125,6 @@ static bt__bmod *build(const char *src)
     assert_int_equal(st, BT_OK);
     free(blob.data);
     return m;
-}
-
-/* Runs vadd from m over n random floats; checks c == a + b exactly (both sides IEEE single
- * additions, round to nearest) and returns the device time of the launch. */
-static double run_vadd(bt__bmod *m, int n)
-{
-    bt__bfn *f = NULL;
-    bt__kres res;
-    bt_diag d = {0};
-    assert_int_equal(g_if->function_get(g_bd, m, "vadd", &f, &res, &d), BT_OK);
-    assert_true(res.regs_per_thread > 0 && res.regs_per_thread <= 255);
-    assert_true(res.max_threads_per_block >= 256);
-    assert_int_equal(res.preferred_multiple, 32);
-    assert_int_equal(res.static_smem, 0);
-    assert_int_equal(res.local_bytes, 0);
-    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
-    assert_non_null(a);
-    assert_non_null(b);
-    assert_non_null(c);
-    for (int i = 0; i < n; i++) {
-        a[i] = (float)((double)(rnd() >> 11) / 9007199254740992.0 * 200.0 - 100.0);
-        b[i] = (float)((double)(rnd() >> 11) / 9007199254740992.0 * 2e-3);
-    }
-    bt__bbuf *ba = alloc(n * sizeof(float)), *bb = alloc(n * sizeof(float)),
-             *bc = alloc(n * sizeof(float));
-    assert_int_equal(g_if->buf_write(g_bd, ba, 0, a, n * sizeof(float), &d), BT_OK);
-    assert_int_equal(g_if->buf_write(g_bd, bb, 0, b, n * sizeof(float), &d), BT_OK);
-    bt__btimer *t = NULL;
-    assert_int_equal(g_if->timer_create(g_bd, &t, &d), BT_OK);
-    bt__karg args[] = {buf_arg(ba), buf_arg(bb), buf_arg(bc), i32_arg(n)};
-    uint32_t block[3] = {256, 1, 1}, grid[3] = {(uint32_t)(n + 255) / 256, 1, 1};
-    bt_status st = g_if->launch(g_bd, f, grid, block, 0, args, 4, t, &d);
-    if (st != BT_OK)
-        fprintf(stderr, "launch: %s\n", d.msg);
-    assert_int_equal(st, BT_OK);
-    double ms = 0;
-    assert_int_equal(g_if->timer_read(g_bd, t, &ms, &d), BT_OK);
-    assert_int_equal(g_if->buf_read(g_bd, bc, 0, c, n * sizeof(float), &d), BT_OK);
-    for (int i = 0; i < n; i++) {
-        float want = a[i] + b[i];
-        if (c[i] != want)
-            fail_msg("c[%d] = %.9g, want %.9g", i, (double)c[i], (double)want);
-    }
-    g_if->timer_free(g_bd, t);
-    g_if->buf_free(g_bd, ba);
-    g_if->buf_free(g_bd, bb);
-    g_if->buf_free(g_bd, bc);
-    free(a);
-    free(b);
-    free(c);
-    return ms;
-}
-
-static void test_vector_add_timed(void **state)
-{
-    (void)state;
-    NEED_NVRTC();
-    bt__bmod *m = build(vadd_src);
-    double ms = run_vadd(m, 1000003);
-    printf("    vadd of 1000003 floats: %.4f ms\n", ms);
-    assert_true(ms > 0.0);
-    assert_true(ms < 10000.0);
-    /* Again from the same module: the function is looked up once. */
-    bt__bfn *f1 = NULL, *f2 = NULL;
-    bt_diag d = {0};
-    assert_int_equal(g_if->function_get(g_bd, m, "vadd", &f1, NULL, &d), BT_OK);
-    assert_int_equal(g_if->function_get(g_bd, m, "vadd", &f2, NULL, &d), BT_OK);
-    assert_ptr_equal(f1, f2);
-    assert_true(run_vadd(m, 77) >= 0.0);
-    /* An unknown entry is BT_NOT_FOUND, naming it. */
-    f2 = (bt__bfn *)&d;
-    assert_int_equal(g_if->function_get(g_bd, m, "nosuchkernel", &f2, NULL, &d), BT_NOT_FOUND);
-    assert_null(f2);
-    assert_non_null(strstr(d.msg, "nosuchkernel"));
-    assert_non_null(strstr(d.msg, "CUDA_ERROR_NOT_FOUND (500)"));
-    g_if->module_free(g_bd, m);
-    g_if->module_free(g_bd, NULL);
-}
-
-static void test_corrupt_blobs(void **state)
-{
-    (void)state;
-    NEED_NVRTC();
-    bt__blob blob = {0};
-    char *log = NULL;
-    assert_int_equal(g_if->compile(g_bd, vadd_src, NULL, 0, NULL, &blob, &log), BT_OK);
-    free(log);
-    unsigned char *bad = malloc(blob.size + 1);
-    assert_non_null(bad);
-    memcpy(bad, blob.data, blob.size);
-    bad[blob.size / 2] ^= 0x5a;
-    bt_diag d = {0};
-    bt__bmod *m = (bt__bmod *)&d;
-    assert_int_equal(g_if->module_load(g_bd, bad, blob.size, &m, &d), BT_CORRUPT);
-    assert_null(m);
-    assert_non_null(strstr(d.msg, "checksum"));
-    assert_int_equal(g_if->module_load(g_bd, blob.data, blob.size - 1, &m, &d), BT_CORRUPT);
-    assert_int_equal(g_if->module_load(g_bd, blob.data, 10, &m, &d), BT_CORRUPT);
-    assert_int_equal(g_if->module_load(g_bd, NULL, 0, &m, &d), BT_CORRUPT);
-    memset(bad, 0x42, blob.size);
-    assert_int_equal(g_if->module_load(g_bd, bad, blob.size, &m, &d), BT_CORRUPT);
-    assert_non_null(strstr(d.msg, "magic"));
-    /* A blob at an odd address loads (the backend aligns the image for the driver). */
-    memcpy(bad + 1, blob.data, blob.size);
-    assert_int_equal(g_if->module_load(g_bd, bad + 1, blob.size, &m, &d), BT_OK);
-    assert_true(run_vadd(m, 1000) >= 0.0);
-    g_if->module_free(g_bd, m);
-    free(bad);
-    free(blob.data);
 }
 
 /* C++ kernels, a template instance and a __constant__ array, as Kernel Tuner users write them. */
@@ -1357,7 +1150,7 @@ static const char *kt_src =
     "            y[first + k] = T(2) * x[first + k];\n"
     "}\n";
 
-/* compile_named resolves C++ names, templates and __constant__ symbols; the names travel in the
+/* compile() with names resolves C++ names, templates and __constant__ symbols; the names travel in the
  * blob (as through the kernel cache) to function_get and module_set_global; a constant-memory
  * argument is no kernel parameter (BT__ARG_NONE); mistakes are named; older blobs still load. */
 static void test_cpp_names_templates_and_constant_memory(void **state)
@@ -1370,9 +1163,9 @@ static void test_cpp_names_templates_and_constant_memory(void **state)
     bt__blob blob = {0};
     char *log = NULL;
     bt_diag d = {0};
-    bt_status st = g_if->compile_named(g_bd, kt_src, defs, 7, NULL, names, 3, &blob, &log);
+    bt_status st = dev_compile(kt_src, defs, 7, NULL, names, 3, NULL, &blob, &log);
     if (st)
-        fail_msg("compile_named: %s\n%s", bt_err_name(st), log ? log : "");
+        fail_msg("compile with names: %s\n%s", bt_err_name(st), log ? log : "");
     free(log);
     /* the blob travels by value (the kernel cache stores its bytes) */
     unsigned char *copy = malloc(blob.size);
@@ -1426,7 +1219,7 @@ static void test_cpp_names_templates_and_constant_memory(void **state)
     g_if->module_free(g_bd, m);
     /* a module compiled without the names knows the kernel only by its mangled name */
     bt__blob plain = {0};
-    assert_int_equal(g_if->compile(g_bd, kt_src, defs, 7, NULL, &plain, &log), BT_OK);
+    assert_int_equal(dev_compile(kt_src, defs, 7, NULL, NULL, 0, NULL, &plain, &log), BT_OK);
     free(log);
     assert_int_equal(g_if->module_load(g_bd, plain.data, plain.size, &m, &d), BT_OK);
     assert_int_equal(g_if->function_get(g_bd, m, "convolution_kernel", &conv, NULL, &d),
@@ -1445,8 +1238,7 @@ static void test_cpp_names_templates_and_constant_memory(void **state)
     free(blob.data);
     /* a name the source does not have fails the compile, naming it */
     const char *typo[] = {"convolution_kernal"};
-    assert_int_equal(g_if->compile_named(g_bd, kt_src, defs, 7, NULL, typo, 1, &blob, &log),
-                     BT_COMPILE);
+    assert_int_equal(dev_compile(kt_src, defs, 7, NULL, typo, 1, NULL, &blob, &log), BT_COMPILE);
     assert_non_null(strstr(log, "'convolution_kernal'"));
     free(log);
     assert_null(blob.data);
@@ -1455,31 +1247,6 @@ static void test_cpp_names_templates_and_constant_memory(void **state)
     bt__bbuf *bufs[] = {bf, bi, bo, bx, by};
     for (size_t i = 0; i < 5; i++)
         g_if->buf_free(g_bd, bufs[i]);
-}
-
-static void test_compile_errors_on_device(void **state)
-{
-    (void)state;
-    NEED_NVRTC();
-    const char *src = "extern \"C\" __global__ void bad(int *o)\n"
-                      "{\n"
-                      "    o[0] = undeclared_name_xyz;\n"
-                      "}\n";
-    bt__blob blob = {(void *)&blob, 99};
-    char *log = NULL;
-    assert_int_equal(g_if->compile(g_bd, src, NULL, 0, NULL, &blob, &log), BT_COMPILE);
-    assert_null(blob.data);
-    assert_non_null(strstr(log, "kernel.cu(3)"));
-    free(log);
-    /* A successful build returns a log too, and its resources can be read (log or CUBIN). */
-    assert_int_equal(g_if->compile(g_bd, vadd_src, NULL, 0, NULL, &blob, &log), BT_OK);
-    assert_non_null(log);
-    int regs = 0;
-    int64_t smem = 0;
-    assert_int_equal(resources_of(log, &blob, "vadd", &regs, &smem), BT_OK);
-    assert_true(regs > 0);
-    free(log);
-    free(blob.data);
 }
 
 static void test_compile_from_threads_on_device(void **state)
@@ -1662,9 +1429,9 @@ static void test_refused_launches(void **state)
     g_if->module_free(g_bd, m);
 }
 
-/* Both cache flushes (the read sweep by default, the fill with BLOCKTUNE_CUDA_FLUSH=write) run
+/* Both cache flushes of CUDA (the read sweep by default, the fill with BLOCKTUNE_CUDA_FLUSH=write) run
  * and touch no user buffer; another value is refused when the device opens. */
-static void test_flush_cache(void **state)
+static void test_flush_modes(void **state)
 {
     (void)state;
     int data[1024];
@@ -1689,7 +1456,7 @@ static void test_flush_cache(void **state)
         assert_int_equal(I->buf_read(D, b, 0, back, sizeof back, &d), BT_OK);
         assert_memory_equal(data, back, sizeof data); /* flushing touches no user buffer */
         I->buf_free(D, b);
-        bt_device_close(dev);
+        bt_device_destroy(dev);
     }
     bt_device *bad = NULL;
     setenv("BLOCKTUNE_CUDA_FLUSH", "dirty", 1);
@@ -1718,7 +1485,7 @@ static void test_second_open(void **state)
     for (int i = 0; i < 4096; i++)
         assert_int_equal(back[i], 0x3c);
     i2->buf_free(b2, x);
-    bt_device_close(other);
+    bt_device_destroy(other);
     /* The first device is unaffected by the second's close. */
     bt__bbuf *y = alloc(64);
     g_if->buf_free(g_bd, y);
@@ -1785,7 +1552,7 @@ static void test_fault_then_clean_failures(void **state)
     /* Compiling needs no context and still works. */
     bt__blob blob = {0};
     char *log = NULL;
-    assert_int_equal(g_if->compile(g_bd, vadd_src, NULL, 0, NULL, &blob, &log), BT_OK);
+    assert_int_equal(dev_compile(vadd_src, NULL, 0, NULL, NULL, 0, NULL, &blob, &log), BT_OK);
     bt__bmod *m2 = (bt__bmod *)&d;
     assert_int_equal(g_if->module_load(g_bd, blob.data, blob.size, &m2, &d), BT_LAUNCH);
     assert_null(m2);
@@ -1801,18 +1568,7 @@ static void test_fault_then_clean_failures(void **state)
 static int ctx_balanced(void **state)
 {
     (void)state;
-    if (!g_mock)
-        return 0;
-    void *h = dlopen(getenv(BT__CUDA_LIBRARY_ENV), RTLD_NOW | RTLD_NOLOAD);
-    int (*depth)(void) = h ? (int (*)(void))dlsym(h, "mock_ctx_depth") : NULL;
-    int n = depth ? depth() : -1;
-    if (h)
-        dlclose(h);
-    if (n != 0) {
-        fprintf(stderr, "the backend left %d context(s) pushed on this thread\n", n);
-        return -1;
-    }
-    return 0;
+    return bt_test_mock_ctx_balanced(g_mock ? getenv(BT__CUDA_LIBRARY_ENV) : NULL);
 }
 
 static int device_setup(void **state)
@@ -1831,7 +1587,7 @@ static int device_setup(void **state)
 static int device_teardown(void **state)
 {
     (void)state;
-    bt_device_close(g_dev);
+    bt_device_destroy(g_dev);
     g_dev = NULL;
     /* With every device of the GPU closed, the lost mark is gone and the GPU opens again when
      * the driver allows it (the mock always does; a real driver may not). */
@@ -1842,7 +1598,7 @@ static int device_teardown(void **state)
            st ? d.msg : "");
     if (g_mock && st != BT_OK)
         return -1;
-    bt_device_close(again);
+    bt_device_destroy(again);
     return 0;
 }
 
@@ -1892,20 +1648,14 @@ int main(void)
     }
     const struct CMUnitTest device[] = {
         cmocka_unit_test_teardown(test_devices_list_cuda_first, ctx_balanced),
-        cmocka_unit_test_teardown(test_buffer_round_trip, ctx_balanced),
-        cmocka_unit_test_teardown(test_buffer_fill_patterns, ctx_balanced),
-        cmocka_unit_test_teardown(test_buffer_copy, ctx_balanced),
         cmocka_unit_test_teardown(test_tmap_encode, ctx_balanced),
-        cmocka_unit_test_teardown(test_vector_add_timed, ctx_balanced),
-        cmocka_unit_test_teardown(test_corrupt_blobs, ctx_balanced),
         cmocka_unit_test_teardown(test_cpp_names_templates_and_constant_memory, ctx_balanced),
-        cmocka_unit_test_teardown(test_compile_errors_on_device, ctx_balanced),
         cmocka_unit_test_teardown(test_compile_from_threads_on_device, ctx_balanced),
         cmocka_unit_test_teardown(test_dynamic_smem_above_48k, ctx_balanced),
         cmocka_unit_test_teardown(test_graph_timed, ctx_balanced),
         cmocka_unit_test_teardown(test_refused_launches, ctx_balanced),
-        cmocka_unit_test_teardown(test_flush_cache, ctx_balanced),
         cmocka_unit_test_teardown(test_second_open, ctx_balanced),
+        cmocka_unit_test_teardown(test_flush_modes, ctx_balanced),
         /* must stay last: */
         cmocka_unit_test_teardown(test_fault_then_clean_failures, ctx_balanced),
     };

@@ -146,11 +146,11 @@ static void test_wrap_and_launch_on_engine_queue(void **state)
     bt_launch_options zero = {0};
     assert_int_equal(bt_kernel_launch_ex(kn, p, bufs, 3, &zero, &d), BT_OK);
 
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     bt_kernel_destroy(kn);
     for (int i = 0; i < 3; i++)
         bt_buffer_destroy(bufs[i]);
-    bt_device_close(dev);
+    bt_device_destroy(dev);
     /* nothing of the engine's was released: the context's count is back, its memory readable */
     assert_int_equal(refcount(F.ctx), refs);
     assert_int_equal(clEnqueueReadBuffer(F.q, mz, CL_TRUE, 0, bytes, got, 0, NULL, NULL), 0);
@@ -240,7 +240,7 @@ static void test_refused_launches(void **state)
     clReleaseCommandQueue(q2);
     clReleaseMemObject(m2);
     clReleaseContext(c2);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     bt_kernel_destroy(kn);
     bt_kernel_destroy(kw);
     bt_buffer_destroy(foreign);
@@ -248,8 +248,8 @@ static void test_refused_launches(void **state)
         bt_buffer_destroy(b[i]), bt_buffer_destroy(t[i]);
         clReleaseMemObject(big[i]), clReleaseMemObject(tiny[i]);
     }
-    bt_device_close(dev);
-    bt_device_close(other);
+    bt_device_destroy(dev);
+    bt_device_destroy(other);
 }
 
 /* wisdom-only lookup: a config, its geometry and arguments with no compile and no measurement;
@@ -334,9 +334,9 @@ static void test_lookup_then_own_launch(void **state)
     assert_int_equal(bt_kernel_tune_count(kt), 0);
     clReleaseMemObject(mx), clReleaseMemObject(my), clReleaseMemObject(mz);
     free(x), free(y), free(z);
-    bt_problem_free(p), bt_problem_free(p2);
+    bt_problem_destroy(p), bt_problem_destroy(p2);
     bt_kernel_destroy(kn), bt_kernel_destroy(kt);
-    bt_device_close(dev);
+    bt_device_destroy(dev);
 }
 
 /* What the caller's output holds while the first launch tunes (read from the progress callback,
@@ -407,11 +407,11 @@ static void test_first_launch_scratch_or_in_place(void **state)
         for (size_t i = 0; i < n; i++)
             bad += !(z[i] == x[i] + x[i]);
         assert_int_equal(bad, 0); /* and the winner's launch wrote the right answer */
-        bt_problem_free(p);
+        bt_problem_destroy(p);
         bt_kernel_destroy(kn);
         for (int i = 0; i < 3; i++)
             bt_buffer_destroy(bufs[i]);
-        bt_device_close(dev);
+        bt_device_destroy(dev);
         clReleaseMemObject(mx), clReleaseMemObject(my), clReleaseMemObject(mz);
         free(x), free(z);
     }
@@ -437,7 +437,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    bt_kdesc_free(F.k);
+    bt_kdesc_destroy(F.k);
     clReleaseCommandQueue(F.q);
     clReleaseContext(F.ctx);
     return 0;

@@ -99,9 +99,9 @@ static void test_wrap_devices(void **state)
     assert_int_equal(bt_device_wrap_cuda(0, NULL, &dev, &d), BT_OK); /* the primary context */
     assert_string_equal(bt_device_get_info(dev)->id, "cuda:0");
     assert_true(bt_device_is_wrapped(dev));
-    bt_device_close(dev);
+    bt_device_destroy(dev);
     assert_int_equal(bt_device_wrap_cuda(0, M.ctx, &dev, &d), BT_OK); /* the engine's context */
-    bt_device_close(dev);
+    bt_device_destroy(dev);
     /* the engine's reference is intact: its context can still be made current */
     CUcontext popped;
     assert_int_equal(M.push(M.ctx), 0);
@@ -141,7 +141,7 @@ static void test_wrap_memory(void **state)
                      BT_INVALID_ARG);
     assert_non_null(strstr(d.msg, "is not device memory the driver knows"));
     assert_int_equal(bt_buffer_wrap(dev, 0, 16, &b, &d), BT_INVALID_ARG);
-    bt_device_close(dev);
+    bt_device_destroy(dev);
     dfree(p);
 }
 
@@ -209,12 +209,12 @@ static void test_launch_on_engine_stream(void **state)
     assert_true(size > 64 && !memcmp(bin, "\177ELF", 4)); /* a CUBIN */
     bt_choice_destroy(ch);
 
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     bt_kernel_destroy(kn);
     bt_buffer_destroy(shortc);
     for (int i = 0; i < 3; i++)
         bt_buffer_destroy(bufs[i]);
-    bt_device_close(dev);
+    bt_device_destroy(dev);
     assert_int_equal(M.push(M.ctx), 0);
     assert_int_equal(M.stream_destroy(s), 0); /* still the engine's stream */
     M.pop(&popped);
@@ -250,7 +250,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    bt_kdesc_free(M.k);
+    bt_kdesc_destroy(M.k);
     M.release(0);
     return 0;
 }

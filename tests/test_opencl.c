@@ -1,9 +1,8 @@
 /*
- * test_opencl.c — the OpenCL backend through its vtable and the device layer: listing and info,
- * buffers (round trip, fill, copy, bounds), compile (success, errors with the line, from several
- * threads at once), binary round trip and corrupt blobs, kernels and their resources, launches
- * (results checked exactly against the host, profiling timers, illegal sizes, bad arguments),
- * cache flushing, and a missing OpenCL library.
+ * test_opencl.c — what only the OpenCL backend has (the contract every backend keeps is checked
+ * by test_backends.c): CL error names, what an OpenCL device reports of itself, a missing OpenCL
+ * library, compile errors by their CL name and build options passed through, local-memory
+ * arguments, and the CL errors of launches with wrong arguments.
  *
  * Needs an OpenCL device (PoCL on the CPU does); without one the test prints why and exits 77.
  */
@@ -17,7 +16,7 @@
 /* clang-format on */
 
 #include "backends/opencl/opencl.h"
-#include "core/device.h"
+#include "backends/device.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -49,11 +48,18 @@ static const char *vadd_src =
     "}\n";
 
 /* Compiles src and loads it; the module is the caller's to free. */
+static bt_status compile(const char *src, const char *const *defs, int ndefs, const char *opts,
+                         bt__blob *blob, char **log)
+{
+    bt__compile_req req = {.src = src, .defines = defs, .ndefines = ndefs, .options = opts};
+    return g_if->compile(g_bd, &req, blob, log);
+}
+
 static bt__bmod *build(const char *src, const char *const *defs, int ndefs, const char *opts)
 {
     bt__blob blob = {0};
     char *log = NULL;
-    bt_status st = g_if->compile(g_bd, src, defs, ndefs, opts, &blob, &log);
+    bt_status st = compile(src, defs, ndefs, opts, &blob, &log);
     if (st != BT_OK)
         fprintf(stderr, "compile failed: %s\n%s\n", bt_err_name(st), log ? log : "(no log)");
     assert_int_equal(st, BT_OK);
@@ -147,31 +153,6 @@ static void test_devices_list_sane(void **state)
     bt_device_list_destroy(list);
 }
 
-static void test_device_open_by_id(void **state)
-{
-    (void)state;
-    bt_device *d = NULL;
-    bt_diag diag = {0};
-    assert_int_equal(bt_device_open(NULL, &d, &diag), BT_OK);
-    assert_true(bt_device_get_info(d)->is_default);
-    assert_non_null(bt__device_iface(d));
-    assert_non_null(bt__device_bdev(d));
-    bt_device_close(d);
-
-    assert_int_equal(bt_device_open("opencl:0", &d, &diag), BT_OK);
-    assert_string_equal(bt_device_get_info(d)->id, "opencl:0");
-    assert_string_equal(bt__device_iface(d)->name, "opencl");
-    bt_device_close(d);
-
-    d = (bt_device *)&diag; /* must be reset to NULL */
-    assert_int_equal(bt_device_open("opencl:999", &d, &diag), BT_NO_DEVICE);
-    assert_null(d);
-    assert_non_null(strstr(diag.msg, "opencl:999"));
-    assert_non_null(strstr(diag.msg, "opencl:0")); /* lists the ids that exist */
-    bt_device_close(NULL);
-    assert_null(bt_device_get_info(NULL));
-}
-
 static void test_missing_library(void **state)
 {
     (void)state;
@@ -196,206 +177,13 @@ static void test_missing_library(void **state)
  * Buffers
  * ------------------------------------------------------------------------------------------- */
 
-static void test_buffer_round_trip(void **state)
-{
-    (void)state;
-    const size_t n = (1u << 20) + 13;
-    unsigned char *src = malloc(n), *dst = malloc(n);
-    assert_non_null(src);
-    assert_non_null(dst);
-    for (size_t i = 0; i < n; i++)
-        src[i] = (unsigned char)rnd();
-    bt__bbuf *b = alloc(n);
-    bt_diag d = {0};
-    assert_int_equal(g_if->buf_write(g_bd, b, 0, src, n, &d), BT_OK);
-    memset(dst, 0, n);
-    assert_int_equal(g_if->buf_read(g_bd, b, 0, dst, n, &d), BT_OK);
-    assert_memory_equal(src, dst, n);
-    /* At an odd offset. */
-    assert_int_equal(g_if->buf_write(g_bd, b, 7, src + 100, 1000, &d), BT_OK);
-    assert_int_equal(g_if->buf_read(g_bd, b, 7, dst, 1000, &d), BT_OK);
-    assert_memory_equal(src + 100, dst, 1000);
-    /* Out of range is refused, naming the range. */
-    assert_int_equal(g_if->buf_read(g_bd, b, n - 4, dst, 8, &d), BT_INVALID_ARG);
-    assert_non_null(strstr(d.msg, "outside"));
-    assert_int_equal(g_if->buf_write(g_bd, b, n + 1, src, 0, &d), BT_INVALID_ARG);
-    bt__bbuf *z = (bt__bbuf *)&d;
-    assert_int_equal(g_if->buf_alloc(g_bd, 0, &z, &d), BT_INVALID_ARG);
-    assert_null(z);
-    g_if->buf_free(g_bd, b);
-    g_if->buf_free(g_bd, NULL);
-    free(src);
-    free(dst);
-}
-
-static void test_buffer_fill_patterns(void **state)
-{
-    (void)state;
-    const size_t n = 4096;
-    unsigned char *host = malloc(n), *back = malloc(n);
-    assert_non_null(host);
-    assert_non_null(back);
-    bt__bbuf *b = alloc(n);
-    bt_diag d = {0};
-    const uint64_t pat = 0x0102030405060708ULL;
-    for (size_t ps = 1; ps <= 8; ps *= 2) {
-        for (size_t i = 0; i < n; i++)
-            host[i] = (unsigned char)rnd();
-        assert_int_equal(g_if->buf_write(g_bd, b, 0, host, n, &d), BT_OK);
-        size_t off = 8 * ps, len = 64 * ps + ps * 3;
-        assert_int_equal(g_if->buf_fill(g_bd, b, off, len, &pat, ps, &d), BT_OK);
-        for (size_t i = 0; i < len; i++)
-            host[off + i] = ((const unsigned char *)&pat)[i % ps];
-        assert_int_equal(g_if->buf_read(g_bd, b, 0, back, n, &d), BT_OK);
-        assert_memory_equal(host, back, n); /* the range filled, the rest untouched */
-    }
-    assert_int_equal(g_if->buf_fill(g_bd, b, 0, 10, &pat, 4, &d), BT_INVALID_ARG);
-    assert_int_equal(g_if->buf_fill(g_bd, b, 0, 12, &pat, 3, &d), BT_INVALID_ARG);
-    assert_int_equal(g_if->buf_fill(g_bd, b, 0, n + 4, &pat, 4, &d), BT_INVALID_ARG);
-    g_if->buf_free(g_bd, b);
-    free(host);
-    free(back);
-}
-
-static void test_buffer_copy(void **state)
-{
-    (void)state;
-    const size_t n = 100003;
-    unsigned char *src = malloc(n), *dst = malloc(n);
-    assert_non_null(src);
-    assert_non_null(dst);
-    for (size_t i = 0; i < n; i++)
-        src[i] = (unsigned char)rnd();
-    bt__bbuf *a = alloc(n), *b = alloc(n + 100);
-    bt_diag d = {0};
-    const unsigned char zero = 0;
-    assert_int_equal(g_if->buf_fill(g_bd, b, 0, n + 100, &zero, 1, &d), BT_OK);
-    assert_int_equal(g_if->buf_write(g_bd, a, 0, src, n, &d), BT_OK);
-    assert_int_equal(g_if->buf_copy(g_bd, b, a, n, &d), BT_OK);
-    assert_int_equal(g_if->buf_read(g_bd, b, 0, dst, n, &d), BT_OK);
-    assert_memory_equal(src, dst, n);
-    unsigned char tail[100], zeros[100] = {0};
-    assert_int_equal(g_if->buf_read(g_bd, b, n, tail, 100, &d), BT_OK);
-    assert_memory_equal(tail, zeros, 100);
-    assert_int_equal(g_if->buf_copy(g_bd, a, b, n + 1, &d), BT_INVALID_ARG); /* a is too small */
-    g_if->buf_free(g_bd, a);
-    g_if->buf_free(g_bd, b);
-    free(src);
-    free(dst);
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Compile, load, launch
  * ------------------------------------------------------------------------------------------- */
 
-/* Runs vadd from m over n random floats; checks c == a + b exactly (both sides IEEE single
- * additions, round to nearest) and returns the device time of the launch. c_out gets c. */
-static double run_vadd(bt__bmod *m, int n, float *c_out)
-{
-    bt__bfn *f = NULL;
-    bt__kres res;
-    bt_diag d = {0};
-    assert_int_equal(g_if->function_get(g_bd, m, "vadd", &f, &res, &d), BT_OK);
-    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
-    assert_non_null(a);
-    assert_non_null(b);
-    assert_non_null(c);
-    rng_state = 12345; /* the same inputs every call */
-    for (int i = 0; i < n; i++) {
-        a[i] = (float)((double)(rnd() >> 11) / 9007199254740992.0 * 200.0 - 100.0);
-        b[i] = (float)((double)(rnd() >> 11) / 9007199254740992.0 * 2e-3);
-    }
-    bt__bbuf *ba = alloc(n * sizeof(float)), *bb = alloc(n * sizeof(float)),
-             *bc = alloc(n * sizeof(float));
-    assert_int_equal(g_if->buf_write(g_bd, ba, 0, a, n * sizeof(float), &d), BT_OK);
-    assert_int_equal(g_if->buf_write(g_bd, bb, 0, b, n * sizeof(float), &d), BT_OK);
-    bt__btimer *t = NULL;
-    assert_int_equal(g_if->timer_create(g_bd, &t, &d), BT_OK);
-    bt__karg args[] = {buf_arg(ba), buf_arg(bb), buf_arg(bc), i32_arg(n)};
-    uint32_t block[3] = {64, 1, 1}, grid[3] = {(uint32_t)(n + 63) / 64, 1, 1};
-    bt_status st = g_if->launch(g_bd, f, grid, block, 0, args, 4, t, &d);
-    if (st != BT_OK)
-        fprintf(stderr, "launch: %s\n", d.msg);
-    assert_int_equal(st, BT_OK);
-    double ms = 0;
-    assert_int_equal(g_if->timer_read(g_bd, t, &ms, &d), BT_OK);
-    assert_int_equal(g_if->buf_read(g_bd, bc, 0, c, n * sizeof(float), &d), BT_OK);
-    for (int i = 0; i < n; i++) {
-        float want = a[i] + b[i];
-        if (c[i] != want)
-            fail_msg("c[%d] = %.9g, want %.9g", i, (double)c[i], (double)want);
-    }
-    if (c_out)
-        memcpy(c_out, c, n * sizeof *c);
-    g_if->timer_free(g_bd, t);
-    g_if->buf_free(g_bd, ba);
-    g_if->buf_free(g_bd, bb);
-    g_if->buf_free(g_bd, bc);
-    free(a);
-    free(b);
-    free(c);
-    return ms;
-}
-
-static void test_vector_add_timed(void **state)
-{
-    (void)state;
-    bt__bmod *m = build(vadd_src, NULL, 0, NULL);
-    double ms = run_vadd(m, 1000003, NULL);
-    assert_true(ms > 0.0);
-    assert_true(ms < 60000.0);
-    g_if->module_free(g_bd, m);
-}
-
-static void test_binary_round_trip(void **state)
-{
-    (void)state;
-    enum { N = 4099 };
-    bt__blob blob = {0};
-    char *log = NULL;
-    assert_int_equal(g_if->compile(g_bd, vadd_src, NULL, 0, "-cl-std=CL1.2", &blob, &log), BT_OK);
-    free(log);
-    assert_true(blob.size > 32);
-    float *c1 = malloc(N * sizeof(float)), *c2 = malloc(N * sizeof(float));
-    assert_non_null(c1);
-    assert_non_null(c2);
-    bt__bmod *m1 = build(vadd_src, NULL, 0, NULL);
-    run_vadd(m1, N, c1);
-    g_if->module_free(g_bd, m1);
-
-    /* Loading the same blob twice gives two independent, working modules. */
-    bt_diag d = {0};
-    bt__bmod *m2 = NULL, *m3 = NULL;
-    assert_int_equal(g_if->module_load(g_bd, blob.data, blob.size, &m2, &d), BT_OK);
-    assert_int_equal(g_if->module_load(g_bd, blob.data, blob.size, &m3, &d), BT_OK);
-    run_vadd(m2, N, c2);
-    assert_memory_equal(c1, c2, N * sizeof(float));
-    run_vadd(m3, N, c2);
-    assert_memory_equal(c1, c2, N * sizeof(float));
-    g_if->module_free(g_bd, m2);
-    g_if->module_free(g_bd, m3);
-
-    /* Damaged blobs are refused before they reach the driver. */
-    unsigned char *bad = malloc(blob.size);
-    assert_non_null(bad);
-    memcpy(bad, blob.data, blob.size);
-    bad[blob.size / 2] ^= 0x5a;
-    bt__bmod *m = (bt__bmod *)&d;
-    assert_int_equal(g_if->module_load(g_bd, bad, blob.size, &m, &d), BT_CORRUPT);
-    assert_null(m);
-    assert_non_null(strstr(d.msg, "checksum"));
-    assert_int_equal(g_if->module_load(g_bd, blob.data, blob.size - 1, &m, &d), BT_CORRUPT);
-    assert_int_equal(g_if->module_load(g_bd, blob.data, 10, &m, &d), BT_CORRUPT);
-    memset(bad, 0x42, blob.size);
-    assert_int_equal(g_if->module_load(g_bd, bad, blob.size, &m, &d), BT_CORRUPT);
-    assert_non_null(strstr(d.msg, "magic"));
-    free(bad);
-    free(blob.data);
-    free(c1);
-    free(c2);
-}
-
-static void test_compile_error_names_line(void **state)
+/* The OpenCL parts of a compile: the CL error by name in the log, a define that would split into
+ * two options refused, the caller's build options passed through to clBuildProgram. */
+static void test_compile_errors_and_options(void **state)
 {
     (void)state;
     const char *src = "__kernel void bad(__global int *o)\n"
@@ -404,143 +192,26 @@ static void test_compile_error_names_line(void **state)
                       "}\n";
     bt__blob blob = {(void *)&blob, 99};
     char *log = NULL;
-    bt_status st = g_if->compile(g_bd, src, NULL, 0, NULL, &blob, &log);
-    assert_int_equal(st, BT_COMPILE);
-    assert_null(blob.data);
-    assert_int_equal(blob.size, 0);
-    assert_non_null(log);
+    assert_int_equal(compile(src, NULL, 0, NULL, &blob, &log), BT_COMPILE);
     assert_non_null(strstr(log, "CL_BUILD_PROGRAM_FAILURE (-11)"));
-    assert_non_null(strstr(log, "undeclared_name_xyz"));
-    assert_non_null(strstr(log, ":3:")); /* the line of the error */
     free(log);
 
     /* A define that would split into two options is refused with a log. */
     const char *defs[] = {"T=unsigned int"};
-    st = g_if->compile(g_bd, vadd_src, defs, 1, NULL, &blob, &log);
-    assert_int_equal(st, BT_INVALID_ARG);
+    assert_int_equal(compile(vadd_src, defs, 1, NULL, &blob, &log), BT_INVALID_ARG);
+    assert_null(blob.data);
     assert_non_null(log);
     assert_non_null(strstr(log, "T=unsigned int"));
     free(log);
 
-    /* A successful build returns a log too (possibly empty), never NULL. */
-    st = g_if->compile(g_bd, vadd_src, NULL, 0, NULL, &blob, &log);
-    assert_int_equal(st, BT_OK);
-    assert_non_null(log);
+    /* Options reach the compiler: a valid one builds, an unknown one fails naming them. */
+    assert_int_equal(compile(vadd_src, NULL, 0, "-cl-std=CL1.2", &blob, &log), BT_OK);
     free(log);
     free(blob.data);
-}
-
-/* Each job compiles one program whose result depends on its define and its options. */
-typedef struct compile_job {
-    int k;
-    bt__blob blob;
-    bt_status st;
-    char *log;
-} compile_job;
-
-static const char *setk_fmt = "/* program %d */\n"
-                              "__kernel void setk(__global int *o)\n"
-                              "{\n"
-                              "    o[get_global_id(0)] = K * 3 + EXTRA;\n"
-                              "}\n";
-
-static void *compile_thread(void *arg)
-{
-    compile_job *jobs = arg; /* two jobs per thread */
-    for (int j = 0; j < 2; j++) {
-        char src[256], def[32];
-        snprintf(src, sizeof src, setk_fmt, jobs[j].k);
-        snprintf(def, sizeof def, "K=%d", jobs[j].k);
-        const char *defs[] = {def};
-        jobs[j].st = g_if->compile(g_bd, src, defs, 1, "-D EXTRA=1", &jobs[j].blob, &jobs[j].log);
-    }
-    return NULL;
-}
-
-static void test_compile_from_threads(void **state)
-{
-    (void)state;
-    compile_job jobs[8];
-    memset(jobs, 0, sizeof jobs);
-    for (int i = 0; i < 8; i++)
-        jobs[i].k = 100 + i;
-    pthread_t th[4];
-    for (int t = 0; t < 4; t++)
-        assert_int_equal(pthread_create(&th[t], NULL, compile_thread, &jobs[2 * t]), 0);
-    for (int t = 0; t < 4; t++)
-        pthread_join(th[t], NULL);
-    bt_diag d = {0};
-    bt__bbuf *out = alloc(32 * sizeof(int));
-    for (int i = 0; i < 8; i++) {
-        if (jobs[i].st != BT_OK)
-            fprintf(stderr, "job %d: %s\n%s\n", i, bt_err_name(jobs[i].st), jobs[i].log);
-        assert_int_equal(jobs[i].st, BT_OK);
-        assert_non_null(jobs[i].log);
-        bt__bmod *m = NULL;
-        assert_int_equal(g_if->module_load(g_bd, jobs[i].blob.data, jobs[i].blob.size, &m, &d),
-                         BT_OK);
-        bt__bfn *f = NULL;
-        assert_int_equal(g_if->function_get(g_bd, m, "setk", &f, NULL, &d), BT_OK);
-        bt__karg args[] = {buf_arg(out)};
-        uint32_t grid[3] = {4, 1, 1}, block[3] = {8, 1, 1};
-        assert_int_equal(g_if->launch(g_bd, f, grid, block, 0, args, 1, NULL, &d), BT_OK);
-        int got[32];
-        assert_int_equal(g_if->buf_read(g_bd, out, 0, got, sizeof got, &d), BT_OK);
-        for (int j = 0; j < 32; j++)
-            assert_int_equal(got[j], jobs[i].k * 3 + 1);
-        g_if->module_free(g_bd, m);
-        free(jobs[i].blob.data);
-        free(jobs[i].log);
-    }
-    g_if->buf_free(g_bd, out);
-}
-
-static void test_function_resources(void **state)
-{
-    (void)state;
-    const char *src = "__kernel void withlocal(__global float *o)\n"
-                      "{\n"
-                      "    __local float tile[256];\n"
-                      "    int l = get_local_id(0);\n"
-                      "    tile[l] = (float)l;\n"
-                      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-                      "    o[get_global_id(0)] = tile[255 - l];\n"
-                      "}\n";
-    bt__bmod *m = build(src, NULL, 0, NULL);
-    bt__bfn *f = NULL, *f2 = NULL;
-    bt__kres res;
-    memset(&res, 0x55, sizeof res);
-    bt_diag d = {0};
-    assert_int_equal(g_if->function_get(g_bd, m, "withlocal", &f, &res, &d), BT_OK);
-    assert_int_equal(res.regs_per_thread, -1);
-    assert_true(res.max_threads_per_block >= 1);
-    assert_true(res.max_threads_per_block <=
-                bt_device_get_info(g_dev)->props.max_threads_per_block);
-    assert_true(res.preferred_multiple >= 1);
-    assert_true(res.static_smem >= 256 * 4); /* the spec counts __local variables */
-    assert_true(res.local_bytes >= 0);
-    /* The same entry again is the same function. */
-    assert_int_equal(g_if->function_get(g_bd, m, "withlocal", &f2, NULL, &d), BT_OK);
-    assert_ptr_equal(f, f2);
-    /* An unknown entry is BT_NOT_FOUND, naming it. */
-    f2 = (bt__bfn *)&d;
-    assert_int_equal(g_if->function_get(g_bd, m, "nosuchkernel", &f2, &res, &d), BT_NOT_FOUND);
-    assert_null(f2);
-    assert_non_null(strstr(d.msg, "nosuchkernel"));
-    assert_non_null(strstr(d.msg, "CL_INVALID_KERNEL_NAME"));
-
-    if (res.max_threads_per_block >= 256) {
-        bt__bbuf *o = alloc(512 * sizeof(float));
-        bt__karg args[] = {buf_arg(o)};
-        uint32_t grid[3] = {2, 1, 1}, block[3] = {256, 1, 1};
-        assert_int_equal(g_if->launch(g_bd, f, grid, block, 0, args, 1, NULL, &d), BT_OK);
-        float got[512];
-        assert_int_equal(g_if->buf_read(g_bd, o, 0, got, sizeof got, &d), BT_OK);
-        for (int i = 0; i < 512; i++)
-            assert_true(got[i] == (float)(255 - i % 256));
-        g_if->buf_free(g_bd, o);
-    }
-    g_if->module_free(g_bd, m);
+    blob.data = NULL;
+    assert_int_equal(compile(vadd_src, NULL, 0, "-no-such-cl-option", &blob, &log), BT_COMPILE);
+    assert_non_null(strstr(log, "-no-such-cl-option"));
+    free(log);
 }
 
 static void test_local_memory_argument(void **state)
@@ -635,24 +306,6 @@ static void test_illegal_launches(void **state)
     g_if->module_free(g_bd, NULL);
 }
 
-static void test_flush_cache(void **state)
-{
-    (void)state;
-    int data[1024];
-    for (int i = 0; i < 1024; i++)
-        data[i] = (int)rnd();
-    bt__bbuf *b = alloc(sizeof data);
-    bt_diag d = {0};
-    assert_int_equal(g_if->buf_write(g_bd, b, 0, data, sizeof data, &d), BT_OK);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(g_if->flush_cache(g_bd, &d), BT_OK);
-    assert_int_equal(g_if->sync(g_bd, &d), BT_OK);
-    int back[1024];
-    assert_int_equal(g_if->buf_read(g_bd, b, 0, back, sizeof back, &d), BT_OK);
-    assert_memory_equal(data, back, sizeof data); /* flushing touches no user buffer */
-    g_if->buf_free(g_bd, b);
-}
-
 static int group_setup(void **state)
 {
     (void)state;
@@ -669,7 +322,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    bt_device_close(g_dev);
+    bt_device_destroy(g_dev);
     return 0;
 }
 
@@ -692,19 +345,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cl_error_names),
         cmocka_unit_test(test_devices_list_sane),
-        cmocka_unit_test(test_device_open_by_id),
         cmocka_unit_test(test_missing_library),
-        cmocka_unit_test(test_buffer_round_trip),
-        cmocka_unit_test(test_buffer_fill_patterns),
-        cmocka_unit_test(test_buffer_copy),
-        cmocka_unit_test(test_vector_add_timed),
-        cmocka_unit_test(test_binary_round_trip),
-        cmocka_unit_test(test_compile_error_names_line),
-        cmocka_unit_test(test_compile_from_threads),
-        cmocka_unit_test(test_function_resources),
+        cmocka_unit_test(test_compile_errors_and_options),
         cmocka_unit_test(test_local_memory_argument),
         cmocka_unit_test(test_illegal_launches),
-        cmocka_unit_test(test_flush_cache),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -149,7 +149,7 @@ static void test_killed_tunes_resume_without_remeasuring(void **state)
     printf("# final run: %d of %zu configs from the store\n", r->from_store, r->n);
     assert_true(r->from_store >= prev);
     assert_true(r->winner >= 0);
-    bt_result_free(r);
+    bt_result_destroy(r);
     /* and a second full run measures nothing at all */
     assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
     size_t ok = 0;
@@ -157,11 +157,11 @@ static void test_killed_tunes_resume_without_remeasuring(void **state)
         ok += r->e[i].status == BT__CS_OK;
     assert_int_equal((size_t)r->from_store, r->n);
     (void)ok;
-    bt_result_free(r);
+    bt_result_destroy(r);
     bt_kernel_destroy(kn);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
-    bt_device_close(dev);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
+    bt_device_destroy(dev);
 }
 
 int main(void)

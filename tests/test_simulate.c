@@ -36,6 +36,7 @@ static const struct {
 };
 
 static bt__ktcache *caches[5];
+static bt__recspace recs[5]; /* each cache as the recorded space simulation replays */
 
 static int load_all(void **state)
 {
@@ -48,6 +49,7 @@ static int load_all(void **state)
             fprintf(stderr, "%s\n", bt_diag_format(&d, buf, sizeof buf));
             return -1;
         }
+        bt__ktcache_recspace(caches[i], &recs[i]);
     }
     return 0;
 }
@@ -78,11 +80,11 @@ static void test_exhaustive_finds_recorded_best(void **state)
     for (size_t i = 0; i < BT__ARRAY_LEN(spaces); i++) {
         const bt__ktcache *c = caches[i];
         bt__search_ctx ctx;
-        bt__replay_ctx(c, 1, &ctx);
+        bt__replay_ctx(&recs[i], 1, &ctx);
         bt__search_result r;
         bt_diag d;
         assert_int_equal(bt__search_run(bt__strategy_find("exhaustive"), &ctx, NULL,
-                                        bt__replay_measure, (void *)c, &r, &d),
+                                        bt__replay_measure, &recs[i], &r, &d),
                          BT_OK);
         assert_int_equal(r.evals, c->nrecs);
         assert_int_equal(r.failures, c->nfailed);
@@ -107,11 +109,11 @@ static void test_strategies_respect_recorded_validity(void **state)
     const bt__strategy *const *all = bt__strategies(&n);
     for (size_t i = 0; i < n; i++) {
         bt__search_ctx ctx;
-        bt__replay_ctx(c, 7, &ctx);
+        bt__replay_ctx(&recs[0], 7, &ctx);
         bt__search_budget b = {.max_evals = 400};
         bt__search_result r;
         bt_diag d;
-        bt_status st = bt__search_run(all[i], &ctx, &b, bt__replay_measure, (void *)c, &r, &d);
+        bt_status st = bt__search_run(all[i], &ctx, &b, bt__replay_measure, &recs[0], &r, &d);
         if (!strcmp(all[i]->name, "model")) {
             assert_int_equal(st, BT_UNSUPPORTED);
             assert_non_null(strstr(d.msg, "no performance model"));
@@ -134,14 +136,13 @@ static void test_strategies_respect_recorded_validity(void **state)
 
 static void test_simulated_time_limit(void **state)
 {
-    const bt__ktcache *c = caches[2];
     bt__search_ctx ctx;
-    bt__replay_ctx(c, 3, &ctx);
+    bt__replay_ctx(&recs[2], 3, &ctx);
     bt__search_budget b = {.time_limit_s = 120};
     bt__search_result r;
     bt_diag d;
     assert_int_equal(bt__search_run(bt__strategy_find("forest"), &ctx, &b, bt__replay_measure,
-                                    (void *)c, &r, &d),
+                                    &recs[2], &r, &d),
                      BT_OK);
     assert_int_equal(r.stop, BT__STOP_TIME_LIMIT);
     assert_true(r.evals > 2);
@@ -165,7 +166,7 @@ static bool stats_equal(const bt__sim_stats *a, const bt__sim_stats *b)
 
 static void test_simulation_is_deterministic(void **state)
 {
-    const bt__ktcache *c = caches[1];
+    const bt__recspace *c = &recs[1];
     bt__sim_options o = {.runs = 6, .budget = 300, .seed = 11, .jobs = 1};
     bt__sim_stats s1, s2, s3;
     bt_diag d;
@@ -195,7 +196,7 @@ static void test_simulation_is_deterministic(void **state)
 /* Runs reduced to numbers: evals to a threshold is the first trace step within it. */
 static void test_sim_runs_agree_with_space_info(void **state)
 {
-    const bt__ktcache *c = caches[4];
+    const bt__recspace *c = &recs[4];
     bt__sim_space_info info;
     bt__sim_space_info_of(c, &info);
     assert_int_equal(info.recorded, 11130);

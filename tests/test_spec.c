@@ -4,7 +4,8 @@
  * maps, constraints, source lists, defines, grid_div factors, rules) and every name listed twice
  * rejected; unreadable specs, sources and data files named with the reason; and the Kernel Tuner
  * additions: problem defines, block_size_x/y/z, problem_size / grid_div, constant memory, input
- * files and expected answers.
+ * files and expected answers; the built-in kernels are the spec files of kernels/specs/, load as
+ * files too, and keep the source hashes their stored results and shipped wisdom are keyed by.
  */
 #include "test_util.h"
 
@@ -14,6 +15,7 @@
 #include "core/util.h"
 #include "engine/engine.h"
 
+#include <jansson.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -101,7 +103,7 @@ static void test_key_is_bounded_and_unique(void **state)
     bt_kdesc *k = load_ok(t.s);
     assert_int_equal(k->nkey, 16);
     assert_true(k->key_dtype);
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
     free(t.s);
 }
 
@@ -253,8 +255,8 @@ static void test_a_directory_is_named_as_one(void **state)
            "[\"B\"]}, \"args\": [{\"name\": \"y\", \"size\": 8, \"output\": true}]}",
        data_dir() + 1);
     bt_kdesc *ok = load_ok(t.s);
-    assert_non_null(strstr(ok->src_opencl, "planted"));
-    bt_kdesc_free(ok);
+    assert_non_null(strstr(bt__kdesc_source(ok, "opencl")->text, "planted"));
+    bt_kdesc_destroy(ok);
     free(t.s);
 }
 
@@ -284,8 +286,8 @@ static void test_problem_defines(void **state)
     assert_int_equal(bt_problem_set(p, "n", 17, &d), BT_OK); /* per problem, boundary sizes too */
     assert_int_equal(bt__kdesc_pdefines(k, p, NULL, defs, &n, &d), BT_OK);
     assert_string_equal(defs[0], "WIDTH=17");
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
     /* a define the problem cannot take is the plan's error, naming the define */
     k = load_ok("{\"name\": \"d\", \"problem\": {\"n\": 100, \"m\": 0},\n"
                 " \"params\": {\"B\": [1]}, \"defines\": {\"Q\": \"n / m\"}}");
@@ -298,9 +300,9 @@ static void test_problem_defines(void **state)
     assert_int_equal(bt_plan_create(k, p, g, NULL, &pl, &d), BT_EVAL);
     assert_string_equal(d.field, "defines.Q");
     assert_non_null(strstr(d.msg, "division by zero"));
-    bt_problem_free(p);
-    bt_gpudb_free(db);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_gpudb_destroy(db);
+    bt_kdesc_destroy(k);
     static const struct {
         const char *defines, *key, *field, *msg;
     } bad[] = {
@@ -338,8 +340,8 @@ static void geometry(const char *spec, const char *cfg, int64_t grid[3], int64_t
     int64_t dyn;
     if (bt__geometry(k, &c, p, NULL, grid, block, &dyn, &d) != BT_OK)
         fail_msg("geometry: %s", d.msg);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
 }
 
 static void test_block_size_names_and_grid_div(void **state)
@@ -406,7 +408,7 @@ static void test_constant_memory_arguments(void **state)
     assert_string_equal(k->args[0].symbol, "d_filter");
     assert_string_equal(k->args[1].symbol, "ns::table");
     assert_true(k->args[2].cmem);
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
     static const struct {
         const char *args, *field, *msg;
     } bad[] = {
@@ -511,7 +513,7 @@ static void test_input_files_and_answers(void **state)
     assert_non_null(strstr(d.msg, "holds 6 elements (2, 3), the argument needs 7"));
     assert_int_equal(bt__datafile_read(raw, BT__DT_FP64, 6, &data, &dt, &d), BT_INVALID_ARG);
     assert_non_null(strstr(d.msg, "holds 24 bytes, the argument needs 6 elements of fp64 (48 bytes)"));
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
     /* files the loader refuses, at the field */
     static const struct {
         const char *dict;
@@ -589,10 +591,10 @@ static void test_restriction_strings_in_a_spec(void **state)
     assert_int_equal(bt_plan_create(k, p, g, NULL, &pl, &d), BT_OK);
     /* valid: 16x1 16x2 16x4 32x1 32x2 64x1 */
     assert_int_equal(pl->ncand, 6);
-    bt_plan_free(pl);
-    bt_problem_free(p);
-    bt_gpudb_free(db);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_problem_destroy(p);
+    bt_gpudb_destroy(db);
+    bt_kdesc_destroy(k);
     expect_error("python is", "{\"name\": \"r\", \"params\": {\"x\": [1]},\n \"constraints\": [\"x is 1\"]}",
                  BT_PARSE, "constraints[0]", "Python's 'is' at column 3 is not supported", 2);
     bt_kdesc *k2 = (bt_kdesc *)1;
@@ -602,6 +604,144 @@ static void test_restriction_strings_in_a_spec(void **state)
                      BT_PARSE);
     assert_int_equal(d.line, 2);
     assert_int_equal(d.column, 18 + 1 + 5); /* the string's quote, then 'range' at its column 6 */
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The built-in kernels: derived from kernels/specs/, loadable as files, their hashes kept
+ * ------------------------------------------------------------------------------------------- */
+
+/* Every source hash a built-in kernel has had since its wisdom was shipped: the hash keys the
+ * results store and the wisdom files (in wisdom/), so a change of a built-in's source text
+ * (prelude included) or options re-keys what was measured. Change a row only on purpose, and
+ * say so where the change is made. */
+static const struct {
+    const char *kernel, *lang, *hash;
+} pinned[] = {
+    {"gemm", "opencl", "718d7cad4e424e6c"},       {"gemm", "cuda", "b7c2f43eb7914b46"},
+    {"gemm_mma", "cuda", "2621b0f3e25e44a3"},     {"gemm_smallm", "cuda", "cc54756af6755839"},
+    {"gemm_smallm_nt", "cuda", "d8c2cbe1920afcde"}, {"gemm_wgmma", "cuda", "78d00fc3032706d7"},
+    {"layernorm", "opencl", "da31b3c42b909ad7"},  {"layernorm", "cuda", "2c175605a718210d"},
+    {"reduce", "opencl", "af8a5dcb4a0d5b50"},     {"reduce", "cuda", "d847507d23a01114"},
+    {"softmax", "opencl", "9fb09939b2b23ff7"},    {"softmax", "cuda", "031119a208e424de"},
+    {"gemm_smallm_nt_tma", "cuda", "ad62b61683b460a9"},
+    {"gemm_smallm_tma", "cuda", "a341b7dab28691f7"},
+    {"vector_add", "opencl", "b0ff331305f5ddbd"}, {"vector_add", "cuda", "fd6ba326e91e3fa4"},
+};
+
+static void hash_text(const bt_kdesc *k, const bt__ksource *s, char out[20])
+{
+    snprintf(out, 20, "%016llx", (unsigned long long)bt__kdesc_source_hash(k, s));
+}
+
+/* The built-ins are the specs of kernels/specs/ (every one, sorted), each loads from its file as
+ * it loads built in (the same sources, prelude included, the same hashes), and the hashes are
+ * the pinned ones. */
+static void test_builtins_are_the_spec_files(void **state)
+{
+    (void)state;
+    const char *const *names = bt_kdesc_builtin_names();
+    size_t n = 0, files = 0;
+    for (; names[n]; n++)
+        if (n)
+            assert_true(strcmp(names[n - 1], names[n]) < 0);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/kernels/specs", BT_SOURCE_DIR);
+    for (size_t i = 0; i < n; i++) {
+        char file[1200];
+        snprintf(file, sizeof file, "%s/%s.json", path, names[i]);
+        struct stat sb;
+        files += stat(file, &sb) == 0;
+        bt_kdesc *kb = NULL, *kf = NULL;
+        bt_diag d = {0};
+        assert_int_equal(bt_kdesc_builtin(names[i], &kb, &d), BT_OK);
+        if (bt_kdesc_load_file(file, &kf, &d) != BT_OK)
+            fail_msg("%s: %s", file, d.msg);
+        assert_int_equal(kb->nsrc, kf->nsrc);
+        assert_true(kb->nsrc >= 1);
+        for (int s = 0; s < kb->nsrc; s++) {
+            assert_string_equal(kb->src[s].lang, kf->src[s].lang);
+            assert_string_equal(kb->src[s].text, kf->src[s].text);
+            assert_string_equal(kb->src[s].target, kf->src[s].target);
+            char h[20];
+            hash_text(kb, &kb->src[s], h);
+            bool found = false;
+            for (size_t p = 0; p < sizeof pinned / sizeof pinned[0]; p++)
+                if (!strcmp(pinned[p].kernel, names[i]) && !strcmp(pinned[p].lang, kb->src[s].lang)) {
+                    found = true;
+                    if (strcmp(pinned[p].hash, h) != 0)
+                        fail_msg("%s (%s): source hash %s, pinned %s", names[i], kb->src[s].lang,
+                                 h, pinned[p].hash);
+                }
+            if (!found)
+                fail_msg("%s (%s): hash %s is not pinned (add it to pinned[])", names[i],
+                         kb->src[s].lang, h);
+        }
+        bt_kdesc_destroy(kb);
+        bt_kdesc_destroy(kf);
+    }
+    assert_int_equal(files, n);
+    assert_true(n >= 9);
+    /* a spec of one's own keeps its hash too (its text is a newline, then its source) */
+    bt_kdesc *own = NULL;
+    bt_diag od = {0};
+    snprintf(path, sizeof path, "%s/examples/saxpy/saxpy.json", BT_SOURCE_DIR);
+    assert_int_equal(bt_kdesc_load_file(path, &own, &od), BT_OK);
+    char oh[20];
+    hash_text(own, bt__kdesc_source(own, "opencl"), oh);
+    assert_string_equal(oh, "be4b5c80738acb31");
+    bt_kdesc_destroy(own);
+    /* an unknown name lists the built-ins */
+    bt_kdesc *k = NULL;
+    bt_diag d = {0};
+    assert_int_equal(bt_kdesc_builtin("no_such_kernel", &k, &d), BT_NOT_FOUND);
+    assert_non_null(strstr(d.msg, "gemm_smallm_nt"));
+    /* gemm_wgmma's CUDA source names its target; the rest build for the device's own */
+    assert_int_equal(bt_kdesc_builtin("gemm_wgmma", &k, &d), BT_OK);
+    assert_string_equal(bt__kdesc_source(k, "cuda")->target, "sm_90a");
+    assert_null(bt__kdesc_source(k, "opencl"));
+    bt_kdesc_destroy(k);
+}
+
+/* The wisdom shipped in wisdom/ is keyed by the source hash of the kernel it was measured with:
+ * each entry's hash is what the built-in's CUDA source hashes to now. */
+static void test_shipped_wisdom_keys_match_the_sources(void **state)
+{
+    (void)state;
+    size_t checked = 0;
+    for (size_t i = 0;; i++) {
+        const char *path;
+        size_t size;
+        const char *data = bt__embedded_at(i, &path, &size);
+        if (!data)
+            break;
+        if (strncmp(path, "wisdom/", 7) != 0)
+            continue;
+        json_error_t err;
+        json_t *root = json_loadb(data, size, 0, &err);
+        assert_non_null(root);
+        json_t *entries = json_object_get(root, "entries");
+        size_t e;
+        json_t *x;
+        json_array_foreach(entries, e, x) {
+            const char *kernel = json_string_value(json_object_get(x, "kernel"));
+            const char *hash = json_string_value(json_object_get(x, "source_hash"));
+            assert_non_null(kernel);
+            assert_non_null(hash);
+            bt_kdesc *k = NULL;
+            bt_diag d = {0};
+            if (bt_kdesc_builtin(kernel, &k, &d) != BT_OK)
+                fail_msg("%s: entry %zu names '%s': %s", path, e, kernel, d.msg);
+            char h[20];
+            hash_text(k, bt__kdesc_source(k, "cuda"), h);
+            if (strcmp(h, hash) != 0)
+                fail_msg("%s: entry %zu (%s) is keyed %s, the source hashes to %s", path, e,
+                         kernel, hash, h);
+            bt_kdesc_destroy(k);
+            checked++;
+        }
+        json_decref(root);
+    }
+    assert_true(checked >= 5);
 }
 
 int main(void)
@@ -615,6 +755,8 @@ int main(void)
         cmocka_unit_test(test_constant_memory_arguments),
         cmocka_unit_test(test_input_files_and_answers),
         cmocka_unit_test(test_restriction_strings_in_a_spec),
+        cmocka_unit_test(test_builtins_are_the_spec_files),
+        cmocka_unit_test(test_shipped_wisdom_keys_match_the_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

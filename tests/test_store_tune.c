@@ -193,7 +193,7 @@ static void test_untrusted_rows_are_measured_again(void **state)
         free(cj);
     }
     bt__store_close(s);
-    bt_result_free(r);
+    bt_result_destroy(r);
 }
 
 static void make_read_only(bt_kernel *kn, bt__tune_opts *o)
@@ -227,7 +227,7 @@ static void test_failed_writes_reach_the_result(void **state)
     assert_int_equal(json_integer_value(json_object_get(st, "stored")), 0);
     assert_true(json_is_string(json_object_get(st, "error")));
     json_decref(j);
-    bt_result_free(r);
+    bt_result_destroy(r);
 }
 
 /* A store whose pages are damaged is refused at open, with the path and how to recover; the tune
@@ -261,7 +261,7 @@ static void test_damaged_store_is_refused(void **state)
     char *text = report_text(r);
     assert_non_null(strstr(text, "NOT STORED: the results store"));
     free(text);
-    bt_result_free(r);
+    bt_result_destroy(r);
     /* verify (which opens it for reading, unchecked) reports the damage */
     assert_int_equal(bt__store_open_read(db, &s, &d), BT_OK);
     char *rep = NULL;
@@ -357,9 +357,9 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    bt_problem_free(F.p);
-    bt_kdesc_free(F.k);
-    bt_device_close(F.dev);
+    bt_problem_destroy(F.p);
+    bt_kdesc_destroy(F.k);
+    bt_device_destroy(F.dev);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : -1;

@@ -5,6 +5,7 @@
 #ifndef BT_TEST_UTIL_H
 #define BT_TEST_UTIL_H
 
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,6 +40,25 @@ static inline int bt_test_sanitized(void)
 #else
     return 0;
 #endif
+}
+
+/* For a teardown after each device test on the mock CUDA driver (tests/mock/mock_cuda.c, loaded
+ * from library `lib`): 0 when every context the backend pushed on this thread is popped again,
+ * else -1, saying how many are left. 0 when lib is NULL (a real driver). */
+static inline int bt_test_mock_ctx_balanced(const char *lib)
+{
+    if (!lib)
+        return 0;
+    void *h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+    int (*depth)(void) = h ? (int (*)(void))dlsym(h, "mock_ctx_depth") : NULL;
+    int n = depth ? depth() : -1;
+    if (h)
+        dlclose(h);
+    if (n != 0) {
+        fprintf(stderr, "the backend left %d context(s) pushed on this thread\n", n);
+        return -1;
+    }
+    return 0;
 }
 
 /* Skips the whole test program (ctest SKIP_RETURN_CODE 77) with a reason on stdout. */

@@ -92,7 +92,7 @@ static bt_result *tune(const bt_kdesc *k, bt__tune_opts o, bt_status *st, bt_dia
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     bt_result *r = NULL;
     *st = bt__kernel_tune_opts(kn, p, &o, &r, d);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     bt_kernel_destroy(kn);
     return r;
 }
@@ -152,8 +152,8 @@ static void test_reference_kernel_is_run_at_every_problem(void **state)
     assert_non_null(strstr(text, "verified: reference kernel 'ref', 4096 outputs match"));
     assert_non_null(strstr(text, "; and at every boundary size"));
     free(text);
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 /* The configs are compared with what the reference kernel computes, whatever it computes: a
@@ -168,8 +168,8 @@ static void test_the_reference_kernel_decides(void **state)
     assert_int_equal(entry(r, 32, 0)->status, BT__CS_WRONG);
     assert_int_equal(entry(r, 32, 1)->status, BT__CS_OK);
     assert_true(r->winner >= 0 && r->e[r->winner].ev.cfg.v[1] == 1);
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 /* A reference that cannot be made stops the tune with the reason; nothing is called verified. */
@@ -185,7 +185,7 @@ static void expect_reference_error(const char *ref, bt_status want, const char *
     for (int i = 0; needles[i]; i++)
         if (!strstr(d.msg, needles[i]))
             fail_msg("'%s' not in: %s", needles[i], d.msg);
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 }
 
 static void test_a_reference_kernel_that_does_not_compile_stops_the_tune(void **state)
@@ -229,7 +229,7 @@ static void test_a_baseline_that_does_not_compile_shows_the_log(void **state)
     for (int i = 0; want[i]; i++)
         if (!strstr(d.msg, want[i]))
             fail_msg("'%s' not in: %s", want[i], d.msg);
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 }
 
 /* The baseline is run at every boundary size: a config that writes a wrong value only there
@@ -244,8 +244,8 @@ static void test_a_baseline_is_run_at_the_boundary_sizes(void **state)
     assert_int_equal(entry(r, 64, 0)->boundary_checked, 2);
     assert_int_equal(entry(r, 64, 2)->status, BT__CS_WRONG);
     assert_non_null(strstr(entry(r, 64, 2)->error, "at boundary size n=17"));
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 /* The report's verification words come from checks that ran: without a reference it says what
@@ -267,8 +267,8 @@ static void test_the_report_claims_only_checks_that_ran(void **state)
     assert_non_null(strstr(text, "NOT VERIFIED"));
     assert_null(strstr(text, "verified:"));
     free(text);
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 /* A problem is checked before anything runs. */
@@ -293,8 +293,8 @@ static void expect_problem_error(const char *n, bt_status want, const char *cons
         if (!strstr(d.msg, needles[i]))
             fail_msg("'%s' not in: %s", needles[i], d.msg);
     bt_kernel_destroy(kn);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
 }
 
 static void test_an_empty_problem_is_an_error(void **state)
@@ -321,7 +321,7 @@ static void test_an_empty_problem_is_an_error(void **state)
     assert_int_equal(st, BT_INVALID_ARG);
     assert_non_null(strstr(d.msg, "argument 'y' would have -3 elements (size 'n - pad' with n=5, "
                                   "pad=8)"));
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 }
 
 static void test_a_problem_larger_than_the_device_is_an_error(void **state)
@@ -365,7 +365,7 @@ static void test_budgets_are_bounded(void **state)
         if (!strstr(d.msg, bad[i].name))
             fail_msg("'%s' not in: %s", bad[i].name, d.msg);
     }
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 }
 
 /* PoCL compiles a binary at its first launch; that time is not the kernel's: a config whose
@@ -406,8 +406,8 @@ static void test_the_compile_at_first_launch_is_not_a_hang(void **state)
         if (r->e[i].status != BT__CS_OK)
             fail_msg("config %zu: %s: %s", i, bt__cfg_status_name(r->e[i].status),
                      r->e[i].error ? r->e[i].error : "");
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 int main(void)
@@ -430,6 +430,6 @@ int main(void)
         cmocka_unit_test(test_the_compile_at_first_launch_is_not_a_hang),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    bt_device_close(dev);
+    bt_device_destroy(dev);
     return rc;
 }

@@ -50,6 +50,24 @@ int bt_cli_usage_error(const char *cmd, const char *fmt, ...)
     return 2;
 }
 
+void bt_cli_print_builtins(FILE *f, int indent)
+{
+    int col = indent;
+    for (const char *const *n = bt_kdesc_builtin_names(); *n; n++) {
+        int len = (int)strlen(*n) + (n[1] ? 1 : 0);
+        if (col > indent && col + 1 + len > 90) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', f);
+            col++;
+        }
+        fprintf(f, "%s%s", *n, n[1] ? "," : "");
+        col += len;
+    }
+    fputc('\n', f);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: blocktune <command> [options]\n\n"

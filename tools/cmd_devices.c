@@ -4,7 +4,7 @@
  */
 #include "cli.h"
 
-#include "core/device.h"
+#include "backends/device.h"
 
 #include <jansson.h>
 #include <stdio.h>

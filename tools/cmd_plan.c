@@ -23,9 +23,10 @@ static void plan_help(FILE *f)
         "every reason, in numbers); ranks the rest by a predicted time; prints the roofline and\n"
         "which configs are worth measuring.\n"
         "\n"
-        "  KERNEL            a built-in kernel (gemm, gemm_mma, gemm_wgmma, softmax, layernorm,\n"
-        "                    reduce, vector_add)\n"
-        "                    or a spec file (docs/spec.md)\n"
+        "  KERNEL            a spec file (docs/spec.md) or a built-in kernel:\n"
+        "                    ");
+    bt_cli_print_builtins(f, 20);
+    fprintf(f,
         "  --gpu NAME        target GPU, matched loosely: h200, 'NVIDIA H200', a100-80gb ...\n"
         "                    ('blocktune gpus' lists them)\n"
         "  --gpu-file FILE   add or override GPUs from your own table (docs/gpus.md)\n"
@@ -211,9 +212,9 @@ int bt_cmd_plan(int argc, char **argv)
         rc = bt_cli_fail(st, NULL);
 out:
     bt_config_destroy(only);
-    bt_plan_free(pl);
-    bt_problem_free(p);
-    bt_gpudb_free(db);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_problem_destroy(p);
+    bt_gpudb_destroy(db);
+    bt_kdesc_destroy(k);
     return rc;
 }

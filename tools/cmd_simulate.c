@@ -548,15 +548,17 @@ int bt_cmd_simulate(int argc, char **argv)
             rc = bt_cli_fail(st, &d);
             break;
         }
+        bt__recspace rs;
+        bt__ktcache_recspace(c, &rs);
         bt__sim_space_info info;
-        bt__sim_space_info_of(c, &info);
+        bt__sim_space_info_of(&rs, &info);
         sim_row *rows = sum[sp].rows;
         sum[sp].name = basename_of(spaces[sp]);
         sum[sp].nrows = nchosen;
         for (size_t i = 0; i < nchosen && rc == 0; i++) {
             rows[i].s = chosen[i];
             rows[i].why[0] = '\0';
-            rows[i].st = bt__simulate(c, chosen[i], &o, &rows[i].stats, NULL, &d);
+            rows[i].st = bt__simulate(&rs, chosen[i], &o, &rows[i].stats, NULL, &d);
             if (rows[i].st == BT_UNSUPPORTED)
                 snprintf(rows[i].why, sizeof rows[i].why, "%s: %.1100s", chosen[i]->name, d.msg);
             else if (rows[i].st != BT_OK)

@@ -1,6 +1,6 @@
 /*
  * cmd_tune.c — `blocktune tune`: compile, verify, measure and select on a device, and print the
- * seeds' report. The tune runs in a child process under a supervisor (supervise): a kernel that
+ * tune report (engine/report.c). The tune runs in a child process under a supervisor (supervise): a kernel that
  * crashes the process (a CPU device runs kernels in-process), hangs, or faults the device ends
  * that child; the supervisor says which config it was and starts another child, which resumes
  * from the store past it.
@@ -44,9 +44,11 @@ static void tune_help(FILE *f)
         "strategy is done or a budget stops it. The best few are re-measured interleaved\n"
         "before the winner is declared with its margin over the runner-up.\n"
         "\n"
-        "  KERNEL            built-in: gemm, softmax, layernorm, reduce, vector_add (CUDA and\n"
-        "                    OpenCL); gemm_mma (tensor cores, sm_80+), gemm_wgmma (sm_90a: TMA +\n"
-        "                    wgmma) on CUDA only; or a spec file (docs/spec.md)\n"
+        "  KERNEL            a spec file (docs/spec.md) or a built-in kernel (each runs on the\n"
+        "                    backends whose language its spec has a source in):\n"
+        "                    ");
+    bt_cli_print_builtins(f, 20);
+    fprintf(f,
         "  --device ID       opencl:0, cuda:0 ... (default: a GPU, else a CPU device;\n"
         "                    'blocktune devices' lists them)\n"
         "  sizes             problem variables by name, e.g. --n 16777216, --m 512 --n 512 --k 512\n"
@@ -486,10 +488,10 @@ static int run_tune(tune_cmd *c, const char *stored_only)
         rc = 1;
     }
 out:
-    bt_result_free(r);
+    bt_result_destroy(r);
     bt_kernel_destroy(kn);
-    bt_device_close(dev);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_device_destroy(dev);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
     return rc;
 }

@@ -117,7 +117,7 @@ static bool device_props(const char *name, bt_gpu *out)
     const bt_gpu *g = NULL;
     if (!found && bt_gpudb_load_default(&db, NULL) == BT_OK && bt_gpudb_find(db, name, &g, NULL) == BT_OK)
         *out = *g, found = true;
-    bt_gpudb_free(db);
+    bt_gpudb_destroy(db);
     return found;
 }
 
@@ -154,9 +154,9 @@ static json_t *plan_again(const char *kernel, const json_t *key, const char *dev
     else
         snprintf(note, size, "the model could not be made again for this key");
 done:
-    bt_plan_free(pl);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
     return out;
 }
 

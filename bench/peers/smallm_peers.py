@@ -1,7 +1,7 @@
 """smallm_peers.py — cuBLAS at issue 18's small-M shapes, timed the way blocktune times, beside
-blocktune's tuned winners from the same run (bench/smallm.sh).
+blocktune's tuned winners from the same run (bench/experiments/smallm.sh).
 
-Usage: python3 bench/peers/smallm_peers.py RUN_FOLDER
+Usage: python3 bench/peers/smallm_peers.py RUN_FOLDER [--tuned-only]
 RUN_FOLDER holds the tunes' JSON files: tune_<nt|kn>_<M>x<N>x<K>.json (the TMA kernels,
 gemm_smallm_nt_tma / gemm_smallm_tma) and, where the bench tuned them too, tune_<nt|kn>reg_...json
 (the register-streaming kernels, gemm_smallm_nt / gemm_smallm); the faster of the two is
@@ -19,7 +19,8 @@ same interpolation. Writes RUN_FOLDER/smallm_peers.json and prints one table (al
 RUN_FOLDER/smallm_table.md): time, effective bandwidth ((M·K + K·N + M·N) · 2 bytes over the
 median) and TFLOP/s of both, their ratio, and issue 18's targets. Where RUN_FOLDER holds
 flush_<read|write>_<layout>_<M>x<N>x<K>.json (one blocktune config measured under each flush),
-cuBLAS is timed under both flushes too, and a second table compares them.
+cuBLAS is timed under both flushes too, and a second table compares them. With --tuned-only, only
+the shape×layout rows that RUN_FOLDER has a tune for are timed and listed (bench/experiments/smallm3.sh).
 """
 import ctypes
 import json
@@ -231,7 +232,7 @@ def flush_compare(folder, out, lines):
         torch.cuda.empty_cache()
 
 
-def main(folder):
+def main(folder, tuned_only=False):
     dev = torch.cuda.get_device_properties(0)
     flush = Flush("read")
     out = {"device": dev.name, "torch": torch.__version__, "cuda": torch.version.cuda,
@@ -244,8 +245,10 @@ def main(folder):
     print("\n".join(lines), flush=True)
     for M, N, K in SHAPES:
         for layout in ("nt", "kn"):
-            c = cublas(M, N, K, layout, flush)
             b = tuned(folder, M, N, K, layout)
+            if tuned_only and b is None:
+                continue
+            c = cublas(M, N, K, layout, flush)
             row = {"shape": [M, N, K], "layout": layout, "cublas": c, "blocktune": b}
             out["rows"].append(row)
             with open(os.path.join(folder, "smallm_peers.json"), "w") as f:
@@ -298,4 +301,5 @@ def main(folder):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OUT", ".")))
+    args = [a for a in sys.argv[1:] if a != "--tuned-only"]
+    sys.exit(main(args[0] if args else os.environ.get("OUT", "."), "--tuned-only" in sys.argv[1:]))

@@ -249,6 +249,80 @@ def tma_gemm(nt, MP, BN, BK, SPLIT, A, B, M, N, K):
     return C
 
 
+def tma_persistent(nt, MP, BN, BK, SPLIT, grid, A, B, M, N, K, rnd):
+    """C as the persistent kernel (PERSIST > 0) computes it: units u = (tile u / nsl, K slice
+    u % nsl) taken by `grid` blocks, the first blockIdx.x and the next ones from the counter Q[0]
+    one unit ahead, in an order the emulation draws at random (blocks race for the counter); each
+    block's producer tags its ring's stages (TAG_LAST on a unit's last one, -1 at the end) and
+    its consumer ends a unit when it reads TAG_LAST: C itself when nsl == 1, else fp32 atomics
+    into W and a ticket in T, the tile's last ticket writing C and zeroing W and T. Returns C and
+    whether W, T and Q are back to zero and every unit ran exactly once."""
+    TAG_LAST, STAGES = 0x40000000, 4
+    kc = -(-(-(-K // SPLIT)) // BK) * BK
+    nsl = -(-K // kc)
+    units = -(-N // BN) * nsl
+    C = [[None] * N for _ in range(M)]
+    W = [[0] * N for _ in range(M)]
+    T, Q = [0] * N, [0, 0]
+    seq = {b: [b] if b < units else [] for b in range(grid)}  # each block's units, in order
+    nxt = {}
+    for b in rnd.sample(range(grid), grid):  # the first fetches, in a random order
+        if b < units:
+            nxt[b] = grid + Q[0]
+            Q[0] += 1
+    live = [b for b in nxt]
+    while live:  # a block finishing a unit fetches again: random interleaving
+        b = rnd.choice(live)
+        u = nxt[b]
+        if u >= units:
+            live.remove(b)
+            continue
+        seq[b].append(u)
+        nxt[b] = grid + Q[0]
+        Q[0] += 1
+    ran = sorted(u for b in seq for u in seq[b])
+    events = []  # (block, unit) in the order the consumers end them: any interleaving
+    for b in range(grid):
+        ring, s = [None] * STAGES, 0
+        tags = []
+        for u in seq[b]:
+            kb = u % nsl * kc
+            nt_ = -(-(min(K, kb + kc) - kb) // BK)
+            for t in range(nt_):
+                ring[s] = u | TAG_LAST if t == nt_ - 1 else u
+                tags.append(ring[s])
+                s = (s + 1) % STAGES
+        tags.append(-1)
+        ended = [tg & ~TAG_LAST for tg in tags if tg >= 0 and tg & TAG_LAST]
+        assert ended == seq[b] and tags[-1] == -1, "the ring's tags do not end each unit once"
+        events += [(b, u) for u in ended]
+    rnd.shuffle(events)
+    for b, u in events:
+        x, y = u // nsl, u % nsl
+        acc = tma_block(nt, MP, BN, BK, SPLIT, A, B, K, x, y)
+        for t in range(128):
+            for i in range(BN // 64 * MP // 2):
+                m, n = map_tma(i, t % 32, t // 32, MP)
+                if m < M and x * BN + n < N:
+                    if nsl == 1:
+                        assert C[m][x * BN + n] is None, "C written twice"
+                        C[m][x * BN + n] = acc[t][i]
+                    else:
+                        W[m][x * BN + n] += acc[t][i]
+        if nsl > 1:
+            T[x] += 1
+            if T[x] == nsl:  # the last ticket: C from W, W and the ticket cleaned
+                for m in range(M):
+                    for n in range(x * BN, min(N, x * BN + BN)):
+                        assert C[m][n] is None, "C written twice"
+                        C[m][n], W[m][n] = W[m][n], 0
+                T[x] = 0
+    Q[1] = grid  # every block arrives; the last one resets both counters
+    Q[0] = Q[1] = 0
+    clean = all(v == 0 for row in W for v in row) and not any(T) and ran == list(range(units))
+    return C, clean
+
+
 def main():
     rnd = random.Random(1)
     mat = lambda r, c: [[rnd.randint(-3, 3) for _ in range(c)] for _ in range(r)]
@@ -281,6 +355,23 @@ def main():
         bad += not ok
         print("%s BLOCK_M=%d BLOCK_N=%d BLOCK_K=%d SPLIT_K=%d M=%d N=%d K=%d: %s" % (
             "gemm_smallm_nt_tma" if nt else "gemm_smallm_tma", MP, BN, BK, SPLIT, M, N, K,
+            "ok" if ok else "WRONG"))
+    # the persistent grid: units over tiles and K slices (with empty slices past K: nsl < SPLIT),
+    # fewer blocks than units, more blocks than units, nsl == 1 (C stored directly)
+    rnd2 = random.Random(7)
+    for nt, MP, BN, BK, M, N, K, SPLIT, grid in [
+            (1, 8, 64, 64, 1, 200, 520, 4, 5), (0, 8, 64, 128, 3, 136, 600, 4, 3),
+            (1, 16, 128, 64, 13, 130, 200, 2, 4), (0, 32, 64, 64, 17, 72, 64, 4, 6),
+            (1, 8, 64, 128, 2, 64, 1000, 8, 3), (0, 64, 128, 64, 63, 136, 136, 1, 2)]:
+        A = mat(M, K)
+        Bm = mat(N, K) if nt else mat(K, N)
+        want = [[sum(A[m][k] * (Bm[n][k] if nt else Bm[k][n]) for k in range(K)) for n in range(N)]
+                for m in range(M)]
+        got, clean = tma_persistent(nt, MP, BN, BK, SPLIT, grid, A, Bm, M, N, K, rnd2)
+        ok = got == want and clean
+        bad += not ok
+        print("%s PERSIST grid=%d BLOCK_M=%d BLOCK_N=%d BLOCK_K=%d SPLIT_K=%d M=%d N=%d K=%d: %s" % (
+            "gemm_smallm_nt_tma" if nt else "gemm_smallm_tma", grid, MP, BN, BK, SPLIT, M, N, K,
             "ok" if ok else "WRONG"))
     return 1 if bad else 0
 

@@ -68,6 +68,19 @@ __device__ __forceinline__ void tma_load_hint(unsigned dst, const TmaDesc *map, 
                  : "memory");
 }
 
+/* Starts fetching a tensor map (a kernel parameter) into the TMA unit's descriptor cache, so that
+ * the first copy through it does not wait for it. */
+__device__ __forceinline__ void tma_prefetch_desc(const TmaDesc *map)
+{
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");
+}
+
+/* Named barrier `id` (1 .. 15; 0 is __syncthreads') over `count` threads, whole warps. */
+__device__ __forceinline__ void named_sync(unsigned id, unsigned count)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
 /* A wgmma shared-memory descriptor with 128-byte swizzle. */
 __device__ __forceinline__ unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo)
 {

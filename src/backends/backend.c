@@ -1,6 +1,8 @@
 /*
- * backend.c — the registry of compute backends: the table bt__backends() returns, and the
- * sanitizer settings that every backend's vendor libraries need.
+ * backend.c — the registry of compute backends: the table bt__backends() returns, what a kernel
+ * takes from a backend through its declared identity (the source in a language it compiles, the
+ * occupancy rules that know a GPU), and the sanitizer settings that every backend's vendor
+ * libraries need.
  *
  * Backends are listed in preference order (the device layer numbers devices and picks the default
  * in this order): CUDA first, so that an NVIDIA GPU is driven through its native API rather than
@@ -8,6 +10,8 @@
  * vtable `bt__backend_cuda`, which its own file defines.
  */
 #include "backends/backend.h"
+
+#include "core/kdesc.h"
 
 #define BT__BACKEND_LIST(X) X(cuda) X(opencl)
 
@@ -25,6 +29,27 @@ static const bt__backend_iface *const backends[] = {
 /* clang-format on */
 
 const bt__backend_iface *const *bt__backends(void) { return backends; }
+
+const bt__ksource *bt__backend_source(const bt__backend_iface *I, const bt_kdesc *k)
+{
+    for (const char *const *l = I->languages; l && *l; l++) {
+        const bt__ksource *s = bt__kdesc_source(k, *l);
+        if (s)
+            return s;
+    }
+    return NULL;
+}
+
+int bt__backend_occupancy(const bt_gpu *g, const bt__kres *res, int threads, int64_t dyn_smem,
+                          const char **limiter)
+{
+    for (const bt__backend_iface *const *b = backends; *b; b++) {
+        int n = (*b)->occupancy ? (*b)->occupancy(g, res, threads, dyn_smem, limiter) : -1;
+        if (n >= 0)
+            return n;
+    }
+    return -1;
+}
 
 /* Sanitizer builds only. Defined here because this object is linked whenever any backend is; the
  * sanitizer runtime picks the functions up by name.

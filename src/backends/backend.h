@@ -6,11 +6,21 @@
  * time, so the library builds and runs where it is absent: load then fails with BT_NO_BACKEND and
  * the backend is not listed.
  *
+ * Identity: a backend says which source languages it compiles (`languages`: a kernel's sources are
+ * keyed by language, kdesc.h, and a kernel on this backend takes the first of these it has) and,
+ * through compile requests, which target it builds for (NULL: the device's own architecture; a
+ * kernel may name one, such as CUDA's "sm_90a"). Nothing above the backends' folders knows a
+ * backend by name.
+ *
  * Objects (all opaque to the core): a device (bt__bdev), buffers, compiled modules, functions
  * (kernels inside a module) and timers. Compilation is split from loading so that it can run on a
  * thread pool and be cached on disk: compile() turns source + defines into a binary blob and must
  * be safe to call from several threads at once on the same device; module_load() and everything
  * else is called from one thread at a time per device.
+ *
+ * Offline entries (optional) work without a device and without load(): offline_target and
+ * offline_compile compile for a GPU of the hardware table (`plan --exact`), occupancy applies the
+ * backend's occupancy rules to a compiled function's resources on a GPU description.
  *
  * Errors: every function returns a bt_status and, where it takes a diag, writes the native error
  * (e.g. "clEnqueueNDRangeKernel: CL_INVALID_WORK_GROUP_SIZE (-54)") into diag->msg. Nothing aborts.
@@ -19,11 +29,12 @@
 #define BT_BACKENDS_BACKEND_H
 
 #include "blocktune.h"
+#include "core/kdesc.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define BT__BACKEND_API_VERSION 1
+#define BT__BACKEND_API_VERSION 2
 
 typedef struct bt__bdev bt__bdev;     /* an opened device (context + queue/stream) */
 typedef struct bt__bbuf bt__bbuf;     /* device memory */
@@ -40,11 +51,33 @@ typedef struct bt__blob {
 /* What the backend knows of a compiled kernel's resources; -1 where unknown. */
 typedef struct bt__kres {
     int regs_per_thread;
-    int64_t local_bytes;      /* spills / private memory per thread */
+    int64_t local_bytes;      /* local (private) memory per thread: the stack frame, spills in it */
     int64_t static_smem;      /* static shared/local memory per block */
     int max_threads_per_block;/* the kernel's limit (may be below the device's) */
     int preferred_multiple;   /* OpenCL: preferred work-group size multiple */
+    int64_t spill_bytes;      /* spill stores + loads, from the compiler's report */
 } bt__kres;
+
+/* What an offline compile for a GPU builds: the target ("sm_90a") and the compiler that builds it
+ * ("NVRTC", "13.0"). */
+typedef struct bt__offline_target {
+    char target[32];
+    char compiler[32];
+    char version[32];
+} bt__offline_target;
+
+/* One compile: the source, its defines ("NAME=value" each), extra compiler options (may be NULL),
+ * the target (NULL: the device's own architecture, or for an offline compile the target that
+ * offline_target named), and the names to resolve (may be NULL; see compile()). */
+typedef struct bt__compile_req {
+    const char *src;
+    const char *const *defines;
+    int ndefines;
+    const char *options;
+    const char *target;
+    const char *const *names;
+    int nnames;
+} bt__compile_req;
 
 typedef enum bt__arg_kind {
     BT__ARG_BUF = 0,
@@ -92,6 +125,8 @@ typedef struct bt__karg {
 typedef struct bt__backend_iface {
     int api_version; /* BT__BACKEND_API_VERSION */
     const char *name;
+    /* The source languages it compiles, preferred first, NULL-terminated ({"cuda", NULL}). */
+    const char *const *languages;
 
     /* Loads the runtime. BT_NO_BACKEND (with the reason in diag) when it is absent. */
     bt_status (*load)(void **ctx, bt_diag *diag);
@@ -113,11 +148,17 @@ typedef struct bt__backend_iface {
                           size_t pattern_size, bt_diag *diag);
     bt_status (*buf_copy)(bt__bdev *d, bt__bbuf *dst, bt__bbuf *src, size_t n, bt_diag *diag);
 
-    /* Compiles src with defines ("NAME=value" each) and extra options into a binary for this
-     * device. Thread-safe. The build log (possibly empty, never NULL on return when log is
-     * non-NULL) is malloc'd into *log, also on failure (BT_COMPILE). */
-    bt_status (*compile)(bt__bdev *d, const char *src, const char *const *defines, int ndefines,
-                         const char *options, bt__blob *out, char **log);
+    /* Compiles req into a binary for this device (for req->target when it is non-NULL: a target
+     * the device cannot run fails with BT_UNSUPPORTED and the reason in the log). Thread-safe.
+     * The build log (possibly empty, never NULL on return when log is non-NULL) is malloc'd into
+     * *log, also on failure (BT_COMPILE). A backend whose binaries name things as the source does
+     * (OpenCL C) ignores req->names; one that mangles them (CUDA C++) resolves each name as the
+     * source spells it — a kernel ("matmul_kernel", a template instance "matmul<float, TILE>";
+     * macros expand) or "&symbol" for a __device__ / __constant__ variable — and keeps the pairs
+     * in the blob, so that function_get(entry) and module_set_global(symbol) of a module loaded
+     * from it find what the source calls them; a name the source does not have fails the compile,
+     * the log naming it. */
+    bt_status (*compile)(bt__bdev *d, const bt__compile_req *req, bt__blob *out, char **log);
     bt_status (*module_load)(bt__bdev *d, const void *bin, size_t size, bt__bmod **out,
                              bt_diag *diag);
     void (*module_free)(bt__bdev *d, bt__bmod *m);
@@ -160,15 +201,6 @@ typedef struct bt__backend_iface {
      * so that every later call fails until the device is closed and opened again. */
     int (*device_lost)(bt__bdev *d);
 
-    /* Optional (CUDA has it): compile() that also resolves `names` as the source spells them — a
-     * kernel ("matmul_kernel", a template instance "matmul<float, TILE>"; macros expand) or
-     * "&symbol" for a __device__ / __constant__ variable — to their names in the binary (C++
-     * mangling). The blob keeps the pairs, so that function_get(entry) and
-     * module_set_global(symbol) of a module loaded from it find what the source calls them. A
-     * name the source does not have fails the compile, the log naming it. */
-    bt_status (*compile_named)(bt__bdev *d, const char *src, const char *const *defines,
-                               int ndefines, const char *options, const char *const *names,
-                               int nnames, bt__blob *out, char **log);
     /* Optional (CUDA has it): enqueues a copy of the first `bytes` bytes of buf into the
      * module's global variable `symbol` (a __constant__ array), ordered before later launches.
      * BT_NOT_FOUND when the module has no such symbol, BT_INVALID_ARG when it holds fewer bytes
@@ -210,9 +242,38 @@ typedef struct bt__backend_iface {
      * does); the watchdog counts a run's time from its start. Callable from another thread while
      * the launch is in flight. */
     int (*timer_started)(bt__bdev *d, bt__btimer *t);
+
+    /* --- offline (optional; no device, no load() needed) -------------------------------------
+     * offline_target: the target a compile for GPU g builds (`want` when the kernel names one,
+     * else g's own: "sm_90") and the compiler that builds it, into *out. BT_UNSUPPORTED when g
+     * has no target of this backend (no compute capability), BT_NO_BACKEND when the compiler is
+     * absent; diag says why. Whether g can run `want` is the compile's to say, per config. */
+    bt_status (*offline_target)(const bt_gpu *g, const char *want, bt__offline_target *out,
+                                bt_diag *diag);
+    /* Compiles req for GPU g and req->target (from offline_target; a target g cannot run fails
+     * with BT_UNSUPPORTED) and reports the resources of the kernel req->names[0] (the entry,
+     * which must be given) into *res: registers, spills, static shared memory, and the stack
+     * frame as local_bytes. *log (when non-NULL) gets the malloc'd compile log or NULL. */
+    bt_status (*offline_compile)(const bt_gpu *g, const bt__compile_req *req, bt__kres *res,
+                                 char **log, bt_diag *diag);
+    /* Blocks of a compiled function (its resources res, with threads per block and dyn_smem bytes
+     * of dynamic shared memory) that one SM of g holds at once, by this backend's occupancy rules;
+     * *limiter (when non-NULL) names what binds (static string). -1 when the rules do not know g
+     * (a GPU without a compute capability for CUDA). */
+    int (*occupancy)(const bt_gpu *g, const bt__kres *res, int threads, int64_t dyn_smem,
+                     const char **limiter);
 } bt__backend_iface;
 
 /* The registered backends, in preference order, NULL-terminated. */
 const bt__backend_iface *const *bt__backends(void);
+
+/* The source of k that backend I compiles: the first of I's languages k has a source in; NULL
+ * when k has none of them. */
+const bt__ksource *bt__backend_source(const bt__backend_iface *I, const bt_kdesc *k);
+
+/* Blocks per SM of a compiled function on g by the first registered backend whose occupancy rules
+ * know g (bt__backend_iface.occupancy); -1 when none does. */
+int bt__backend_occupancy(const bt_gpu *g, const bt__kres *res, int threads, int64_t dyn_smem,
+                          const char **limiter);
 
 #endif

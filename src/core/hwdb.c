@@ -7,12 +7,13 @@
  * printed in the format it is read in.
  *
  * jansson keeps no positions once a document is parsed, so the diagnostics for a value that
- * parsed but is wrong (a negative SM count) find the value again in the text with a small
- * scanner (locate()) that walks the already-valid JSON.
+ * parsed but is wrong (a negative SM count) find it again in the text with the JSON position
+ * finder the spec loader uses too (core/jpos.h).
  */
 #include "core/hwdb.h"
+#include "core/datadir.h"
+#include "core/jpos.h"
 #include "core/util.h"
-#include "platform/datadir.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -170,111 +171,6 @@ static void get_row_keys(const bt_gpu *g, row_keys *k)
     }
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Locating a value in the (already valid) JSON text, for diagnostics.
- * ------------------------------------------------------------------------------------------- */
-static const char *skip_ws(const char *p, const char *end)
-{
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-        p++;
-    return p;
-}
-
-/* p at a '"': returns the position after the closing quote. */
-static const char *skip_string(const char *p, const char *end)
-{
-    for (p++; p < end; p++) {
-        if (*p == '\\')
-            p++;
-        else if (*p == '"')
-            return p + 1;
-    }
-    return end;
-}
-
-static const char *skip_value(const char *p, const char *end)
-{
-    p = skip_ws(p, end);
-    if (p >= end)
-        return end;
-    if (*p == '"')
-        return skip_string(p, end);
-    if (*p == '{' || *p == '[') {
-        int depth = 0;
-        while (p < end) {
-            if (*p == '"') {
-                p = skip_string(p, end);
-                continue;
-            }
-            if (*p == '{' || *p == '[') {
-                depth++;
-            } else if (*p == '}' || *p == ']') {
-                if (--depth == 0)
-                    return p + 1;
-            }
-            p++;
-        }
-        return end;
-    }
-    while (p < end && *p && !strchr(",}] \t\r\n", *p))
-        p++;
-    return p;
-}
-
-/* p at an object: the opening quote of its member `key` (written without escapes), or NULL. */
-static const char *find_member(const char *p, const char *end, const char *key)
-{
-    size_t klen = strlen(key);
-    p = skip_ws(p, end);
-    if (p >= end || *p != '{')
-        return NULL;
-    p++;
-    for (;;) {
-        p = skip_ws(p, end);
-        if (p >= end || *p != '"')
-            return NULL;
-        const char *kq = p;
-        const char *ke = skip_string(p, end);
-        if ((size_t)(ke - kq) == klen + 2 && memcmp(kq + 1, key, klen) == 0)
-            return kq;
-        p = skip_ws(ke, end);
-        if (p >= end || *p != ':')
-            return NULL;
-        p = skip_ws(skip_value(p + 1, end), end);
-        if (p >= end || *p != ',')
-            return NULL;
-        p++;
-    }
-}
-
-/* kq at a member's key: the start of its value. */
-static const char *member_value(const char *kq, const char *end)
-{
-    const char *p = skip_ws(skip_string(kq, end), end);
-    if (p < end && *p == ':')
-        p++;
-    return skip_ws(p, end);
-}
-
-/* p at an array: the start of element i, or NULL. */
-static const char *array_element(const char *p, const char *end, size_t i)
-{
-    p = skip_ws(p, end);
-    if (p >= end || *p != '[')
-        return NULL;
-    p = skip_ws(p + 1, end);
-    for (size_t k = 0;; k++) {
-        if (p >= end || *p == ']')
-            return NULL;
-        if (k == i)
-            return p;
-        p = skip_ws(skip_value(p, end), end);
-        if (p >= end || *p != ',')
-            return NULL;
-        p = skip_ws(p + 1, end);
-    }
-}
-
 typedef struct pctx {
     const char *text;
     size_t size;
@@ -283,45 +179,29 @@ typedef struct pctx {
 } pctx;
 
 /* Sets *line and *column to where gpus[row].key.sub is written (row < 0: the top-level member
- * `key`), or to the nearest enclosing thing that could be found. */
+ * `key`; the key of a member, the opening brace of a row), or to the nearest enclosing thing
+ * that could be found (core/jpos.h). */
 static void locate(const pctx *c, long row, const char *key, const char *sub, int *line,
                    int *column)
 {
-    const char *end = c->text + c->size;
-    const char *best = skip_ws(c->text, end);
-    const char *p = best;
-    if (row >= 0) {
-        const char *g = find_member(p, end, "gpus");
-        if (g) {
-            best = g;
-            p = array_element(member_value(g, end), end, (size_t)row);
-            if (p)
-                best = p;
-        } else {
-            p = NULL;
-        }
+    char path[256];
+    int w = row >= 0 ? snprintf(path, sizeof path, "gpus[%ld]", row) : 0;
+    path[w] = '\0';
+    if (key && w >= 0 && (size_t)w < sizeof path)
+        w += snprintf(path + w, sizeof path - (size_t)w, "%s%s", w ? "." : "", key);
+    if (key && sub && w >= 0 && (size_t)w < sizeof path)
+        snprintf(path + w, sizeof path - (size_t)w, ".%s", sub);
+    /* the scanner reads NUL-terminated text; the table's may not be */
+    char *text = malloc(c->size + 1);
+    bt__jpos *m = NULL;
+    if (text) {
+        memcpy(text, c->text, c->size);
+        text[c->size] = '\0';
+        m = bt__jpos_build(text);
     }
-    if (p && key) {
-        const char *k = find_member(p, end, key);
-        if (k) {
-            best = k;
-            if (sub) {
-                const char *s = find_member(member_value(k, end), end, sub);
-                if (s)
-                    best = s;
-            }
-        }
-    }
-    int ln = 1;
-    const char *bol = c->text;
-    for (const char *q = c->text; q < best; q++) {
-        if (*q == '\n') {
-            ln++;
-            bol = q + 1;
-        }
-    }
-    *line = ln;
-    *column = (int)(best - bol) + 1;
+    bt__jpos_nearest(m, path, line, column);
+    bt__jpos_free(m);
+    free(text);
 }
 
 /* Fills c->diag for a problem with gpus[row].key[.sub] (row < 0: a top-level field) and returns

@@ -1,5 +1,7 @@
 /*
- * jpos.c — a one-pass JSON scanner that records the position of every value by path (see jpos.h).
+ * jpos.c — a one-pass JSON scanner that records the position of every value, and of the key of
+ * every object member, by path (see jpos.h). The one JSON position finder of the tree: the spec
+ * loader and the hardware table both use it.
  */
 #include "core/jpos.h"
 
@@ -9,7 +11,8 @@
 
 typedef struct entry {
     char *path;
-    int line, col;
+    int line, col;   /* the value */
+    int kline, kcol; /* the member's key; the value's own position for an element or the root */
 } entry;
 
 struct bt__jpos {
@@ -46,7 +49,7 @@ static void skip_ws(scan *sc)
         adv(sc);
 }
 
-static void add(bt__jpos *m, const char *path, int line, int col)
+static void add(bt__jpos *m, const char *path, int line, int col, int kline, int kcol)
 {
     if (m->oom)
         return;
@@ -67,7 +70,7 @@ static void add(bt__jpos *m, const char *path, int line, int col)
         return;
     }
     memcpy(p, path, len + 1);
-    m->v[m->n++] = (entry){p, line, col};
+    m->v[m->n++] = (entry){p, line, col, kline > 0 ? kline : line, kline > 0 ? kcol : col};
 }
 
 /* Reads a JSON string at sc (opening quote) into out (unescaped where simple). */
@@ -99,12 +102,12 @@ static void read_string(scan *sc, char *out, size_t size)
     out[o] = '\0';
 }
 
-static void value(scan *sc, char *path, size_t plen, size_t cap);
-
-static void value(scan *sc, char *path, size_t plen, size_t cap)
+/* The value at sc, recorded under path[0..plen); (kline, kcol) is where its member's key is
+ * written (0: it is an array element or the root). */
+static void value(scan *sc, char *path, size_t plen, size_t cap, int kline, int kcol)
 {
     skip_ws(sc);
-    add(sc->m, path, sc->line, sc->col);
+    add(sc->m, path, sc->line, sc->col, kline, kcol);
     char c = sc->s[sc->i];
     if (++sc->depth > 512) {
         sc->i = strlen(sc->s);
@@ -121,13 +124,14 @@ static void value(scan *sc, char *path, size_t plen, size_t cap)
             if (sc->s[sc->i] != '"')
                 break;
             char key[256];
+            int kl = sc->line, kc = sc->col;
             read_string(sc, key, sizeof key);
             skip_ws(sc);
             if (sc->s[sc->i] == ':')
                 adv(sc);
             int w = snprintf(path + plen, cap - plen, "%s%s", plen ? "." : "", key);
             size_t nl = (w > 0 && (size_t)w < cap - plen) ? plen + (size_t)w : plen;
-            value(sc, path, nl, cap);
+            value(sc, path, nl, cap, kl, kc);
             path[plen] = '\0';
             skip_ws(sc);
             if (sc->s[sc->i] == ',')
@@ -150,7 +154,7 @@ static void value(scan *sc, char *path, size_t plen, size_t cap)
                 break;
             int w = snprintf(path + plen, cap - plen, "[%d]", idx);
             size_t nl = (w > 0 && (size_t)w < cap - plen) ? plen + (size_t)w : plen;
-            value(sc, path, nl, cap);
+            value(sc, path, nl, cap, 0, 0);
             path[plen] = '\0';
             skip_ws(sc);
             if (sc->s[sc->i] == ',')
@@ -162,7 +166,6 @@ static void value(scan *sc, char *path, size_t plen, size_t cap)
                 break;
         }
     } else if (c == '"') {
-        char tmp[8];
         /* skip the string without keeping it */
         adv(sc);
         while (sc->s[sc->i] && sc->s[sc->i] != '"') {
@@ -172,7 +175,6 @@ static void value(scan *sc, char *path, size_t plen, size_t cap)
         }
         if (sc->s[sc->i] == '"')
             adv(sc);
-        (void)tmp;
     } else {
         while (sc->s[sc->i] && !strchr(",]} \t\r\n", sc->s[sc->i]))
             adv(sc);
@@ -187,7 +189,7 @@ bt__jpos *bt__jpos_build(const char *text)
         return NULL;
     scan sc = {text, 0, 1, 1, m, 0};
     char path[1024] = "";
-    value(&sc, path, 0, sizeof path);
+    value(&sc, path, 0, sizeof path, 0, 0);
     if (m->oom) {
         bt__jpos_free(m);
         return NULL;
@@ -205,15 +207,51 @@ void bt__jpos_free(bt__jpos *m)
     free(m);
 }
 
+static const entry *lookup(const bt__jpos *m, const char *path)
+{
+    for (size_t i = 0; m && i < m->n; i++)
+        if (strcmp(m->v[i].path, path) == 0)
+            return &m->v[i];
+    return NULL;
+}
+
 bool bt__jpos_find(const bt__jpos *m, const char *path, int *line, int *column)
 {
-    if (!m)
-        return false;
-    for (size_t i = 0; i < m->n; i++)
-        if (strcmp(m->v[i].path, path) == 0) {
-            *line = m->v[i].line;
-            *column = m->v[i].col;
-            return true;
+    const entry *e = lookup(m, path);
+    if (e) {
+        *line = e->line;
+        *column = e->col;
+    }
+    return e != NULL;
+}
+
+bool bt__jpos_find_member(const bt__jpos *m, const char *path, int *line, int *column)
+{
+    const entry *e = lookup(m, path);
+    if (e) {
+        *line = e->kline;
+        *column = e->kcol;
+    }
+    return e != NULL;
+}
+
+void bt__jpos_nearest(const bt__jpos *m, const char *path, int *line, int *column)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s", path);
+    *line = 1;
+    *column = 1;
+    for (;;) {
+        if (bt__jpos_find_member(m, p, line, column))
+            return;
+        char *cut = strrchr(p, '.'), *br = strrchr(p, '[');
+        if (br > cut)
+            cut = br;
+        if (!cut) {
+            if (p[0])
+                bt__jpos_find_member(m, "", line, column);
+            return;
         }
-    return false;
+        *cut = '\0';
+    }
 }

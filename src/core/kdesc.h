@@ -151,6 +151,18 @@ typedef enum bt__ref_kind {
 #define BT__MAX_CONFIGS 1000000   /* an explicit "configs" list */
 #define BT__MAX_GRID_DIV 8        /* factors a grid dimension's problem size is divided by */
 #define BT__MAX_ENTRY 127         /* characters of "entry" ("matmul<float, tile_size_x>") */
+#define BT__MAX_LANGS 8           /* source languages in one "sources" object */
+#define BT__LANG_MAX 16           /* characters of a language name, NUL included */
+#define BT__TARGET_MAX 32         /* characters of a compile target name, NUL included */
+
+/* A kernel's source in one language ("cuda", "opencl"; a backend says which it compiles: the
+ * spec names no backend), the files of a list already concatenated in order, and the compile
+ * target it needs ("sm_90a"; empty: the device's own). */
+typedef struct bt__ksource {
+    char lang[BT__LANG_MAX];
+    char *text;
+    char target[BT__TARGET_MAX];
+} bt__ksource;
 
 /* A -D define whose value is an expression over problem variables, evaluated per problem. */
 typedef struct bt__pdefine {
@@ -168,11 +180,11 @@ struct bt_kdesc {
     char *file; /* spec path, or "<builtin>/gemm.json" */
     char *dir;  /* directory of the spec, for relative sources */
 
-    /* sources per backend ("opencl", "cuda"); NULL when the kernel has none for it */
-    char *src_opencl, *src_cuda;
+    /* sources by language, in the spec's order (none: a spec for planning only) */
+    bt__ksource src[BT__MAX_LANGS];
+    int nsrc;
     char *entry;
     char *options; /* extra compiler options, may be NULL */
-    bool needs_sm90a;
 
     int ndtypes;
     bt__dtype dtypes[BT__MAX_DTYPES]; /* allowed; dtypes[0] is the default */
@@ -222,7 +234,9 @@ struct bt_kdesc {
     bt__ref_kind ref;
     char ref_host[BT_NAME_MAX];
     bt_config ref_config;
-    char *ref_src_opencl, *ref_src_cuda, *ref_entry;
+    bt__ksource ref_src[BT__MAX_LANGS]; /* the reference kernel's sources by language */
+    int nref_src;
+    char *ref_entry;
     bt__kexpr ref_grid[3], ref_block[3];
     int nboundary;
     int64_t boundary[BT__MAX_BOUNDARY][BT__MAX_PROBLEM]; /* -1 = keep the default */
@@ -244,6 +258,12 @@ const bt__dev_sym *bt__dev_syms(int *count);
 /* The element type of argument a for problem p (the problem's dtype for "T", a fixed type, or
  * the branch its "if" picks). */
 bt__dtype bt__arg_dtype(const bt_kdesc *k, const bt__argspec *a, const bt_problem *p);
+
+/* k's source in language lang, NULL when it has none. */
+const bt__ksource *bt__kdesc_source(const bt_kdesc *k, const char *lang);
+/* The hash that keys what is measured of k compiled from source s (stores, wisdom, the kernel
+ * cache): the source text, then k's compiler options. */
+uint64_t bt__kdesc_source_hash(const bt_kdesc *k, const bt__ksource *s);
 
 /* Number of configs in the kernel's space (the explicit list, or the cartesian product). */
 uint64_t bt__kdesc_count(const bt_kdesc *k);

@@ -1,8 +1,10 @@
 /*
  * plan.c — the planner: runs the model over a kernel's whole space for a GPU with no device, ranks
  * the valid configs by predicted time, keeps every eliminated config with all its reasons, and
- * writes the seeds' output (tile size analysis table, eliminated configs, roofline,
- * recommendation) as text, JSON (docs/plan-json.md) or CSV.
+ * writes its report (tile size analysis table, eliminated configs, roofline,
+ * recommendation) as text, JSON (docs/plan-json.md) or CSV. The compiler's exact counts
+ * (plan --exact) come from the engine (engine/exact.c: bt_plan_create), which compiles through a
+ * backend; this file only shows them and drops what they prove cannot launch.
  */
 #include "core/plan.h"
 
@@ -47,9 +49,7 @@ static int cmp_index(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* After plan --exact: a candidate whose exact registers and shared memory (the compiler's, not
- * the model's estimate) fit no block on an SM cannot launch, and is eliminated saying so. */
-static bt_status exact_eliminate(bt_plan *pl)
+bt_status bt__plan_drop_unfit(bt_plan *pl)
 {
     if (!(pl->rules & (1u << BT__RULE_FITS_SM)))
         return BT_OK;
@@ -62,10 +62,10 @@ static bt_status exact_eliminate(bt_plan *pl)
         }
         bt__cfg_eval_reason(&ev, 1u << BT__RULE_FITS_SM,
                             "no block fits on an SM: %d registers x %lld threads, %lld B shared "
-                            "memory (exact counts from NVRTC for sm_%d%d; the limit: %s) "
-                            "(fits_sm)",
+                            "memory (exact counts from %s for %s; the limit: %s) (fits_sm)",
                             ev.x_regs, (long long)ev.threads, (long long)ev.x_smem,
-                            pl->gpu.cc_major, pl->gpu.cc_minor, ev.x_limiter ? ev.x_limiter : "?");
+                            pl->exact_compiler, pl->exact_target,
+                            ev.x_limiter ? ev.x_limiter : "?");
         pl->broken_count[BT__RULE_FITS_SM]++;
         if (pl->nelim >= BT__MAX_KEPT_ELIMINATED) {
             pl->elim_dropped++;
@@ -86,7 +86,7 @@ static bt_status exact_eliminate(bt_plan *pl)
     return BT_OK;
 }
 
-bt_status bt_plan_create(const bt_kdesc *k, const bt_problem *p, const bt_gpu *gpu,
+bt_status bt__plan_model(const bt_kdesc *k, const bt_problem *p, const bt_gpu *gpu,
                          const bt_plan_options *opts, bt_plan **out, bt_diag *diag)
 {
     if (!out)
@@ -165,11 +165,6 @@ bt_status bt_plan_create(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g
     }
     if (pl->ncand > 1)
         qsort(pl->cand, pl->ncand, sizeof *pl->cand, cmp_pred);
-    if (opts && opts->exact &&
-        ((st = bt__plan_exact(pl, diag)) != BT_OK || (st = exact_eliminate(pl)) != BT_OK)) {
-        bt_plan_destroy(pl);
-        return st;
-    }
     *out = pl;
     return BT_OK;
 }
@@ -257,12 +252,13 @@ static void problem_text(const bt_plan *pl, char *buf, size_t n)
 /* ---------------------------------------------------------------------------------------------
  * Text
  * ------------------------------------------------------------------------------------------- */
-bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
+/* The first lines: kernel, GPU and problem; the space; the exact compile; the roofline. */
+static void write_head(const bt_plan *pl, FILE *f)
 {
     const bt_kdesc *k = pl->k;
     const bt_gpu *g = &pl->gpu;
     const bt__roofline *r = &pl->model.roof;
-    char prob[256], b1[32], b2[32];
+    char prob[256], b1[32];
     problem_text(pl, prob, sizeof prob);
     fprintf(f, "blocktune plan: %s on %s (%s, sm_%d%d, %d SMs), %s\n", k->name, g->name, g->arch,
             g->cc_major, g->cc_minor, g->sm_count, prob);
@@ -275,10 +271,9 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
         size_t dis = 0;
         for (size_t i = 0; i < pl->ncand; i++)
             dis += pl->cand[i].x_disagrees;
-        fprintf(f, "exact: %d compiled with NVRTC for sm_%d%d%s, %d from the cache, %d failed, in %.2f s; "
+        fprintf(f, "exact: %d compiled with %s for %s, %d from the cache, %d failed, in %.2f s; "
                    "the estimate disagrees with the compiler on %zu of %zu\n\n",
-                pl->exact_compiled, pl->gpu.cc_major, pl->gpu.cc_minor,
-                pl->k->needs_sm90a && pl->gpu.cc_major == 9 ? "a" : "", pl->exact_cached,
+                pl->exact_compiled, pl->exact_compiler, pl->exact_target, pl->exact_cached,
                 pl->exact_failed, pl->exact_seconds, dis, pl->ncand);
     }
 
@@ -290,8 +285,13 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
             r->peak_tflops, r->peak_name, r->bw_gbps, r->ridge,
             r->memory_bound ? "memory" : "compute");
     fprintf(f, "  time floor %.2f us (max of FLOPs/peak and bytes/bandwidth)\n\n", r->floor_us);
+}
 
-    /* candidates */
+/* The valid configs ranked by predicted time (the first 30 unless all), with their exact counts
+ * and warnings. */
+static void write_candidates(const bt_plan *pl, FILE *f, int all)
+{
+    char b1[32];
     size_t show = pl->ncand;
     if (!all && show > 30)
         show = 30;
@@ -332,8 +332,12 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
         fprintf(f, "  ... %zu more (--all lists them)\n", pl->ncand - show);
     if (pl->ncand == 0)
         fprintf(f, "  (none: every config was eliminated)\n");
+}
 
-    /* eliminated */
+/* The eliminated configs: how many each rule broke, then each (the first 20 unless all) with
+ * every reason. */
+static void write_eliminated(const bt_plan *pl, FILE *f, int all)
+{
     size_t ne = pl->nelim + pl->elim_dropped;
     fprintf(f, "\nEliminated: %zu config%s\n", ne, ne == 1 ? "" : "s");
     if (ne && !pl->only) {
@@ -367,12 +371,16 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
     }
     if (eshow < ne)
         fprintf(f, "  ... %zu more (--all lists them)\n", ne - eshow);
+}
 
-    /* recommendation */
+/* What to measure, and the advice of the roofline. */
+static void write_advice(const bt_plan *pl, FILE *f)
+{
+    const bt__roofline *r = &pl->model.roof;
     fprintf(f, "\nRecommendation\n");
     if (pl->ncand == 0) {
         fprintf(f, "  Nothing to measure: widen the space or relax the rules (--rules).\n");
-        return ferror(f) ? BT_IO : BT_OK;
+        return;
     }
     size_t w = worth_measuring(pl);
     const bt__cfg_eval *best = &pl->cand[0];
@@ -396,7 +404,14 @@ bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
     fprintf(f, "  Best predicted: %.2f us = %.0f%% of the roofline floor%s.\n", best->pred_us,
             best->pred_us > 0 ? 100.0 * r->floor_us / best->pred_us : 0,
             best->nwarnings ? " (see its warnings)" : "");
-    (void)b2;
+}
+
+bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
+{
+    write_head(pl, f);
+    write_candidates(pl, f, all);
+    write_eliminated(pl, f, all);
+    write_advice(pl, f);
     return ferror(f) ? BT_IO : BT_OK;
 }
 

@@ -1,6 +1,6 @@
 /*
  * plan.h — the planner's result object (internal view of bt_plan), shared by the writers, the
- * tuner (which starts from a plan) and the tests.
+ * engine (exact counts, and the tuner, which starts from a plan) and the tests.
  */
 #ifndef BT_CORE_PLAN_H
 #define BT_CORE_PLAN_H
@@ -25,15 +25,20 @@ struct bt_plan {
     size_t broken_count[32];
     bool only, in_space;
     bool exact;
+    char exact_compiler[32], exact_target[32]; /* "NVRTC", "sm_90a" */
     int exact_compiled, exact_cached, exact_failed;
     double exact_seconds;
     double seconds;
 };
 
-/* plan --exact (engine/exact.c): compiles every candidate with NVRTC for the plan's GPU and fills
- * the x_ fields. BT_NO_BACKEND without NVRTC, BT_UNSUPPORTED for a kernel without CUDA source or a
- * GPU without a compute capability. */
-bt_status bt__plan_exact(bt_plan *pl, bt_diag *diag);
+/* The model's plan of k for problem p on gpu (bt_plan_create without opts->exact, which this
+ * ignores: the public bt_plan_create in engine/exact.c adds the compiler's counts). */
+bt_status bt__plan_model(const bt_kdesc *k, const bt_problem *p, const bt_gpu *gpu,
+                         const bt_plan_options *opts, bt_plan **out, bt_diag *diag);
+/* After the exact counts (x_ fields) are in: a candidate no block of which fits on an SM by the
+ * compiler's registers and shared memory (not the model's estimate) cannot launch, and moves to
+ * the eliminated configs saying so (rule fits_sm, when the plan's rules have it). */
+bt_status bt__plan_drop_unfit(bt_plan *pl);
 
 /* The plan as JSON (docs/plan-json.md); caller decrefs. */
 json_t *bt__plan_to_json(const bt_plan *pl);

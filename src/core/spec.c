@@ -1,9 +1,10 @@
 /*
  * spec.c — loads a kernel spec (JSON, docs/spec.md) into a bt_kdesc: the root and the sections of
  * the config space (params, problem, configs, constraints, rules), the model, the tuning key,
- * tolerances, the reference and the boundary sizes; and the small public functions around it
- * (built-in kernels, problems, --config parsing). Arguments are loaded by spec_args.c, the launch
- * geometry and problem defines by spec_launch.c, with the helpers of specld.c.
+ * tolerances, the reference and the boundary sizes; and the built-in kernels. Arguments are
+ * loaded by spec_args.c, the launch geometry and problem defines by spec_launch.c, with the
+ * helpers of specld.c; using a loaded description (problems, configs, slots, evaluation) is
+ * kdesc.c's.
  *
  * Loading is all-or-nothing: the description is built privately and handed out only when every
  * field has been checked. Every error names file:line:column and the field (positions come from
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -439,13 +441,9 @@ static bt_status load_reference(bt__ld *L, const json_t *v)
         return BT_OK;
     }
     /* a reference kernel: its own sources, entry and geometry; same arguments */
-    if (!json_is_object(s))
-        return bt__ld_fail(L, "reference.sources", "expected {\"opencl\": ..., \"cuda\": ...}");
+    BT__TRY(bt__ld_sources(L, s, "reference.sources", NULL, "reference", k->ref_src,
+                           &k->nref_src));
     json_t *x;
-    if ((x = json_object_get(s, "opencl")))
-        BT__TRY(bt__ld_source(L, x, "reference.sources.opencl", &k->ref_src_opencl));
-    if ((x = json_object_get(s, "cuda")))
-        BT__TRY(bt__ld_source(L, x, "reference.sources.cuda", &k->ref_src_cuda));
     const char *e = k->entry;
     if ((x = json_object_get(v, "entry")))
         BT__TRY(bt__ld_str(L, x, "reference.entry", &e));
@@ -688,22 +686,18 @@ static bt_status load_space(bt__ld *L, const json_t *root)
     return BT_OK;
 }
 
-/* "sources", "entry", "options", "sm90a". */
+/* "sources" (with "prelude"), "entry", "options", "sm90a". */
 static bt_status load_code(bt__ld *L, const json_t *root)
 {
     bt_kdesc *k = L->k;
     json_t *v;
     const char *s;
+    if (json_object_get(root, "prelude") && !json_object_get(root, "sources"))
+        return bt__ld_fail(L, "prelude", "a prelude without \"sources\" to put it before");
     if ((v = json_object_get(root, "sources"))) {
-        if (!json_is_object(v))
-            return bt__ld_fail(L, "sources", "expected {\"opencl\": ..., \"cuda\": ...}");
-        static const char *const sk[] = {"opencl", "cuda", NULL};
-        BT__TRY(bt__ld_keys(L, v, "sources", sk));
+        BT__TRY(bt__ld_sources(L, v, "sources", json_object_get(root, "prelude"), "prelude",
+                               k->src, &k->nsrc));
         json_t *x;
-        if ((x = json_object_get(v, "opencl")))
-            BT__TRY(bt__ld_source(L, x, "sources.opencl", &k->src_opencl));
-        if ((x = json_object_get(v, "cuda")))
-            BT__TRY(bt__ld_source(L, x, "sources.cuda", &k->src_cuda));
         if (!(x = json_object_get(root, "entry")))
             return bt__ld_fail(L, "", "a spec with sources needs \"entry\" (the kernel function "
                                "name)");
@@ -721,8 +715,13 @@ static bt_status load_code(bt__ld *L, const json_t *root)
         if (!(k->options = bt__strdup(s)))
             return BT_NOMEM;
     }
+    bool sm90a = false;
     if ((v = json_object_get(root, "sm90a")))
-        BT__TRY(bt__ld_bool(L, v, "sm90a", &k->needs_sm90a));
+        BT__TRY(bt__ld_bool(L, v, "sm90a", &sm90a));
+    /* "sm90a" is the CUDA source's target: Hopper's architecture-specific sm_90a */
+    for (int i = 0; sm90a && i < k->nsrc; i++)
+        if (!strcmp(k->src[i].lang, "cuda"))
+            snprintf(k->src[i].target, sizeof k->src[i].target, "sm_90a");
     return BT_OK;
 }
 
@@ -750,7 +749,7 @@ static bt_status load_root(bt__ld *L, const json_t *root)
         "sm90a",          "dtypes",  "allow_tf32",    "problem",       "params",    "configs",
         "constraints",    "rules",   "model",         "launch",        "flops",     "bytes",
         "args",           "outputs", "reset_to_zero", "restore_value", "key",       "tolerance",
-        "reference",      "boundary", "defines",      NULL};
+        "reference",      "boundary", "defines",      "prelude",  NULL};
     BT__TRY(bt__ld_keys(L, root, "", keys));
     BT__TRY(load_header(L, root));
     BT__TRY(load_space(L, root));
@@ -790,8 +789,8 @@ void bt_kdesc_destroy(bt_kdesc *k)
     free(k->description);
     free(k->file);
     free(k->dir);
-    free(k->src_opencl);
-    free(k->src_cuda);
+    for (int i = 0; i < k->nsrc; i++)
+        free(k->src[i].text);
     free(k->entry);
     free(k->options);
     bt__space_clear(&k->space);
@@ -813,8 +812,8 @@ void bt_kdesc_destroy(bt_kdesc *k)
     bt__ld_args_free(k);
     for (int i = 0; i < k->npdefines; i++)
         bt__kexpr_free(&k->pdefines[i].value);
-    free(k->ref_src_opencl);
-    free(k->ref_src_cuda);
+    for (int i = 0; i < k->nref_src; i++)
+        free(k->ref_src[i].text);
     free(k->ref_entry);
     bt__symtab_free(k->syms);
     free(k);
@@ -915,10 +914,42 @@ bt_status bt_kdesc_load_string(const char *json, const char *name, bt_kdesc **ou
     return load_text(json, name ? name : "<string>", ".", false, out, diag);
 }
 
-static const char *const builtin_names[] = {"gemm", "gemm_mma", "gemm_wgmma", "softmax",
-                                            "layernorm", "reduce", "vector_add", NULL};
+/* The built-in kernels are the specs embedded from kernels/specs/ (CMakeLists.txt globs them): a
+ * spec added there is built in, and nothing else lists them. Their names, sorted, once. */
+#define BT__MAX_BUILTINS 64
+static char builtin_buf[BT__MAX_BUILTINS][BT_NAME_MAX];
+static const char *builtin_names[BT__MAX_BUILTINS + 1];
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 
-const char *const *bt_kdesc_builtin_names(void) { return builtin_names; }
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void find_builtins(void)
+{
+    static const char dir[] = "kernels/specs/", ext[] = ".json";
+    size_t n = 0;
+    const char *path;
+    for (size_t i = 0; bt__embedded_at(i, &path, NULL) && n < BT__MAX_BUILTINS; i++) {
+        size_t len = strlen(path), stem = len - strlen(dir) - strlen(ext);
+        if (len <= strlen(dir) + strlen(ext) || strncmp(path, dir, strlen(dir)) != 0 ||
+            strcmp(path + len - strlen(ext), ext) != 0 || stem >= BT_NAME_MAX ||
+            memchr(path + strlen(dir), '/', stem))
+            continue;
+        memcpy(builtin_buf[n], path + strlen(dir), stem);
+        builtin_buf[n][stem] = '\0';
+        builtin_names[n] = builtin_buf[n];
+        n++;
+    }
+    qsort(builtin_names, n, sizeof *builtin_names, cmp_name);
+}
+
+const char *const *bt_kdesc_builtin_names(void)
+{
+    pthread_once(&builtin_once, find_builtins);
+    return builtin_names;
+}
 
 bt_status bt_kdesc_builtin(const char *name, bt_kdesc **out, bt_diag *diag)
 {
@@ -927,13 +958,14 @@ bt_status bt_kdesc_builtin(const char *name, bt_kdesc **out, bt_diag *diag)
     *out = NULL;
     bt__diag_clear(diag);
     const char *canon = NULL;
-    for (const char *const *n = builtin_names; *n; n++)
+    const char *const *names = bt_kdesc_builtin_names();
+    for (const char *const *n = names; *n; n++)
         if (bt__streq_nocase(*n, name))
             canon = *n;
     if (!canon) {
         bt__sbuf list = {0};
-        for (const char *const *n = builtin_names; *n; n++)
-            bt__sbuf_printf(&list, "%s%s", n == builtin_names ? "" : ", ", *n);
+        for (const char *const *n = names; *n; n++)
+            bt__sbuf_printf(&list, "%s%s", n == names ? "" : ", ", *n);
         bt__diag_set(diag, "unknown kernel '%s' (built-in kernels: %s; or give a spec file)", name,
                      list.s ? list.s : "");
         bt__sbuf_free(&list);
@@ -951,211 +983,3 @@ bt_status bt_kdesc_builtin(const char *name, bt_kdesc **out, bt_diag *diag)
 }
 
 const char *bt_kdesc_name(const bt_kdesc *k) { return k ? k->name : NULL; }
-
-/* ---------------------------------------------------------------------------------------------
- * Problems, configs, slots
- * ------------------------------------------------------------------------------------------- */
-
-bt_status bt_problem_create(const bt_kdesc *k, bt_problem **out)
-{
-    if (!out || !k)
-        return BT_INVALID_ARG;
-    bt_problem *p = calloc(1, sizeof *p);
-    if (!p) {
-        *out = NULL;
-        return BT_NOMEM;
-    }
-    p->k = k;
-    memcpy(p->values, k->problem_defaults, sizeof p->values);
-    p->dtype = k->dtypes[0];
-    *out = p;
-    return BT_OK;
-}
-
-void bt_problem_destroy(bt_problem *p) { free(p); }
-
-bt_status bt_problem_set(bt_problem *p, const char *name, int64_t value, bt_diag *diag)
-{
-    if (!p || !name)
-        return BT_INVALID_ARG;
-    const bt_kdesc *k = p->k;
-    for (int i = 0; i < k->nproblem; i++)
-        if (bt__streq_nocase(k->problem_names[i], name)) {
-            if (value < 0) {
-                bt__diag_set(diag, "problem size %s must be >= 0 (got %lld)", name, (long long)value);
-                return BT_INVALID_ARG;
-            }
-            p->values[i] = value;
-            return BT_OK;
-        }
-    bt__sbuf list = {0};
-    for (int i = 0; i < k->nproblem; i++)
-        bt__sbuf_printf(&list, "%s%s", i ? ", " : "", k->problem_names[i]);
-    bt__diag_set(diag, "kernel '%s' has no problem variable '%s' (it has: %s)", k->name, name,
-                 list.s ? list.s : "none");
-    bt__sbuf_free(&list);
-    return BT_NOT_FOUND;
-}
-
-bt_status bt_problem_set_dtype(bt_problem *p, const char *dtype, bt_diag *diag)
-{
-    if (!p || !dtype)
-        return BT_INVALID_ARG;
-    bt__dtype t;
-    bool known = bt__dtype_parse(dtype, &t);
-    if (known)
-        for (int i = 0; i < p->k->ndtypes; i++)
-            if (p->k->dtypes[i] == t) {
-                p->dtype = t;
-                return BT_OK;
-            }
-    bt__sbuf list = {0};
-    for (int i = 0; i < p->k->ndtypes; i++)
-        bt__sbuf_printf(&list, "%s%s", i ? ", " : "", bt__dtype_name(p->k->dtypes[i]));
-    bt__diag_set(diag, "%s dtype '%s' for kernel '%s' (it supports: %s)",
-                 known ? "unsupported" : "unknown", dtype, p->k->name, list.s ? list.s : "");
-    bt__sbuf_free(&list);
-    return BT_INVALID_ARG;
-}
-
-uint64_t bt__kdesc_count(const bt_kdesc *k)
-{
-    return k->configs ? k->nconfigs : k->space.total;
-}
-
-void bt__kdesc_config_at(const bt_kdesc *k, uint64_t i, bt_config *out)
-{
-    if (k->configs)
-        *out = k->configs[i];
-    else
-        bt__space_config_at(&k->space, i, out);
-}
-
-bt__dtype bt__arg_dtype(const bt_kdesc *k, const bt__argspec *a, const bt_problem *p)
-{
-    if (a->dtype_if.e) {
-        int64_t slots[256], v = 0;
-        bt__kdesc_fill_slots(k, NULL, p, NULL, slots);
-        bool yes = bt__expr_eval(a->dtype_if.e, slots, &v, NULL) == BT_OK && v != 0;
-        if (yes ? a->then_is_problem : a->else_is_problem)
-            return p->dtype;
-        return yes ? a->dtype_then : a->dtype_else;
-    }
-    return a->dtype_is_problem ? p->dtype : a->dtype;
-}
-
-void bt__kdesc_fill_slots(const bt_kdesc *k, const bt_config *c, const bt_problem *p,
-                          const bt_gpu *g, int64_t *slots)
-{
-    for (int i = 0; i < k->space.nparams; i++)
-        slots[i] = c ? c->v[i] : 0;
-    for (int i = 0; i < k->nproblem; i++)
-        slots[k->slot_problem0 + i] = p ? p->values[i] : k->problem_defaults[i];
-    slots[k->slot_elem_bytes] = bt__dtype_size(p ? p->dtype : k->dtypes[0]);
-    int nd;
-    const bt__dev_sym *ds = bt__dev_syms(&nd);
-    for (int i = 0; i < nd; i++)
-        slots[k->slot_dev0 + i] = g ? ds[i].get(g) : 0;
-}
-
-bt_status bt__kexpr_eval(const bt_kdesc *k, const bt__kexpr *x, const int64_t *slots,
-                         int64_t *out, bt_diag *diag)
-{
-    bt_status st = bt__expr_eval(x->e, slots, out, diag);
-    if (st != BT_OK && diag) {
-        char msg[sizeof diag->msg];
-        snprintf(msg, sizeof msg, "%s", diag->msg);
-        bt__diag_clear(diag);
-        snprintf(diag->file, sizeof diag->file, "%s", k->file ? k->file : "");
-        diag->line = x->line;
-        diag->column = x->col;
-        bt__diag_field(diag, x->field);
-        snprintf(diag->msg, sizeof diag->msg, "%s", msg);
-    }
-    return st;
-}
-
-bt_status bt__kdesc_parse_config(const bt_kdesc *k, const char *text, bt_config *out, bt_diag *diag)
-{
-    if (!k || !text || !out)
-        return BT_INVALID_ARG;
-    bt__diag_clear(diag);
-    memset(out, 0, sizeof *out);
-    out->nparams = k->space.nparams;
-    bool seen[BT_MAX_PARAMS] = {0};
-    char *copy = bt__strdup(text);
-    if (!copy)
-        return BT_NOMEM;
-    bt_status st = BT_OK;
-    char *save = NULL;
-    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        while (isspace((unsigned char)*item))
-            item++;
-        if (!*item)
-            continue;
-        char *eq = strchr(item, '=');
-        if (!eq) {
-            bt__diag_set(diag, "malformed --config item '%s': expected NAME=VALUE", item);
-            st = BT_INVALID_ARG;
-            break;
-        }
-        *eq = '\0';
-        char *key = item, *val = eq + 1;
-        size_t kl = strlen(key);
-        while (kl && isspace((unsigned char)key[kl - 1]))
-            key[--kl] = '\0';
-        int pi = bt__space_find(&k->space, key);
-        if (pi < 0) {
-            bt__sbuf list = {0};
-            for (int i = 0; i < k->space.nparams; i++)
-                bt__sbuf_printf(&list, "%s%s", i ? ", " : "", k->space.params[i].name);
-            bt__diag_set(diag, "unknown parameter '%s' in --config (kernel '%s' has: %s)", key,
-                         k->name, list.s ? list.s : "");
-            bt__sbuf_free(&list);
-            st = BT_INVALID_ARG;
-            break;
-        }
-        char *end;
-        errno = 0;
-        /* decimal ("010" is ten, not octal eight), or hexadecimal with 0x */
-        const char *digits = val;
-        while (isspace((unsigned char)*digits))
-            digits++;
-        const char *after_sign = digits + (*digits == '-' || *digits == '+');
-        bool hex = after_sign[0] == '0' && (after_sign[1] == 'x' || after_sign[1] == 'X');
-        long long v = strtoll(val, &end, hex ? 16 : 10);
-        while (isspace((unsigned char)*end))
-            end++;
-        if (errno == ERANGE) {
-            bt__diag_set(diag, "value of '%s' in --config does not fit in 64 bits: '%s'", key, val);
-            st = BT_INVALID_ARG;
-            break;
-        }
-        if (errno || end == val || *end) {
-            bt__diag_set(diag, "value of '%s' in --config is not an integer: '%s'", key, val);
-            st = BT_INVALID_ARG;
-            break;
-        }
-        if (seen[pi]) {
-            bt__diag_set(diag, "parameter '%s' given twice in --config", k->space.params[pi].name);
-            st = BT_INVALID_ARG;
-            break;
-        }
-        seen[pi] = true;
-        out->v[pi] = v;
-    }
-    free(copy);
-    if (st != BT_OK)
-        return st;
-    bt__sbuf missing = {0};
-    for (int i = 0; i < k->space.nparams; i++)
-        if (!seen[i])
-            bt__sbuf_printf(&missing, "%s%s", missing.len ? ", " : "", k->space.params[i].name);
-    if (missing.len) {
-        bt__diag_set(diag, "--config does not set: %s", missing.s);
-        bt__sbuf_free(&missing);
-        return BT_INVALID_ARG;
-    }
-    return BT_OK;
-}
-

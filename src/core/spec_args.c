@@ -402,7 +402,7 @@ bt_status bt__ld_args(bt__ld *L, const json_t *root)
     static const char *const lists[] = {"outputs", "reset_to_zero", "restore_value"};
     for (int w = 0; w < 3; w++)
         BT__TRY(load_arg_list(L, json_object_get(root, lists[w]), lists[w], w));
-    if (k->src_opencl || k->src_cuda) {
+    if (k->nsrc) {
         bool any_out = false;
         for (int i = 0; i < k->nargs; i++)
             any_out |= k->args[i].output;

@@ -5,7 +5,7 @@
  *     size divided by parameters ("problem_size": ["n"], "grid_div": {"x": ["block_size_x",
  *     "tile_size_x"]}: grid.x = cdiv(n, block_size_x * tile_size_x));
  *   - "defines": {"WIDTH": "n", "FSIZE": "fh * fw"}: problem values passed to the compiler as -D,
- *     evaluated per problem (they are not parameters: the space does not grow).
+ *     evaluated per problem by kdesc.c (they are not parameters: the space does not grow).
  */
 #include "core/specld.h"
 #include "core/util.h"
@@ -199,26 +199,6 @@ bt_status bt__ld_defines(bt__ld *L, const json_t *v)
         }
         if (bt__expr_uses(pd->value.e, k->slot_elem_bytes) && !k->key_dtype)
             return bt__ld_fail(L, p, "elem_bytes depends on the dtype, which is not in \"key\"");
-    }
-    return BT_OK;
-}
-
-bt_status bt__kdesc_pdefines(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g,
-                             char defs[][96], int *n, bt_diag *diag)
-{
-    *n = 0;
-    if (!k->npdefines)
-        return BT_OK;
-    int64_t slots[256];
-    if (k->nslots > 256)
-        return BT_INTERNAL;
-    bt__kdesc_fill_slots(k, NULL, p, g, slots);
-    for (int i = 0; i < k->npdefines; i++) {
-        int64_t v;
-        bt_status st = bt__kexpr_eval(k, &k->pdefines[i].value, slots, &v, diag);
-        if (st)
-            return st;
-        snprintf(defs[(*n)++], 96, "%s=%lld", k->pdefines[i].name, (long long)v);
     }
     return BT_OK;
 }

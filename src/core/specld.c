@@ -413,3 +413,78 @@ bt_status bt__ld_source(bt__ld *L, const json_t *v, const char *path, char **out
     *out = all;
     return BT_OK;
 }
+
+/* s->text becomes pre (may be NULL) + "\n" + s->text. The newline is part of every kernel's text
+ * as blocktune has always compiled it (after the prelude, or alone): the source hash that keys
+ * stored results and shipped wisdom covers it. */
+static bt_status compose(bt__ksource *s, const char *pre)
+{
+    size_t pl = pre ? strlen(pre) : 0, sl = strlen(s->text);
+    char *out = malloc(pl + sl + 2);
+    if (!out)
+        return BT_NOMEM;
+    if (pl)
+        memcpy(out, pre, pl);
+    out[pl] = '\n';
+    memcpy(out + pl + 1, s->text, sl + 1);
+    free(s->text);
+    s->text = out;
+    return BT_OK;
+}
+
+/* Composes each of the n sources with its language's prelude from `prelude` (NULL: none). */
+static bt_status compose_all(bt__ld *L, const json_t *prelude, const char *ppath, bt__ksource *src,
+                             int n)
+{
+    if (prelude && !json_is_object(prelude))
+        return bt__ld_fail(L, ppath, "expected {\"LANGUAGE\": source, ...}, e.g. {\"cuda\": "
+                           "\"prelude.cuh\"}");
+    const char *lang;
+    json_t *x;
+    json_object_foreach((json_t *)prelude, lang, x) {
+        bool known = false;
+        for (int i = 0; i < n; i++)
+            known |= !strcmp(src[i].lang, lang);
+        if (!known)
+            return bt__ld_fail(L, ppath, "a prelude for '%s', which has no source", lang);
+    }
+    for (int i = 0; i < n; i++) {
+        const json_t *p = prelude ? json_object_get(prelude, src[i].lang) : NULL;
+        char p2[256], *pre = NULL;
+        snprintf(p2, sizeof p2, "%s.%s", ppath, src[i].lang);
+        if (p)
+            BT__TRY(bt__ld_source(L, p, p2, &pre));
+        bt_status st = compose(&src[i], pre);
+        free(pre);
+        BT__TRY(st);
+    }
+    return BT_OK;
+}
+
+bt_status bt__ld_sources(bt__ld *L, const json_t *v, const char *path, const json_t *prelude,
+                         const char *prelude_path, bt__ksource *out, int *n)
+{
+    if (!json_is_object(v) || json_object_size(v) == 0)
+        return bt__ld_fail(L, path, "expected {\"LANGUAGE\": source, ...}, e.g. {\"opencl\": "
+                           "\"k.cl\", \"cuda\": \"k.cu\"}");
+    BT__TRY(bt__ld_bound(L, v, path, BT__MAX_LANGS, "languages"));
+    const char *lang;
+    json_t *x;
+    json_object_foreach((json_t *)v, lang, x) {
+        char p2[256];
+        snprintf(p2, sizeof p2, "%s.%s", path, lang);
+        bool name_ok = lang[0] >= 'a' && lang[0] <= 'z' && strlen(lang) < BT__LANG_MAX;
+        for (const char *c = lang; name_ok && *c; c++)
+            name_ok = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_';
+        if (!name_ok)
+            return bt__ld_fail(L, p2, "'%s' is not a language name (lowercase letters, digits "
+                               "and '_', at most %d characters: \"cuda\", \"opencl\")", lang,
+                               BT__LANG_MAX - 1);
+        bt__ksource *s = &out[*n];
+        memset(s, 0, sizeof *s);
+        snprintf(s->lang, sizeof s->lang, "%s", lang);
+        (*n)++; /* counted first: whatever a failure leaves loaded is freed with k */
+        BT__TRY(bt__ld_source(L, x, p2, &s->text));
+    }
+    return compose_all(L, prelude, prelude_path, out, *n);
+}

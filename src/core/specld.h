@@ -60,6 +60,13 @@ bt_status bt__ld_file(bt__ld *L, const char *rel, const char *path, const char *
                       char **out);
 /* A source: "file.cu", {"file": ...}, {"inline": ...}, or a list of them, concatenated. */
 bt_status bt__ld_source(bt__ld *L, const json_t *v, const char *path, char **out);
+/* A "sources" object at path: {LANGUAGE: source or list of sources, ...} into out[0..*n)
+ * (BT__MAX_LANGS entries; language names are lowercase identifiers of at most 15 characters),
+ * each text composed as a backend compiles it: the language's prelude from `prelude` (a
+ * {LANGUAGE: source} object, may be NULL; a language it names must have a source), a newline,
+ * then the source. */
+bt_status bt__ld_sources(bt__ld *L, const json_t *v, const char *path, const json_t *prelude,
+                         const char *prelude_path, bt__ksource *out, int *n);
 
 /* Index of a parameter, problem variable or argument by name; -1 when there is none. */
 int bt__ld_param(const bt_kdesc *k, const char *name);

@@ -3,7 +3,7 @@
  * the strategy and backend listings: thin wrappers over store/, search/ and the device layer,
  * which keep their internal names out of the public header.
  */
-#include "core/device.h"
+#include "backends/device.h"
 #include "core/util.h"
 #include "search/strategy.h"
 #include "store/ktinterop.h"

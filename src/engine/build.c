@@ -59,34 +59,28 @@ int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p
     return m + bt__build_defines_common(k, p, g, threads, defs + m);
 }
 
-void bt__build_source(const bt_kernel *kn, const char *src, const char *entry,
+void bt__build_source(const bt_kernel *kn, const bt__ksource *src, const char *entry,
                       const char *const *dp, int nd, bool use_cache, bt__entry *e)
 {
     const bt_kdesc *k = kn->k;
     const bt_device_info *di = bt_device_get_info(kn->dev);
-    char opts[256];
-    snprintf(opts, sizeof opts, "%s%s", k->options ? k->options : "",
-             k->needs_sm90a ? " --bt-sm90a" : "");
-    /* the names it resolves: the entry, then k's constant-memory symbols */
+    /* the names it resolves: the entry (entry, when given, in place of k's), then k's
+     * constant-memory symbols */
     char names[BT__MAX_NAMES][136];
-    const char *ptrs[BT__MAX_NAMES];
-    int nn = bt__compile_names(k, names, ptrs);
-    snprintf(names[0], sizeof names[0], "%s", entry ? entry : "");
+    const char *np[BT__MAX_NAMES];
+    bt__compile_req req;
+    bt__compile_req_of(k, src, dp, nd, names, np, &req);
+    if (entry && req.nnames)
+        snprintf(names[0], sizeof names[0], "%s", entry);
     double t0 = bt__now();
-    uint64_t key = bt__kcache_key(kn->iface->name, di->name, di->compiler_version, src, dp, nd,
-                                  opts);
-    for (int i = 0; i < nn; i++) /* as bt__compile_key folds them */
-        key = bt__fnv1a(ptrs[i], strlen(ptrs[i]) + 1, key);
+    uint64_t key = bt__kcache_key(kn->iface->name, di->name, di->compiler_version, &req);
     if (use_cache && bt__kcache_get(key, &e->blob)) {
         e->compile_s = bt__now() - t0;
         e->cached = true;
         return;
     }
     char *log = NULL;
-    bt_status st = kn->iface->compile_named && names[0][0]
-                       ? kn->iface->compile_named(kn->bdev, src, dp, nd, opts, ptrs, nn,
-                                                  &e->blob, &log)
-                       : kn->iface->compile(kn->bdev, src, dp, nd, opts, &e->blob, &log);
+    bt_status st = kn->iface->compile(kn->bdev, &req, &e->blob, &log);
     e->compile_s = bt__now() - t0;
     if (st != BT_OK) {
         e->status = BT__CS_COMPILE;

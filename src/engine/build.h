@@ -22,7 +22,7 @@ int bt__build_defines_common(const bt_kdesc *k, const bt_problem *p, const bt_gp
 /* Compiles src (kn's, or a reference kernel's) with defines dp into e->blob, through the kernel
  * cache when use_cache, resolving entry and kn's constant-memory symbols: sets compile_s and
  * cached; a compile error sets status BT__CS_COMPILE, log and error. */
-void bt__build_source(const bt_kernel *kn, const char *src, const char *entry,
+void bt__build_source(const bt_kernel *kn, const bt__ksource *src, const char *entry,
                       const char *const *dp, int nd, bool use_cache, bt__entry *e);
 /* Compiles config e->ev.cfg for problem p into e->blob (through the kernel cache when use_cache):
  * sets compile_s and cached; a compile error sets status BT__CS_COMPILE, log and error. */

@@ -7,8 +7,8 @@
 #define BT_ENGINE_ENGINE_H
 
 #include "backends/backend.h"
+#include "backends/device.h"
 #include "core/cfgstatus.h"
-#include "core/device.h"
 #include "core/plan.h"
 #include "engine/host.h"
 #include "engine/topts.h"
@@ -138,8 +138,8 @@ struct bt_kernel {
     const bt__backend_iface *iface;
     bt__bdev *bdev;
     const bt_kdesc *k;
-    char *src;        /* the source compiled for this backend (prelude included) */
-    uint64_t src_hash;
+    const bt__ksource *src; /* k's source that this backend compiles (bt__backend_source) */
+    uint64_t src_hash;      /* bt__kdesc_source_hash of it: keys the store and wisdom */
     bt__tune_opts opts;         /* what a first launch tunes with (strings in opts_obj) */
     bt_tune_options *opts_obj;  /* bt_kernel_set_options' copy (NULL: the defaults) */
     pthread_rwlock_t lock; /* guards the dispatch table */
@@ -223,9 +223,12 @@ void bt__dispatch_free(bt_kernel *kn);
  * wisdom-only mode nearest size, same arch, the model), *found false when none applies. */
 bt_status bt__resolve(bt_kernel *kn, const bt_problem *p, bt_config *c, bt_source *src,
                       bool *found, bt_diag *diag);
-/* The first launch of a key (under the tune lock, so that one thread tunes it): store and wisdom
- * first (not in retune mode), then a tune on `on` (not in wisdom-only mode or with no_tune);
- * *e is the key's entry. */
+/* kernel.c: a looked-up config, compiled (not measured), into the dispatch table. */
+bt_status bt__dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_config *c,
+                              bt_diag *diag);
+/* launch.c: the first launch of a key (under the tune lock, so that one thread tunes it): store
+ * and wisdom first (not in retune mode), then a tune on `on` (not in wisdom-only mode or with
+ * no_tune); *e is the key's entry. */
 bt_status bt__first_launch(bt_kernel *kn, const bt_problem *p, const bt__dkey *key,
                            const bt__tune_on *on, bt__dispatch *e, bt_diag *diag);
 /* Compiles one config (through the kernel cache) into a loaded module and function (the caller
@@ -259,10 +262,5 @@ bt_status bt__tmap_bind(const bt_kdesc *k, const bt__backend_iface *I, bt__bdev 
 void bt__kernel_set_opts(bt_kernel *kn, const bt__tune_opts *o);
 bt_status bt__kernel_tune_opts(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *o,
                                bt_result **out, bt_diag *diag);
-
-/* --- kernel.c ----------------------------------------------------------------------------------- */
-/* The source a backend compiles for k: the built-in prelude (for built-in kernels) and the
- * kernel's source of that language; malloc'd, NULL when k has none. */
-char *bt__kernel_source(const bt_kdesc *k, bool cuda);
 
 #endif

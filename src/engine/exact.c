@@ -1,13 +1,15 @@
 /*
- * exact.c — `plan --exact`: every candidate compiled with NVRTC for the plan's GPU architecture
- * (no GPU needed), its exact registers, spills, static shared memory and stack read from ptxas,
- * and the exact occupancy computed by the CUDA occupancy rules of that compute capability — next
- * to the model's estimates, with large disagreements flagged. Compiles run on every core and
- * their resource reports are kept in the kernel cache, so a second plan compiles nothing.
+ * exact.c — the public bt_plan_create: the model's plan (core/plan.c) and, with opts->exact
+ * (`plan --exact`), every candidate compiled offline for the plan's GPU by the first backend that
+ * can (its offline entries: no device needed) and takes one of the kernel's sources, its exact
+ * registers, spills, static shared memory and stack read from the compiler, and the exact
+ * occupancy by that backend's rules — next to the model's estimates, with large disagreements
+ * flagged. Compiles run on every core and their resource reports are kept in the kernel cache,
+ * so a second plan compiles nothing.
  */
-#include "backends/cuda/nvrtc.h"
-#include "backends/cuda/occupancy.h"
 #include "core/plan.h"
+
+#include "backends/backend.h"
 #include "core/pool.h"
 #include "core/util.h"
 #include "engine/build.h"
@@ -21,12 +23,16 @@
 
 typedef struct xjob {
     bt_plan *pl;
-    const char *src;
-    char nvrtc[32];
+    const bt__backend_iface *I;
+    const bt__ksource *src;
+    bt__offline_target t;
     pthread_mutex_t mu; /* guards the plan's counters */
 } xjob;
 
-static void exact_one(xjob *J, bt__cfg_eval *ev)
+/* The resources of ev's config from the kernel cache, or compiled (and then cached): BT_OK with
+ * *res filled, *hit saying which; else the compile's status with the reason in d. */
+static bt_status resources_of(xjob *J, const bt__cfg_eval *ev, bt__kres *res, bool *hit,
+                              bt_diag *d)
 {
     bt_plan *pl = J->pl;
     const bt_kdesc *k = pl->k;
@@ -35,66 +41,67 @@ static void exact_one(xjob *J, bt__cfg_eval *ev)
     int nd = bt__build_defines(k, &ev->cfg, &pl->problem, &pl->gpu, defs);
     for (int i = 0; i < nd; i++)
         dp[i] = defs[i];
-    const char *opts = k->options ? k->options : "";
-    char arch[32];
-    snprintf(arch, sizeof arch, "sm_%d%d%s", pl->gpu.cc_major, pl->gpu.cc_minor,
-             k->needs_sm90a ? "a" : "");
-    uint64_t key = bt__kcache_key("nvrtc-resources", arch, J->nvrtc, J->src, dp, nd, opts);
-    key = bt__compile_key(k, key);
-    int regs = -1;
-    long long spill = -1, smem = -1, stack = -1;
+    char names[BT__MAX_NAMES][136];
+    const char *np[BT__MAX_NAMES];
+    bt__compile_req req;
+    bt__compile_req_of(k, J->src, dp, nd, names, np, &req);
+    req.target = J->t.target;
+    char compiler[80];
+    snprintf(compiler, sizeof compiler, "%s %s resources", J->t.compiler, J->t.version);
+    uint64_t key = bt__kcache_key(J->I->name, J->t.target, compiler, &req);
     bt__blob cached = {0};
-    bool hit = false;
+    *hit = false;
     if (bt__kcache_get(key, &cached)) {
         char text[128];
         size_t n = cached.size < sizeof text - 1 ? cached.size : sizeof text - 1;
         memcpy(text, cached.data, n);
         text[n] = '\0';
-        hit = sscanf(text, "%d %lld %lld %lld", &regs, &spill, &smem, &stack) == 4;
+        long long spill, smem, stack;
+        *hit = sscanf(text, "%d %lld %lld %lld", &res->regs_per_thread, &spill, &smem, &stack) == 4;
+        res->spill_bytes = spill, res->static_smem = smem, res->local_bytes = stack;
         free(cached.data);
+        if (*hit)
+            return BT_OK;
     }
-    if (!hit) {
-        bt__blob cubin = {0};
-        char *log = NULL;
-        bt_diag d = {0};
-        /* the entry as the CUBIN names it: a C++ kernel's mangled name */
-        char names[BT__MAX_NAMES][136];
-        const char *ptrs[BT__MAX_NAMES];
-        int nn = bt__compile_names(k, names, ptrs);
-        char **low = NULL;
-        bt_status st = bt__nvrtc_compile_named(J->src, dp, nd, opts, pl->gpu.cc_major,
-                                               pl->gpu.cc_minor, k->needs_sm90a, ptrs, nn, &low,
-                                               &cubin, &log, &d);
-        const char *entry = low ? low[0] : k->entry;
-        int64_t sp = -1, sm = -1, sk = -1;
-        if (st == BT_OK && bt__nvrtc_resources(log, entry, &regs, &sp, &sm, &sk) != BT_OK) {
-            /* no ptxas report in the log: read the CUBIN (spills are then not known) */
-            st = bt__cubin_resources(cubin.data, cubin.size, entry, &regs, &sk, &sm);
-            sp = -1;
-        }
-        bt__nvrtc_names_free(low, nn);
-        free(cubin.data);
-        free(log);
-        if (st != BT_OK) {
-            ev->exact_failed = true;
-            snprintf(ev->x_error, sizeof ev->x_error, "%.150s", d.msg[0] ? d.msg : bt_strerror(st));
-            pthread_mutex_lock(&J->mu);
-            pl->exact_failed++;
-            pthread_mutex_unlock(&J->mu);
-            return;
-        }
-        spill = sp, smem = sm, stack = sk;
-        char text[128];
-        int len = snprintf(text, sizeof text, "%d %lld %lld %lld", regs, spill, smem, stack);
-        bt__blob b = {text, (size_t)len};
-        bt__kcache_put(key, &b);
+    bt_status st = J->I->offline_compile(&pl->gpu, &req, res, NULL, d);
+    if (st != BT_OK)
+        return st;
+    char text[128];
+    int len = snprintf(text, sizeof text, "%d %lld %lld %lld", res->regs_per_thread,
+                       (long long)res->spill_bytes, (long long)res->static_smem,
+                       (long long)res->local_bytes);
+    bt__blob b = {text, (size_t)len};
+    bt__kcache_put(key, &b);
+    return BT_OK;
+}
+
+static void exact_one(xjob *J, bt__cfg_eval *ev)
+{
+    bt_plan *pl = J->pl;
+    bt__kres res;
+    bool hit = false;
+    bt_diag d = {0};
+    bt_status st = resources_of(J, ev, &res, &hit, &d);
+    if (st != BT_OK) {
+        ev->exact_failed = true;
+        snprintf(ev->x_error, sizeof ev->x_error, "%.150s", d.msg[0] ? d.msg : bt_strerror(st));
+        pthread_mutex_lock(&J->mu);
+        pl->exact_failed++;
+        pthread_mutex_unlock(&J->mu);
+        return;
     }
+    int regs = res.regs_per_thread;
     ev->exact = true;
     ev->x_regs = regs;
-    ev->x_spill = spill;
-    ev->x_smem = smem + ev->dyn_smem; /* static from ptxas + the dynamic request */
-    ev->x_stack = stack;
-    ev->x_blocks = bt__cuda_occupancy(&pl->gpu, (int)ev->threads, regs, ev->x_smem, &ev->x_limiter);
+    ev->x_spill = res.spill_bytes;
+    ev->x_smem = res.static_smem + ev->dyn_smem; /* static from the compiler + the dynamic request */
+    ev->x_stack = res.local_bytes;
+    ev->x_limiter = NULL;
+    int blocks = J->I->occupancy
+                     ? J->I->occupancy(&pl->gpu, &res, (int)ev->threads, ev->dyn_smem,
+                                       &ev->x_limiter)
+                     : -1;
+    ev->x_blocks = blocks > 0 ? blocks : 0;
     ev->x_occ = pl->gpu.max_warps_per_sm > 0
                     ? (double)(ev->x_blocks * ev->warps) / pl->gpu.max_warps_per_sm
                     : 0;
@@ -114,36 +121,60 @@ static void exact_job(void *arg, size_t i)
     exact_one(J, &J->pl->cand[i]);
 }
 
-bt_status bt__plan_exact(bt_plan *pl, bt_diag *diag)
+/* The first registered backend with offline entries that takes one of k's sources, into J. */
+static bt_status pick_backend(xjob *J, const bt_kdesc *k, bt_diag *diag)
 {
-    const bt_kdesc *k = pl->k;
-    if (!k->src_cuda) {
-        bt__diag_set(diag, "--exact compiles the kernel's CUDA source, and '%s' has none", k->name);
-        return BT_UNSUPPORTED;
+    bt__sbuf can = {0};
+    for (const bt__backend_iface *const *b = bt__backends(); *b; b++) {
+        if (!(*b)->offline_target || !(*b)->offline_compile)
+            continue;
+        bt__sbuf_printf(&can, "%s%s", can.len ? ", " : "", (*b)->name);
+        const bt__ksource *s = bt__backend_source(*b, k);
+        if (s) {
+            J->I = *b;
+            J->src = s;
+            bt__sbuf_free(&can);
+            return BT_OK;
+        }
     }
-    if (pl->gpu.cc_major <= 0) {
-        bt__diag_set(diag, "--exact needs the GPU's compute capability; '%s' has none in the table",
-                     pl->gpu.name);
-        return BT_UNSUPPORTED;
-    }
-    if (!bt__nvrtc_available(diag)) {
-        bt__diag_prefix(diag, "--exact needs NVRTC: ");
-        return BT_NO_BACKEND;
-    }
+    bt__diag_set(diag, "--exact compiles the kernel without a device, which only the %s backend "
+                 "can, and '%s' has no source it takes", can.s ? can.s : "(no)", k->name);
+    bt__sbuf_free(&can);
+    return BT_UNSUPPORTED;
+}
+
+/* plan --exact: compiles every candidate for the plan's GPU and fills the x_ fields. */
+static bt_status plan_exact(bt_plan *pl, bt_diag *diag)
+{
     xjob J = {.pl = pl};
-    int maj = 0, min = 0;
-    bt__nvrtc_version(&maj, &min, NULL);
-    snprintf(J.nvrtc, sizeof J.nvrtc, "NVRTC %d.%d", maj, min);
-    char *src = bt__kernel_source(k, true);
-    if (!src)
-        return BT_NOMEM;
-    J.src = src;
+    bt_status st = pick_backend(&J, pl->k, diag);
+    if (st != BT_OK)
+        return st;
+    st = J.I->offline_target(&pl->gpu, J.src->target[0] ? J.src->target : NULL, &J.t, diag);
+    if (st != BT_OK) {
+        bt__diag_prefix(diag, "--exact: ");
+        return st;
+    }
+    snprintf(pl->exact_compiler, sizeof pl->exact_compiler, "%s", J.t.compiler);
+    snprintf(pl->exact_target, sizeof pl->exact_target, "%s", J.t.target);
     pthread_mutex_init(&J.mu, NULL);
     double t0 = bt__now();
     bt__pool_run(pl->ncand, bt__pool_cores(), exact_job, NULL, &J);
     pthread_mutex_destroy(&J.mu);
-    free(src);
     pl->exact = true;
     pl->exact_seconds = bt__now() - t0;
     return BT_OK;
+}
+
+bt_status bt_plan_create(const bt_kdesc *k, const bt_problem *p, const bt_gpu *gpu,
+                         const bt_plan_options *opts, bt_plan **out, bt_diag *diag)
+{
+    bt_status st = bt__plan_model(k, p, gpu, opts, out, diag);
+    if (st != BT_OK || !opts || !opts->exact)
+        return st;
+    if ((st = plan_exact(*out, diag)) != BT_OK || (st = bt__plan_drop_unfit(*out)) != BT_OK) {
+        bt_plan_destroy(*out);
+        *out = NULL;
+    }
+    return st;
 }

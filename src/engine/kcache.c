@@ -58,17 +58,20 @@ static bool kc_path(uint64_t key, char *buf, size_t size, bool create)
 }
 
 uint64_t bt__kcache_key(const char *backend, const char *device, const char *compiler,
-                        const char *src, const char *const *defines, int ndefines,
-                        const char *options)
+                        const bt__compile_req *req)
 {
     uint64_t h = BT__FNV_SEED;
-    const char *parts[] = {"blocktune-kcache-1", backend, device, compiler, src, options};
+    const char *parts[] = {"blocktune-kcache-2", backend,      device,
+                           compiler,             req->src,     req->options,
+                           req->target};
     for (size_t i = 0; i < BT__ARRAY_LEN(parts); i++) {
         const char *p = parts[i] ? parts[i] : "";
         h = bt__fnv1a(p, strlen(p) + 1, h);
     }
-    for (int i = 0; i < ndefines; i++)
-        h = bt__fnv1a(defines[i], strlen(defines[i]) + 1, h);
+    for (int i = 0; i < req->ndefines; i++)
+        h = bt__fnv1a(req->defines[i], strlen(req->defines[i]) + 1, h);
+    for (int i = 0; req->names && i < req->nnames; i++) /* a blob holds the names it resolved */
+        h = bt__fnv1a(req->names[i], strlen(req->names[i]) + 1, h);
     return h;
 }
 

@@ -9,9 +9,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The key of a compile: the backend, device and compiler that build it, and everything of the
+ * request (source, defines, options, target, the names it resolves). */
 uint64_t bt__kcache_key(const char *backend, const char *device, const char *compiler,
-                        const char *src, const char *const *defines, int ndefines,
-                        const char *options);
+                        const bt__compile_req *req);
 /* A hit fills out (malloc'd data); a miss or a damaged file returns false. */
 bool bt__kcache_get(uint64_t key, bt__blob *out);
 /* Best effort: a failure to write only costs a recompile later. */

@@ -1,7 +1,8 @@
 /*
- * kernel.c — the bt_kernel handle: its source for the device's backend, tuning on request, the
- * launch (dispatch from the table in dispatch.c; the first launch of a key looks in the store and
- * wisdom, compiling what it finds, before it tunes), and the user-facing buffers.
+ * kernel.c — the bt_kernel handle: the source its device's backend takes, its options, tuning on
+ * request, what a key's first launch finds without measuring (store, wisdom, the model) and the
+ * compile of such a config into the dispatch table, and the user-facing buffers. The launch path
+ * itself is launch.c's.
  */
 #include "engine/build.h"
 
@@ -13,27 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *bt__kernel_source(const bt_kdesc *k, bool cuda)
-{
-    const char *src = cuda ? k->src_cuda : k->src_opencl;
-    if (!src)
-        return NULL;
-    /* built-in kernels get the prelude of their language (storage types, LOAD/STORE) */
-    const char *prelude = NULL;
-    size_t plen = 0;
-    if (k->file && !strncmp(k->file, "kernels/specs/", 14))
-        prelude = bt__embedded(cuda ? "kernels/cuda/prelude.cuh" : "kernels/opencl/prelude.cl", &plen);
-    size_t slen = strlen(src);
-    char *out = malloc(plen + slen + 2);
-    if (!out)
-        return NULL;
-    if (prelude)
-        memcpy(out, prelude, plen);
-    out[plen] = '\n';
-    memcpy(out + plen + 1, src, slen + 1);
-    return out;
-}
-
 bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, bt_diag *diag)
 {
     if (!out)
@@ -42,11 +22,18 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
     if (!dev || !k)
         return BT_INVALID_ARG;
     const bt__backend_iface *I = bt__device_iface(dev);
-    bool cuda = !strcmp(I->name, "cuda");
-    const char *src = cuda ? k->src_cuda : k->src_opencl;
+    const bt__ksource *src = bt__backend_source(I, k);
     if (!src) {
-        bt__diag_set(diag, "kernel '%s' has no %s source (spec field sources.%s)", k->name, I->name,
-                     I->name);
+        bt__sbuf has = {0}, takes = {0};
+        for (int i = 0; i < k->nsrc; i++)
+            bt__sbuf_printf(&has, "%s%s", i ? ", " : "", k->src[i].lang);
+        for (const char *const *l = I->languages; l && *l; l++)
+            bt__sbuf_printf(&takes, "%s%s", takes.len ? ", " : "", *l);
+        bt__diag_set(diag, "kernel '%s' has no source that the %s backend compiles (it compiles: "
+                     "%s; the spec's sources: %s)", k->name, I->name, takes.s ? takes.s : "none",
+                     has.s ? has.s : "none");
+        bt__sbuf_free(&has);
+        bt__sbuf_free(&takes);
         return BT_UNSUPPORTED;
     }
     if (!k->entry || !k->grid[0].e) {
@@ -64,14 +51,8 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
     kn->bdev = bt__device_bdev(dev);
     kn->k = k;
     bt__tune_opts_default(&kn->opts);
-    kn->src = bt__kernel_source(k, cuda);
-    if (!kn->src) {
-        free(kn);
-        return BT_NOMEM;
-    }
-    kn->src_hash = bt__fnv1a(kn->src, strlen(kn->src), BT__FNV_SEED);
-    if (k->options)
-        kn->src_hash = bt__fnv1a(k->options, strlen(k->options), kn->src_hash);
+    kn->src = src;
+    kn->src_hash = bt__kdesc_source_hash(k, src);
     pthread_rwlock_init(&kn->lock, NULL);
     pthread_mutex_init(&kn->tune_lock, NULL);
     pthread_mutex_init(&kn->cmem_lock, NULL);
@@ -93,7 +74,6 @@ void bt_kernel_destroy(bt_kernel *kn)
     pthread_mutex_destroy(&kn->tune_lock);
     pthread_mutex_destroy(&kn->cmem_lock);
     bt_tune_options_destroy(kn->opts_obj);
-    free(kn->src);
     free(kn);
 }
 
@@ -176,9 +156,8 @@ bt_status bt__load_config(bt_kernel *kn, const bt_problem *p, const bt_config *c
     return st;
 }
 
-/* A looked-up config, compiled, into the dispatch table. */
-static bt_status dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_config *c,
-                                 bt_diag *diag)
+bt_status bt__dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_config *c,
+                              bt_diag *diag)
 {
     bt__bmod *mod;
     bt__bfn *fn;
@@ -245,87 +224,6 @@ bt_status bt__resolve(bt_kernel *kn, const bt_problem *p, bt_config *c, bt_sourc
     }
     free(lr.config_json);
     return st;
-}
-
-/* The looked-up config of p's key into the dispatch table (compiled, not measured). */
-static bt_status from_wisdom(bt_kernel *kn, const bt_problem *p, bt_diag *diag)
-{
-    bt_config c;
-    bt_source src;
-    bool found;
-    bt_status st = bt__resolve(kn, p, &c, &src, &found, diag);
-    if (st == BT_OK && found)
-        st = dispatch_config(kn, p, &c, diag);
-    return st;
-}
-
-/* Tunes p's key on the given buffers (no store or wisdom had it) and logs the winner. */
-static bt_status tune_key(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
-                          int nbuffers, bt_diag *diag)
-{
-    const bt_kdesc *k = kn->k;
-    bt_result *r = NULL;
-    bt_status st = bt__tune(kn, p, &kn->opts, buffers, nbuffers, &r, diag);
-    if (st != BT_OK)
-        return st;
-    kn->tunes++;
-    if (r->winner < 0) {
-        bt__diag_set(diag, "no config of '%s' passed verification for this problem "
-                           "(blocktune tune shows why)", k->name);
-        st = BT_WRONG_RESULT;
-    }
-    bt_config wc;
-    double med = 0;
-    if (st == BT_OK && bt__decision_log_enabled() && bt__result_winner(r, &wc, &med)) {
-        char *cj = bt__config_json(&k->space, &wc);
-        bt__decision_log("%s: tuned %zu configs for this key in %.2f s: winner %s at %.4f ms, "
-                         "margin %.1f%%%s", k->name, r->n, r->t_total, cj ? cj : "?", med,
-                         r->margin * 100, r->tie ? " (tie within noise)" : "");
-        free(cj);
-    }
-    bt_result_destroy(r);
-    return st;
-}
-
-bt_status bt__first_launch(bt_kernel *kn, const bt_problem *p, const bt__dkey *key,
-                           const bt__tune_on *on, bt__dispatch *e, bt_diag *diag)
-{
-    pthread_mutex_lock(&kn->tune_lock);
-    bt_status st = BT_OK;
-    if (!bt__dispatch_find(kn, key, e) && kn->opts.mode != BT_MODE_RETUNE)
-        st = from_wisdom(kn, p, diag); /* store → user → shipped wisdom → ... (no measuring) */
-    if (st != BT_OK && kn->opts.mode == BT_MODE_TUNE && !on->no_tune) {
-        bt__decision_log("%s: the looked-up config failed (%s); tuning instead", kn->k->name,
-                         diag ? diag->msg : bt_strerror(st));
-        st = BT_OK;
-    }
-    if (st == BT_OK && !bt__dispatch_find(kn, key, e)) { /* nobody tuned it meanwhile */
-        if (kn->opts.mode == BT_MODE_WISDOM_ONLY) {
-            bt__diag_set(diag, "wisdom-only mode and no config for this key");
-            st = BT_FORBIDDEN;
-        } else if (on->no_tune) {
-            bt__diag_set(diag, "no config of '%s' for this key in memory, the store or wisdom, "
-                         "and the launch said no_tune", kn->k->name);
-            st = BT_NOT_FOUND;
-        } else {
-            bt_buffer *scratch[BT__MAX_ARGS];
-            bt_buffer *const *bufs = on->buffers;
-            st = bt__scratch_copies(kn, on, scratch, &bufs, diag);
-            if (st == BT_OK)
-                st = tune_key(kn, p, bufs, on->nbuffers, diag);
-            bt__scratch_free(on, scratch);
-        }
-        if (st == BT_OK && !bt__dispatch_find(kn, key, e))
-            st = BT_INTERNAL;
-    }
-    pthread_mutex_unlock(&kn->tune_lock);
-    return st;
-}
-
-bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
-                           int nbuffers, bt_diag *diag)
-{
-    return bt_kernel_launch_ex(kn, p, buffers, nbuffers, NULL, diag);
 }
 
 /* --- buffers ---------------------------------------------------------------------------------- */

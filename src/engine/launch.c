@@ -1,15 +1,17 @@
 /*
- * launch.c — the launch path of a bt_kernel (bt_kernel_launch_ex): the dispatch table's hot path
- * with every buffer checked before anything is enqueued (count, device, size against the spec's
- * size expression for the problem, declared dtype), the caller's stream, and what a first launch
- * tunes on (scratch copies of the caller's wrapped buffers unless it allows tuning in place);
- * and the wrapped buffers themselves (bt_buffer_wrap).
+ * launch.c — the launch path of a bt_kernel (bt_kernel_launch, bt_kernel_launch_ex): the dispatch
+ * table's hot path with every buffer checked before anything is enqueued (count, device, size
+ * against the spec's size expression for the problem, declared dtype), the caller's stream; a
+ * key's first launch (store and wisdom, else a tune, on scratch copies of the caller's wrapped
+ * buffers unless it allows tuning in place); and the wrapped buffers themselves (bt_buffer_wrap).
  */
 #include "engine/engine.h"
 
 #include "core/util.h"
+#include "engine/record.h"
 #include "engine/userdata.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,6 +149,87 @@ bt_status bt_kernel_launch_ex(bt_kernel *kn, const bt_problem *p, bt_buffer *con
     if (kn->has_cmem)
         pthread_mutex_unlock(&kn->cmem_lock);
     return st;
+}
+
+/* The looked-up config of p's key into the dispatch table (compiled, not measured). */
+static bt_status from_wisdom(bt_kernel *kn, const bt_problem *p, bt_diag *diag)
+{
+    bt_config c;
+    bt_source src;
+    bool found;
+    bt_status st = bt__resolve(kn, p, &c, &src, &found, diag);
+    if (st == BT_OK && found)
+        st = bt__dispatch_config(kn, p, &c, diag);
+    return st;
+}
+
+/* Tunes p's key on the given buffers (no store or wisdom had it) and logs the winner. */
+static bt_status tune_key(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
+                          int nbuffers, bt_diag *diag)
+{
+    const bt_kdesc *k = kn->k;
+    bt_result *r = NULL;
+    bt_status st = bt__tune(kn, p, &kn->opts, buffers, nbuffers, &r, diag);
+    if (st != BT_OK)
+        return st;
+    kn->tunes++;
+    if (r->winner < 0) {
+        bt__diag_set(diag, "no config of '%s' passed verification for this problem "
+                           "(blocktune tune shows why)", k->name);
+        st = BT_WRONG_RESULT;
+    }
+    bt_config wc;
+    double med = 0;
+    if (st == BT_OK && bt__decision_log_enabled() && bt__result_winner(r, &wc, &med)) {
+        char *cj = bt__config_json(&k->space, &wc);
+        bt__decision_log("%s: tuned %zu configs for this key in %.2f s: winner %s at %.4f ms, "
+                         "margin %.1f%%%s", k->name, r->n, r->t_total, cj ? cj : "?", med,
+                         r->margin * 100, r->tie ? " (tie within noise)" : "");
+        free(cj);
+    }
+    bt_result_destroy(r);
+    return st;
+}
+
+bt_status bt__first_launch(bt_kernel *kn, const bt_problem *p, const bt__dkey *key,
+                           const bt__tune_on *on, bt__dispatch *e, bt_diag *diag)
+{
+    pthread_mutex_lock(&kn->tune_lock);
+    bt_status st = BT_OK;
+    if (!bt__dispatch_find(kn, key, e) && kn->opts.mode != BT_MODE_RETUNE)
+        st = from_wisdom(kn, p, diag); /* store → user → shipped wisdom → ... (no measuring) */
+    if (st != BT_OK && kn->opts.mode == BT_MODE_TUNE && !on->no_tune) {
+        bt__decision_log("%s: the looked-up config failed (%s); tuning instead", kn->k->name,
+                         diag ? diag->msg : bt_strerror(st));
+        st = BT_OK;
+    }
+    if (st == BT_OK && !bt__dispatch_find(kn, key, e)) { /* nobody tuned it meanwhile */
+        if (kn->opts.mode == BT_MODE_WISDOM_ONLY) {
+            bt__diag_set(diag, "wisdom-only mode and no config for this key");
+            st = BT_FORBIDDEN;
+        } else if (on->no_tune) {
+            bt__diag_set(diag, "no config of '%s' for this key in memory, the store or wisdom, "
+                         "and the launch said no_tune", kn->k->name);
+            st = BT_NOT_FOUND;
+        } else {
+            bt_buffer *scratch[BT__MAX_ARGS];
+            bt_buffer *const *bufs = on->buffers;
+            st = bt__scratch_copies(kn, on, scratch, &bufs, diag);
+            if (st == BT_OK)
+                st = tune_key(kn, p, bufs, on->nbuffers, diag);
+            bt__scratch_free(on, scratch);
+        }
+        if (st == BT_OK && !bt__dispatch_find(kn, key, e))
+            st = BT_INTERNAL;
+    }
+    pthread_mutex_unlock(&kn->tune_lock);
+    return st;
+}
+
+bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
+                           int nbuffers, bt_diag *diag)
+{
+    return bt_kernel_launch_ex(kn, p, buffers, nbuffers, NULL, diag);
 }
 
 /* --- what a first launch tunes on ------------------------------------------------------------ */

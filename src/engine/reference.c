@@ -25,11 +25,6 @@ static bool has_devref(const bt_kdesc *k)
     return k->ref == BT__REF_CONFIG || k->ref == BT__REF_KERNEL;
 }
 
-static bool cuda(const bt__tctx *T)
-{
-    return !strcmp(T->I->name, "cuda");
-}
-
 /* The reference kernel's launch geometry at p: its grid and block over problem variables. */
 static bt_status ref_geometry(const bt__tctx *T, const bt_problem *p, bt__geom *geo,
                               bt_diag *diag)
@@ -57,15 +52,25 @@ static bt_status ref_geometry(const bt__tctx *T, const bt_problem *p, bt__geom *
     return BT_OK;
 }
 
+/* The reference kernel's source in the language of the kernel's own (the one this backend
+ * compiles), NULL when the spec gives none. */
+static const bt__ksource *ref_source(const bt__tctx *T)
+{
+    const bt_kdesc *k = T->k;
+    for (int i = 0; i < k->nref_src; i++)
+        if (!strcmp(k->ref_src[i].lang, T->kn->src->lang))
+            return &k->ref_src[i];
+    return NULL;
+}
+
 /* What a reference kernel cannot have: a geometry that reads parameters (it has none) or
  * tensor-map arguments (their box is a config's). */
 static bt_status ref_kernel_check(const bt__tctx *T, bt_diag *diag)
 {
     const bt_kdesc *k = T->k;
-    const char *src = cuda(T) ? k->ref_src_cuda : k->ref_src_opencl;
-    if (!src) {
+    if (!ref_source(T)) {
         bt__diag_set(diag, "the reference kernel has no %s source (spec field "
-                     "reference.sources.%s)", T->I->name, T->I->name);
+                     "reference.sources.%s)", T->kn->src->lang, T->kn->src->lang);
         return BT_UNSUPPORTED;
     }
     for (int g = 0; g < 6; g++) {
@@ -102,8 +107,7 @@ static void ref_kernel_build(const bt__tctx *T, const bt_problem *p, bt__entry *
     int nd = bt__build_defines_common(k, p, T->g, threads, defs);
     for (int i = 0; i < nd; i++)
         dp[i] = defs[i];
-    bt__build_source(T->kn, cuda(T) ? k->ref_src_cuda : k->ref_src_opencl, k->ref_entry, dp, nd,
-                     true, e);
+    bt__build_source(T->kn, ref_source(T), k->ref_entry, dp, nd, true, e);
 }
 
 /* The reference for problem p built and loaded into e (zeroed by the caller): the baseline
@@ -131,11 +135,9 @@ static bt_status devref_build(bt__tctx *T, const bt_problem *p, bt__entry *e, bt
     if (e->status == BT__CS_PENDING)
         return BT_OK;
     if (e->status == BT__CS_COMPILE)
-        bt__diag_set(diag, "%s does not compile%s: %.*s", R->name,
-                     R->kernel ? (cuda(T) ? " (reference.sources.cuda)"
-                                          : " (reference.sources.opencl)")
-                               : "",
-                     700, e->log && e->log[0] ? e->log : "(the compiler gave no log)");
+        bt__diag_set(diag, "%s does not compile%s%s%s: %.*s", R->name,
+                     R->kernel ? " (reference.sources." : "", R->kernel ? T->kn->src->lang : "",
+                     R->kernel ? ")" : "", 700, e->log && e->log[0] ? e->log : "(the compiler gave no log)");
     else
         bt__diag_set(diag, "%s does not load: %.700s", R->name, e->error ? e->error : "?");
     return e->status == BT__CS_COMPILE ? BT_COMPILE : st ? st : BT_LAUNCH;

@@ -1,11 +1,10 @@
 /*
- * report.c — the tune report in the seeds' output format (candidate table with measured median
- * and spread, GB/s or TFLOP/s and efficiency against the roofline, eliminated and failed configs
- * with their reasons, the winner and its margin, provenance) as text and as JSON.
+ * report.c — the tune report (candidate table with measured median and spread, GB/s or TFLOP/s
+ * and efficiency against the roofline, eliminated and failed configs with their reasons, the
+ * winner and its margin, provenance) as text and as JSON.
  */
 #include "engine/engine.h"
 
-#include "backends/cuda/occupancy.h"
 #include "core/util.h"
 #include "engine/record.h"
 #include "engine/report.h"
@@ -120,18 +119,18 @@ void bt__result_row(const bt_result *r, size_t i, bt__row_cols *c)
     else
         snprintf(c->regs, sizeof c->regs, "~%lld", (long long)e->ev.regs);
     /* blocks per SM: the model's estimate, and with the compiler's registers and shared
-     * memory (CUDA devices) the exact figure by the CUDA occupancy rules; '!' = they differ */
+     * memory the exact figure by the occupancy rules that know the device (backend.h:
+     * occupancy; CUDA's for a GPU with a compute capability); '!' = they differ */
     c->blk_model = (long long)e->ev.blocks_per_sm;
-    c->blk_exact = -1;
+    c->blk_exact = e->res.regs_per_thread > 0
+                       ? bt__backend_occupancy(&r->dev.props, &e->res,
+                                               (int)(e->block[0] * e->block[1] * e->block[2]),
+                                               e->dyn_smem, NULL)
+                       : -1;
     snprintf(c->blk, sizeof c->blk, "%lld", c->blk_model);
-    if (e->res.regs_per_thread > 0 && r->dev.props.cc_major > 0) {
-        const char *lim = NULL;
-        int64_t smem_x = (e->res.static_smem > 0 ? e->res.static_smem : 0) + e->dyn_smem;
-        c->blk_exact = bt__cuda_occupancy(&r->dev.props, (int)(e->block[0] * e->block[1] * e->block[2]),
-                                          e->res.regs_per_thread, smem_x, &lim);
+    if (c->blk_exact >= 0)
         snprintf(c->blk, sizeof c->blk, "%lld/%d%s", c->blk_model, c->blk_exact,
                  c->blk_exact != c->blk_model ? "!" : "");
-    }
     c->occupancy = e->ev.occupancy;
     c->status = e->status != BT__CS_OK       ? bt__cfg_status_name(e->status)
                 : (int)i == r->winner        ? "WINNER"

@@ -22,29 +22,31 @@ int bt__problem_defines(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g,
 _Static_assert(BT__MAX_ENTRY + 1 <= 136 && sizeof(((bt__argspec *)0)->symbol) + 1 <= 136,
                "a resolved name (the entry, or '&' and a symbol) fits names[i]");
 
-int bt__compile_names(const bt_kdesc *k, char names[][136], const char *ptrs[])
+void bt__compile_req_of(const bt_kdesc *k, const bt__ksource *src, const char *const *defines,
+                        int ndefines, char names[][136], const char *ptrs[],
+                        bt__compile_req *req)
 {
     int n = 0;
-    snprintf(names[n], 136, "%s", k->entry ? k->entry : "");
-    ptrs[n] = names[n];
-    n++;
-    for (int i = 0; i < k->nargs; i++)
-        if (k->args[i].cmem) {
-            snprintf(names[n], 136, "&%s", k->args[i].symbol);
-            ptrs[n] = names[n];
-            n++;
-        }
-    return n;
-}
-
-uint64_t bt__compile_key(const bt_kdesc *k, uint64_t key)
-{
-    char names[BT__MAX_NAMES][136];
-    const char *ptrs[BT__MAX_NAMES];
-    int n = bt__compile_names(k, names, ptrs);
-    for (int i = 0; i < n; i++)
-        key = bt__fnv1a(ptrs[i], strlen(ptrs[i]) + 1, key);
-    return key;
+    if (k->entry) {
+        snprintf(names[n], 136, "%s", k->entry);
+        ptrs[n] = names[n];
+        n++;
+        for (int i = 0; i < k->nargs; i++)
+            if (k->args[i].cmem) {
+                snprintf(names[n], 136, "&%s", k->args[i].symbol);
+                ptrs[n] = names[n];
+                n++;
+            }
+    }
+    *req = (bt__compile_req){
+        .src = src->text,
+        .defines = defines,
+        .ndefines = ndefines,
+        .options = k->options,
+        .target = src->target[0] ? src->target : NULL,
+        .names = n ? ptrs : NULL,
+        .nnames = n,
+    };
 }
 
 bt_status bt__cmem_bind(const bt_kdesc *k, const bt__backend_iface *I, bt__bdev *D, bt__bmod *mod,

@@ -21,13 +21,13 @@
  * said why: bt__model_init evaluates them too). */
 int bt__problem_defines(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g, char defs[][96]);
 
-/* The names a compile of k resolves (backend.h: compile_named): the entry, then "&symbol" for
- * each constant-memory argument. ptrs[i] points at names[i]; returns how many. */
+/* The compile request of source src of k (a source of k: its text and target) with the given
+ * defines and k's options, resolving k's names (backend.h: compile): the entry, then "&symbol"
+ * for each constant-memory argument, written into names with ptrs[i] pointing at names[i]. */
 #define BT__MAX_NAMES (1 + BT__MAX_ARGS) /* each name fits 136 bytes: BT__MAX_ENTRY, "&" symbol */
-int bt__compile_names(const bt_kdesc *k, char names[][136], const char *ptrs[]);
-
-/* The kernel-cache key of a compile, with the names it resolves folded in (a blob holds them). */
-uint64_t bt__compile_key(const bt_kdesc *k, uint64_t key);
+void bt__compile_req_of(const bt_kdesc *k, const bt__ksource *src, const char *const *defines,
+                        int ndefines, char names[][136], const char *ptrs[],
+                        bt__compile_req *req);
 
 /* Before a launch of mod: each constant-memory argument's buffer (args[i].u.buf, as many bytes as
  * its size at problem p) is copied into the module's __constant__ symbol and args[i] becomes

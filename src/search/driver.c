@@ -119,6 +119,141 @@ static bt_status record_step(bt__search_result *out, size_t *trace_cap, uint64_t
     return BT_OK;
 }
 
+/* One search in progress: what bt__search_run_batch works with between its rounds. */
+typedef struct run {
+    const bt__strategy *s;
+    const bt__search_ctx *ctx;
+    const bt__search_budget *b;
+    bt__search_result *out;
+    void *state;
+    bt__idxmap done; /* measured (or rejected) configs -> observed ms; NAN: in this round */
+    size_t trace_cap;
+    uint64_t bad_in_row;
+    double round_max; /* the costliest round so far */
+    uint64_t *prop, *keep;
+    bt__search_meas *meas;
+} run;
+
+/* Whether the budget, the time limit or the target ends the search before the next round
+ * (out->stop says which). */
+static bool stop_before_round(const run *R)
+{
+    const bt__search_budget *b = R->b;
+    bt__search_result *out = R->out;
+    if (b->max_evals && out->evals >= b->max_evals)
+        out->stop = BT__STOP_MAX_EVALS;
+    else if (b->time_limit_s > 0 &&
+             (out->cost_s >= b->time_limit_s ||
+              (b->predict && out->rounds > 0 && out->cost_s + R->round_max > b->time_limit_s)))
+        out->stop = BT__STOP_TIME_LIMIT;
+    else if (target_reached(b, out->best_ms, out->evals))
+        out->stop = BT__STOP_TARGET;
+    else
+        return false;
+    return true;
+}
+
+/* Keeps of the np proposals those to measure, into R->keep[0..*nk): configs measured before go
+ * back to the strategy with what is known of them, repeats within the round are dropped, and
+ * invalid configs are observed as such. */
+static bt_status filter_round(run *R, size_t np, size_t *nk)
+{
+    bt_status st = BT_OK;
+    *nk = 0;
+    for (size_t i = 0; i < np && st == BT_OK; i++) {
+        uint64_t idx = R->prop[i];
+        double prev;
+        if (bt__idxmap_get(&R->done, idx, &prev)) {
+            R->out->duplicate_proposals++;
+            if (!isnan(prev))
+                R->s->observe(R->state, idx, prev, isinf(prev) ? BT_INVALID_CONFIG : BT_OK);
+            continue;
+        }
+        if (!bt__valid(R->ctx, idx)) {
+            R->out->invalid_proposals++;
+            st = bt__idxmap_put(&R->done, idx, INFINITY);
+            if (st == BT_OK)
+                R->s->observe(R->state, idx, INFINITY, BT_INVALID_CONFIG);
+            continue;
+        }
+        st = bt__idxmap_put(&R->done, idx, NAN);
+        R->keep[(*nk)++] = idx;
+    }
+    return st;
+}
+
+/* Records the nk measurements of a round that took `wall` seconds: each one's cost (the wall
+ * time spread evenly over those the callback gave none), the trace, and the strategy told. */
+static bt_status record_round(run *R, size_t nk, double wall)
+{
+    size_t nunknown = 0;
+    for (size_t i = 0; i < nk; i++)
+        nunknown += R->meas[i].cost_s < 0;
+    bt_status st = BT_OK;
+    for (size_t i = 0; i < nk && st == BT_OK; i++) {
+        const bt__search_meas *m = &R->meas[i];
+        uint64_t idx = R->keep[i];
+        double ms = m->fail == BT_OK && isfinite(m->ms) ? m->ms : INFINITY;
+        bt_status fail = m->fail == BT_OK && !isfinite(m->ms) ? BT_WRONG_RESULT : m->fail;
+        R->out->cost_s += m->cost_s >= 0 ? m->cost_s : wall / (double)nunknown;
+        st = record_step(R->out, &R->trace_cap, idx, ms, fail);
+        if (st == BT_OK)
+            st = bt__idxmap_put(&R->done, idx, ms);
+        if (st == BT_OK)
+            R->s->observe(R->state, idx, ms, fail);
+    }
+    return st;
+}
+
+/* The rounds until something stops the search (R->out->stop says what). */
+static bt_status run_rounds(run *R, size_t batch, bt__measure_batch_fn measure,
+                            void *measure_user, bt_diag *diag)
+{
+    const bt__search_budget *b = R->b;
+    bt__search_result *out = R->out;
+    while (!stop_before_round(R)) {
+        size_t want = batch;
+        if (b->max_evals && b->max_evals - out->evals < want)
+            want = (size_t)(b->max_evals - out->evals);
+        size_t np = 0, nk = 0;
+        bt_status st = bt__strategy_next_batch(R->s, R->state, want, R->prop, &np);
+        if (st == BT_NOT_FOUND) {
+            out->stop = BT__STOP_STRATEGY;
+            return BT_OK;
+        }
+        if (st != BT_OK) {
+            bt__diag_set(diag, "strategy '%s' failed: %s", R->s->name, bt_strerror(st));
+            return st;
+        }
+        if ((st = filter_round(R, np, &nk)) != BT_OK)
+            return st;
+        if (nk == 0) {
+            R->bad_in_row += np;
+            if (R->bad_in_row > BT__MAX_BAD_PROPOSALS) {
+                bt__diag_set(diag, "strategy '%s' keeps proposing invalid or measured configs",
+                             R->s->name);
+                return BT_INTERNAL;
+            }
+            continue;
+        }
+        R->bad_in_row = 0;
+        for (size_t i = 0; i < nk; i++)
+            R->meas[i] = (bt__search_meas){.ms = INFINITY, .cost_s = -1, .fail = BT_OK};
+        double t0 = bt__now(), cost0 = out->cost_s;
+        st = measure(measure_user, R->keep, nk, R->meas);
+        out->rounds++;
+        if (st != BT_OK) {
+            if (diag && !diag->msg[0])
+                bt__diag_set(diag, "measurement failed: %s", bt_strerror(st));
+            return st;
+        }
+        if ((st = record_round(R, nk, bt__now() - t0)) != BT_OK)
+            return st;
+        R->round_max = fmax(R->round_max, out->cost_s - cost0);
+    }
+    return BT_OK;
+}
+
 bt_status bt__search_run_batch(const bt__strategy *s, const bt__search_ctx *ctx,
                                const bt__search_budget *b, size_t batch,
                                bt__measure_batch_fn measure, void *measure_user,
@@ -128,140 +263,23 @@ bt_status bt__search_run_batch(const bt__strategy *s, const bt__search_ctx *ctx,
     out->best_ms = INFINITY;
     bt__diag_clear(diag);
     bt__search_budget nob = {0};
-    if (!b)
-        b = &nob;
     if (batch < 1)
         batch = 1;
-    uint64_t *prop = malloc(sizeof *prop * batch);
-    uint64_t *keep = malloc(sizeof *keep * batch);
-    bt__search_meas *meas = malloc(sizeof *meas * batch);
-    if (!prop || !keep || !meas) {
-        free(prop);
-        free(keep);
-        free(meas);
+    run R = {.s = s, .ctx = ctx, .b = b ? b : &nob, .out = out};
+    R.prop = malloc(sizeof *R.prop * batch);
+    R.keep = malloc(sizeof *R.keep * batch);
+    R.meas = malloc(sizeof *R.meas * batch);
+    bt_status st = R.prop && R.keep && R.meas ? s->create(ctx, &R.state, diag) : BT_NOMEM;
+    if (st == BT_OK) {
+        bt__idxmap_init(&R.done);
+        st = run_rounds(&R, batch, measure, measure_user, diag);
+        bt__idxmap_free(&R.done);
+        s->destroy(R.state);
+    }
+    if (st != BT_OK)
         out->stop = BT__STOP_ERROR;
-        return BT_NOMEM;
-    }
-    void *state = NULL;
-    bt_status st = s->create(ctx, &state, diag);
-    if (st != BT_OK) {
-        free(prop);
-        free(keep);
-        free(meas);
-        out->stop = BT__STOP_ERROR;
-        return st;
-    }
-    bt__idxmap done; /* measured (or rejected) configs -> observed ms; NAN: in this round */
-    bt__idxmap_init(&done);
-    size_t trace_cap = 0;
-    uint64_t bad_in_row = 0;
-    double round_max = 0; /* the costliest round so far */
-    for (;;) {
-        if (b->max_evals && out->evals >= b->max_evals) {
-            out->stop = BT__STOP_MAX_EVALS;
-            break;
-        }
-        if (b->time_limit_s > 0 &&
-            (out->cost_s >= b->time_limit_s ||
-             (b->predict && out->rounds > 0 && out->cost_s + round_max > b->time_limit_s))) {
-            out->stop = BT__STOP_TIME_LIMIT;
-            break;
-        }
-        if (target_reached(b, out->best_ms, out->evals)) {
-            out->stop = BT__STOP_TARGET;
-            break;
-        }
-        size_t want = batch;
-        if (b->max_evals && b->max_evals - out->evals < want)
-            want = (size_t)(b->max_evals - out->evals);
-        size_t np = 0;
-        st = bt__strategy_next_batch(s, state, want, prop, &np);
-        if (st == BT_NOT_FOUND) {
-            out->stop = BT__STOP_STRATEGY;
-            st = BT_OK;
-            break;
-        }
-        if (st != BT_OK) {
-            bt__diag_set(diag, "strategy '%s' failed: %s", s->name, bt_strerror(st));
-            out->stop = BT__STOP_ERROR;
-            break;
-        }
-        /* Drop what must not be measured: configs measured before (hand the strategy back
-         * what it already knows), repeats within the round, invalid configs. */
-        size_t nk = 0;
-        for (size_t i = 0; i < np && st == BT_OK; i++) {
-            uint64_t idx = prop[i];
-            double prev;
-            if (bt__idxmap_get(&done, idx, &prev)) {
-                out->duplicate_proposals++;
-                if (!isnan(prev))
-                    s->observe(state, idx, prev, isinf(prev) ? BT_INVALID_CONFIG : BT_OK);
-                continue;
-            }
-            if (!bt__valid(ctx, idx)) {
-                out->invalid_proposals++;
-                st = bt__idxmap_put(&done, idx, INFINITY);
-                if (st == BT_OK)
-                    s->observe(state, idx, INFINITY, BT_INVALID_CONFIG);
-                continue;
-            }
-            st = bt__idxmap_put(&done, idx, NAN);
-            keep[nk++] = idx;
-        }
-        if (st != BT_OK) {
-            out->stop = BT__STOP_ERROR;
-            break;
-        }
-        if (nk == 0) {
-            bad_in_row += np;
-            if (bad_in_row > BT__MAX_BAD_PROPOSALS) {
-                bt__diag_set(diag, "strategy '%s' keeps proposing invalid or measured configs",
-                             s->name);
-                out->stop = BT__STOP_ERROR;
-                st = BT_INTERNAL;
-                break;
-            }
-            continue;
-        }
-        bad_in_row = 0;
-        for (size_t i = 0; i < nk; i++)
-            meas[i] = (bt__search_meas){.ms = INFINITY, .cost_s = -1, .fail = BT_OK};
-        double t0 = bt__now(), cost0 = out->cost_s;
-        st = measure(measure_user, keep, nk, meas);
-        double wall = bt__now() - t0;
-        out->rounds++;
-        if (st != BT_OK) {
-            if (diag && !diag->msg[0])
-                bt__diag_set(diag, "measurement failed: %s", bt_strerror(st));
-            out->stop = BT__STOP_ERROR;
-            break;
-        }
-        /* Costs the callback did not give: the round's wall time, spread evenly. */
-        size_t nunknown = 0;
-        for (size_t i = 0; i < nk; i++)
-            nunknown += meas[i].cost_s < 0;
-        for (size_t i = 0; i < nk && st == BT_OK; i++) {
-            uint64_t idx = keep[i];
-            double ms = meas[i].fail == BT_OK && isfinite(meas[i].ms) ? meas[i].ms : INFINITY;
-            bt_status fail = meas[i].fail == BT_OK && !isfinite(meas[i].ms) ? BT_WRONG_RESULT
-                                                                             : meas[i].fail;
-            out->cost_s += meas[i].cost_s >= 0 ? meas[i].cost_s : wall / (double)nunknown;
-            st = record_step(out, &trace_cap, idx, ms, fail);
-            if (st == BT_OK)
-                st = bt__idxmap_put(&done, idx, ms);
-            if (st == BT_OK)
-                s->observe(state, idx, ms, fail);
-        }
-        if (st != BT_OK) {
-            out->stop = BT__STOP_ERROR;
-            break;
-        }
-        round_max = fmax(round_max, out->cost_s - cost0);
-    }
-    bt__idxmap_free(&done);
-    s->destroy(state);
-    free(prop);
-    free(keep);
-    free(meas);
+    free(R.prop);
+    free(R.keep);
+    free(R.meas);
     return st;
 }

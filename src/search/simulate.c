@@ -20,51 +20,46 @@ const uint64_t bt__sim_budgets[BT__SIM_NBUDGETS] = {10, 25, 50, 100, 200, 500, 1
  * ------------------------------------------------------------------------------------------- */
 bool bt__replay_valid(void *user, uint64_t idx)
 {
-    return bt__ktcache_find(user, idx) != NULL;
-}
-
-static double ms_or_zero(double v)
-{
-    return isfinite(v) && v > 0 ? v : 0;
+    const bt__recspace *c = user;
+    bt__rec r;
+    return c->find(c->user, idx, &r);
 }
 
 bt_status bt__replay_measure(void *user, uint64_t idx, bt__search_meas *m)
 {
-    const bt__kt_record *r = bt__ktcache_find(user, idx);
-    if (!r)
+    const bt__recspace *c = user;
+    bt__rec r;
+    if (!c->find(c->user, idx, &r))
         return BT_INTERNAL; /* the driver never measures an invalid config */
-    m->cost_s = (ms_or_zero(r->compile_ms) + ms_or_zero(r->benchmark_ms)) / 1000.0;
-    if (r->fail != BT__KT_OK) {
-        m->fail = bt__kt_fail_status(r->fail);
-        m->ms = INFINITY;
-    } else {
-        m->fail = BT_OK;
-        m->ms = r->time_ms;
-    }
+    m->cost_s = r.cost_s;
+    m->fail = r.fail;
+    m->ms = r.fail == BT_OK ? r.time_ms : INFINITY;
     return BT_OK;
 }
 
-void bt__replay_ctx(const bt__ktcache *c, uint64_t seed, bt__search_ctx *ctx)
+void bt__replay_ctx(const bt__recspace *c, uint64_t seed, bt__search_ctx *ctx)
 {
     memset(ctx, 0, sizeof *ctx);
-    ctx->space = &c->space;
+    ctx->space = c->space;
     ctx->is_valid = bt__replay_valid;
     ctx->user = (void *)c;
     ctx->seed = seed;
 }
 
-void bt__sim_space_info_of(const bt__ktcache *c, bt__sim_space_info *out)
+void bt__sim_space_info_of(const bt__recspace *c, bt__sim_space_info *out)
 {
     memset(out, 0, sizeof *out);
-    out->total = c->space.total;
+    out->total = c->space->total;
     out->recorded = c->nrecs;
     out->failed = c->nfailed;
     out->best_ms = c->has_best ? c->best_ms : INFINITY;
     for (int k = 0; k < BT__SIM_NTHRESH; k++) {
         double lim = c->best_ms * (1 + bt__sim_thresholds[k] / 100);
-        for (size_t i = 0; i < c->nrecs; i++)
-            out->within[k] +=
-                c->has_best && c->recs[i].fail == BT__KT_OK && c->recs[i].time_ms <= lim;
+        for (size_t i = 0; i < c->nrecs; i++) {
+            bt__rec r;
+            c->at(c->user, i, &r);
+            out->within[k] += c->has_best && r.fail == BT_OK && r.time_ms <= lim;
+        }
         out->random_expect[k] =
             out->within[k] ? (double)(c->nrecs + 1) / (double)(out->within[k] + 1) : INFINITY;
     }
@@ -74,7 +69,7 @@ void bt__sim_space_info_of(const bt__ktcache *c, bt__sim_space_info *out)
  * Runs
  * ------------------------------------------------------------------------------------------- */
 typedef struct sim_job {
-    const bt__ktcache *cache;
+    const bt__recspace *cache;
     const bt__strategy *strategy;
     const bt__sim_options *opt;
     uint64_t budget;
@@ -86,7 +81,7 @@ typedef struct sim_job {
 
 static bt_status one_run(sim_job *j, uint64_t r, bt_diag *diag)
 {
-    const bt__ktcache *c = j->cache;
+    const bt__recspace *c = j->cache;
     bt__search_ctx ctx;
     bt__replay_ctx(c, j->opt->seed + r, &ctx);
     ctx.max_evals = j->budget;
@@ -171,7 +166,7 @@ static size_t rank_pos(double p, size_t n)
     return k ? k - 1 : 0;
 }
 
-static void summarise(const bt__ktcache *c, const bt__sim_run *runs, uint64_t R, uint64_t budget,
+static void summarise(const bt__recspace *c, const bt__sim_run *runs, uint64_t R, uint64_t budget,
                       bt__sim_stats *st)
 {
     memset(st, 0, sizeof *st);
@@ -220,7 +215,7 @@ static void summarise(const bt__ktcache *c, const bt__sim_run *runs, uint64_t R,
     free(d);
 }
 
-bt_status bt__simulate(const bt__ktcache *c, const bt__strategy *s, const bt__sim_options *o,
+bt_status bt__simulate(const bt__recspace *c, const bt__strategy *s, const bt__sim_options *o,
                        bt__sim_stats *stats, bt__sim_run **runs_out, bt_diag *diag)
 {
     bt__diag_clear(diag);

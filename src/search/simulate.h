@@ -1,7 +1,8 @@
 /*
  * simulate.h — judging search strategies on recorded spaces (internal).
  *
- * A recorded space (a Kernel Tuner cache, see store/ktcache.h) is replayed as if it were a device:
+ * A recorded space (core/recspace.h: what the store layer makes of a Kernel Tuner cache or a
+ * blocktune store) is replayed as if it were a device:
  * a config with no record is invalid, a "measurement" returns the recorded time and costs the
  * recorded compile_time + benchmark_time (so time limits are simulated too), and a recorded
  * failure fails. bt__simulate runs one strategy R times with seeds seed, seed+1, ... and
@@ -11,8 +12,8 @@
 #ifndef BT_SEARCH_SIMULATE_H
 #define BT_SEARCH_SIMULATE_H
 
+#include "core/recspace.h"
 #include "search/strategy.h"
-#include "store/ktcache.h"
 
 #define BT__SIM_NTHRESH 3
 #define BT__SIM_NBUDGETS 7
@@ -21,11 +22,11 @@ extern const double bt__sim_thresholds[BT__SIM_NTHRESH]; /* 2, 5, 10 */
 extern const uint64_t bt__sim_budgets[BT__SIM_NBUDGETS]; /* 10 25 50 100 200 500 1000 */
 
 /* --- the replay device -------------------------------------------------------------------------
- * user = the bt__ktcache. */
+ * user = the bt__recspace. */
 bool bt__replay_valid(void *user, uint64_t idx);
 bt_status bt__replay_measure(void *user, uint64_t idx, bt__search_meas *m);
-/* A search context over the cache's space (no prior: a Kernel Tuner cache has no model). */
-void bt__replay_ctx(const bt__ktcache *c, uint64_t seed, bt__search_ctx *ctx);
+/* A search context over the recorded space (no prior: a recording has no model). */
+void bt__replay_ctx(const bt__recspace *c, uint64_t seed, bt__search_ctx *ctx);
 
 /* --- simulation ---------------------------------------------------------------------------------
  */
@@ -83,13 +84,13 @@ typedef struct bt__sim_space_info {
                                               replacement to hit one: (N + 1) / (k + 1) */
 } bt__sim_space_info;
 
-void bt__sim_space_info_of(const bt__ktcache *c, bt__sim_space_info *out);
+void bt__sim_space_info_of(const bt__recspace *c, bt__sim_space_info *out);
 
 /* Runs strategy s o->runs times on the recorded space. Fills *stats and, when runs_out is not
  * NULL, a malloc'd array of o->runs runs (the caller frees). BT_UNSUPPORTED with a diag when the
  * strategy cannot run on this space (e.g. `model`: "no performance model for this space");
- * BT_INVALID_ARG when the cache has no successful record. */
-bt_status bt__simulate(const bt__ktcache *c, const bt__strategy *s, const bt__sim_options *o,
+ * BT_INVALID_ARG when the space has no successful record. */
+bt_status bt__simulate(const bt__recspace *c, const bt__strategy *s, const bt__sim_options *o,
                        bt__sim_stats *stats, bt__sim_run **runs_out, bt_diag *diag);
 
 #endif

@@ -777,3 +777,43 @@ bt_status bt__ktcache_write(const bt__ktcache *c, const char *path, bt_diag *dia
         snprintf(diag->file, sizeof diag->file, "%s", path);
     return st;
 }
+
+/* --- the cache as a recorded space ------------------------------------------------------------ */
+static double ms_or_zero(double v)
+{
+    return isfinite(v) && v > 0 ? v : 0;
+}
+
+static void rec_of(const bt__kt_record *r, bt__rec *out)
+{
+    out->index = r->index;
+    out->fail = bt__kt_fail_status(r->fail);
+    out->time_ms = r->fail == BT__KT_OK ? r->time_ms : NAN;
+    out->cost_s = (ms_or_zero(r->compile_ms) + ms_or_zero(r->benchmark_ms)) / 1000.0;
+}
+
+static bool rs_find(const void *user, uint64_t idx, bt__rec *out)
+{
+    const bt__kt_record *r = bt__ktcache_find(user, idx);
+    if (r)
+        rec_of(r, out);
+    return r != NULL;
+}
+
+static void rs_at(const void *user, size_t i, bt__rec *out)
+{
+    rec_of(&((const bt__ktcache *)user)->recs[i], out);
+}
+
+void bt__ktcache_recspace(const bt__ktcache *c, bt__recspace *out)
+{
+    *out = (bt__recspace){.space = &c->space,
+                          .nrecs = c->nrecs,
+                          .nfailed = c->nfailed,
+                          .has_best = c->has_best,
+                          .best_index = c->best_index,
+                          .best_ms = c->best_ms,
+                          .find = rs_find,
+                          .at = rs_at,
+                          .user = c};
+}

@@ -29,6 +29,7 @@
 #define BT_STORE_KTCACHE_H
 
 #include "blocktune.h"
+#include "core/recspace.h"
 #include "core/space.h"
 
 #include <stdbool.h>
@@ -111,6 +112,11 @@ bt_status bt__ktcache_adopt(bt__ktcache *c, bt__kt_record *recs, size_t n);
 
 /* The record of config `index`, or NULL when the config has no entry (invalid). O(log n). */
 const bt__kt_record *bt__ktcache_find(const bt__ktcache *c, uint64_t index);
+
+/* The cache as a recorded space (core/recspace.h) for simulation: a record's cost is its
+ * compile_time + benchmark_time, its failure the status bt__kt_fail_status gives. *out reads c,
+ * which must outlive it. */
+void bt__ktcache_recspace(const bt__ktcache *c, bt__recspace *out);
 
 /* Writes the cache in Kernel Tuner's format (header, then one entry per line, the file ending in
  * "}\n}" as Kernel Tuner closes it); gzip when `path` ends in ".gz". Written atomically (temp

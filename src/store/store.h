@@ -34,7 +34,9 @@
  * spec's order, then the dtype; bt__keyvals_format builds it. Configs are canonical JSON text:
  * {"BLOCK_M":128,"BLOCK_N":64,...} with the parameters in the spec's order.
  *
- * The dispatch cache is filled from bt__store_winners at load; the hot path never calls SQLite.
+ * The dispatch table (engine/dispatch.c) is filled a key at a time: the first launch of a key
+ * looks its winner up (bt__wisdom_lookup: this store first, then wisdom), so the hot path never
+ * calls SQLite.
  */
 #ifndef BT_STORE_STORE_H
 #define BT_STORE_STORE_H

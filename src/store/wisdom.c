@@ -7,7 +7,7 @@
 
 #include "core/jpos.h"
 #include "core/util.h"
-#include "platform/datadir.h"
+#include "core/datadir.h"
 
 #include <dirent.h>
 #include <errno.h>

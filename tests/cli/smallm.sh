@@ -58,14 +58,17 @@ check "gemm_smallm_nt: grid 8192 / (4 x 32) x 8 blocks" test "$(values grid_bloc
 check "gemm_smallm_nt: shared memory 33792 + 16" test "$(values smem_bytes <<<"$one")" = "33808 "
 
 # the TMA specs (sm_90a): BLOCK_M is M rounded up to 8, 16, 32 or 64 (wgmma's N); rows must be
-# 16-byte multiples (TMA); the grid is cdiv(N, BLOCK_N) x SPLIT_K; shared memory is 1024 for
+# 16-byte multiples (TMA); the grid is cdiv(N, BLOCK_N) x SPLIT_K, or with PERSIST > 0
+# min(units, PERSIST x sm_count); shared memory is 1024 for
 # alignment + num_stages x ((BLOCK_N + BLOCK_M) x BLOCK_K x 2 + 16 for the barriers) + 16
 for spec in gemm_smallm_tma gemm_smallm_nt_tma; do
     for mc in "1 8" "3 8" "13 16" "29 32" "63 64"; do
         set -- $mc
         csv=$(plan $spec --m $1 --n 8192 --k 8192)
         check "$spec M=$1: BLOCK_M $2, some configs" \
-            test "$(values BLOCK_M <<<"$csv")/$(grep -c ',valid,' <<<"$csv" | awk '$1 >= 10')" = "$2 /$(grep -c ',valid,' <<<"$csv")"
+            test "$(values BLOCK_M <<<"$csv")/$(grep -c ',valid,' <<<"$csv" | awk '$1 >= 5')" = "$2 /$(grep -c ',valid,' <<<"$csv")"
+        # at most 16: one round of the exhaustive search measures the whole space (NOTES 26)
+        check "$spec M=$1: at most 16 valid configs" test "$(grep -c ',valid,' <<<"$csv")" -le 16
     done
     check "$spec M=65: no valid config" \
         test "$(plan $spec --m 65 --n 8192 --k 8192 | grep -c ',valid,')" -eq 0
@@ -78,9 +81,23 @@ check "gemm_smallm_tma N=8191: no valid config" \
     test "$(plan gemm_smallm_tma --m 1 --n 8191 --k 8192 | grep -c ',valid,')" -eq 0
 check "gemm_smallm_nt_tma N=8191: configs (only K needs 16-byte rows)" \
     test "$(plan gemm_smallm_nt_tma --m 1 --n 8191 --k 8192 | grep -c ',valid,')" -gt 0
-cfg=BLOCK_M=16,num_stages=3,BLOCK_N=128,BLOCK_K=128,SPLIT_K=4,CLUSTER=4
+cfg=BLOCK_M=16,num_stages=3,BLOCK_N=128,BLOCK_K=128,SPLIT_K=2,CLUSTER=2,PERSIST=0
 one=$(plan gemm_smallm_nt_tma --m 13 --n 8192 --k 8192 --config $cfg)
-check "gemm_smallm_nt_tma: grid 8192 / 128 x 4 blocks" test "$(values grid_blocks <<<"$one")" = "256 "
+check "gemm_smallm_nt_tma: grid 8192 / 128 x 2 blocks" test "$(values grid_blocks <<<"$one")" = "128 "
 # 1040 + 3 x ((128 + 16) x 128 x 2 + 16)
 check "gemm_smallm_nt_tma: shared memory 111680" test "$(values smem_bytes <<<"$one")" = "111680 "
+# the persistent grid: PERSIST blocks per SM (units: 8192 / 64 tiles x SPLIT_K, 2 to 6 per
+# block; at least 64 KB of B in flight per SM: num_stages 6 at one block per SM, 4 at two), and
+# never more blocks than units
+for p in "1 132 6 4" "2 264 4 8"; do
+    set -- $p
+    cfg=BLOCK_M=16,num_stages=$3,BLOCK_N=64,BLOCK_K=128,SPLIT_K=$4,CLUSTER=1,PERSIST=$1
+    one=$(plan gemm_smallm_tma --m 13 --n 8192 --k 8192 --config $cfg)
+    check "gemm_smallm_tma PERSIST=$1: grid $2 blocks" test "$(values grid_blocks <<<"$one")" = "$2 "
+done
+cfg=BLOCK_M=8,num_stages=6,BLOCK_N=64,BLOCK_K=128,SPLIT_K=4,CLUSTER=1,PERSIST=1
+check "gemm_smallm_tma PERSIST=1 at N=1000: grid = the units (16 x 4)" \
+    test "$(plan gemm_smallm_tma --m 1 --n 1000 --k 8192 --config $cfg | values grid_blocks)" = "64 "
+check "gemm_smallm_nt_tma: persistent configs at M=1 and 16, 8192 x 8192" \
+    test "$(plan gemm_smallm_nt_tma --m 1 --n 8192 --k 8192 | values PERSIST)/$(plan gemm_smallm_nt_tma --m 16 --n 8192 --k 8192 | values PERSIST)" = "0 1 2 /0 1 2 "
 exit $fail

@@ -12,7 +12,7 @@ __kernel void crash(__global const float *x, __global float *y, int n)
     if (i >= n)
         return;
 #if CRASH
-    /* SPIN > 0 (crash_many.json): the crash comes after a busy loop (a few tenths of a second or more), so that a run
+    /* SPIN > 0 (crash_many.json): the crash comes after a busy loop (about a second), so that a run
      * of crashes takes longer than crash.sh's time limit whatever the machine */
     float a = x[i];
     for (long j = 0; j < (long)SPIN * n; j++)

@@ -84,11 +84,11 @@ static inline void fuzz_plan_one(const bt_kdesc *k, const bt_config *c, unsigned
     if (st == BT_OK) {
         FUZZ_CHECK(bt_plan_write_json(plan, devnull) == BT_OK);
         FUZZ_CHECK(bt_plan_write_table(plan, devnull, 0) == BT_OK);
-        bt_plan_free(plan);
+        bt_plan_destroy(plan);
     } else {
         FUZZ_CHECK(plan == NULL && st != BT_INTERNAL);
     }
-    bt_problem_free(p);
+    bt_problem_destroy(p);
 }
 
 /* Config i of k formatted as "--config" text parses back to the same values. */

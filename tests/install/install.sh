@@ -57,6 +57,15 @@ if [ $rc = 77 ]; then echo "install.sh: no OpenCL device, engine_opencl skipped"
 elif [ $rc != 0 ]; then cat "$T/eng.out"; fail "engine_opencl"
 else grep -q "engine_opencl: ok" "$T/eng.out" || fail "engine_opencl output"; cat "$T/eng.out"; fi
 
+# the installed spec files work as files (their sources and preludes found beside them): a tune
+# of the installed vector_add.json on the OpenCL device compiles and verifies
+SPECS=$(dirname "$(find "$P" -path '*kernels/specs/vector_add.json' | head -1)")
+if "$P/bin/blocktune" devices 2>/dev/null | grep -q "opencl:0"; then
+    "$P/bin/blocktune" tune "$SPECS/vector_add.json" --device opencl:0 --n 4096 --budget 2 \
+        --rep-ms 1 --warmup-ms 0 --store none > "$T/spec.out" 2>&1 || { cat "$T/spec.out"; fail "the installed vector_add.json as a file"; }
+    grep -q "WINNER" "$T/spec.out" || { cat "$T/spec.out"; fail "the installed spec found no winner"; }
+fi
+
 # relocation: move the prefix; its own gpus.json (with a row only it has) must be read
 mv "$P" "$T/moved"
 M=$T/moved

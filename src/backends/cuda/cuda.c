@@ -21,7 +21,7 @@
  *
  * Compiled blobs are a small container (magic, target sm, size, checksum) around the CUBIN, so
  * that a truncated or foreign cache entry is refused with BT_CORRUPT before it reaches the driver.
- * A blob of compile_named also carries the names it resolved (the source's spelling and the
+ * A blob of a compile with names also carries the names it resolved (the source's spelling and the
  * binary's: "matmul<float, 4>" and "_Z6matmulIfLi4EEvPT_"), so that a module loaded from it, from
  * the kernel cache too, finds C++ kernels and __constant__ symbols by the names the spec uses.
  */
@@ -479,54 +479,14 @@ static int kernel_module_version(char *buf, size_t size)
     return found;
 }
 
-/* Fills *out from the driver's queries (no context needed). Fields the driver cannot tell stay
- * 0; the device layer merges the hardware table afterwards. */
-static bt_status cu_device_info(void *ctx, int idx, bt_device_info *out, bt_diag *diag)
+/* The hardware-table fields of device dev from the driver's attribute queries into *g (its name
+ * already set): required attributes fail the device; the others (clock rates, which some drivers
+ * and virtualised GPUs do not report) are left 0 for the hardware table to fill. v: the driver's
+ * version. */
+static bt_status query_props(const cu_api *a, CUdevice dev, int v, bt_gpu *g, bt_diag *diag)
 {
-    cu_ctx *cx = ctx;
-    memset(out, 0, sizeof *out);
-    if (!cx || idx < 0 || idx >= cx->ndev) {
-        bt__diag_set(diag, "no CUDA device %d (there are %d)", idx, cx ? cx->ndev : 0);
-        return BT_NO_DEVICE;
-    }
-    const cu_api *a = &cx->api;
-    CUdevice dev = cx->slots[idx].dev;
-    snprintf(out->id, sizeof out->id, "cuda:%d", idx);
-    snprintf(out->backend, sizeof out->backend, "cuda");
-    out->index = idx;
-    CUresult r = a->cuDeviceGetName(out->name, (int)sizeof out->name - 1, dev);
-    if (r != CUDA_SUCCESS)
-        return cu_fail(NULL, a, diag, BT_BACKEND, "cuDeviceGetName", r);
-    out->name[sizeof out->name - 1] = '\0';
-    snprintf(out->vendor, sizeof out->vendor, "NVIDIA");
-    snprintf(out->platform, sizeof out->platform, "CUDA");
-    int v = cx->driver_version;
-    snprintf(out->api_version, sizeof out->api_version, "CUDA %d.%d", v / 1000, v % 1000 / 10);
-    if (!kernel_module_version(out->driver_version, sizeof out->driver_version))
-        snprintf(out->driver_version, sizeof out->driver_version, "%d (cuDriverGetVersion)", v);
-    int nv_major = 0, nv_minor = 0;
-    if (bt__nvrtc_version(&nv_major, &nv_minor, NULL) == BT_OK)
-        snprintf(out->compiler_version, sizeof out->compiler_version, "NVRTC %d.%d", nv_major,
-                 nv_minor);
-    else
-        snprintf(out->compiler_version, sizeof out->compiler_version, "NVRTC not found");
-    if (a->cuDeviceGetUuid) {
-        CUuuid u;
-        if (a->cuDeviceGetUuid(&u, dev) == CUDA_SUCCESS) {
-            const unsigned char *b = (const unsigned char *)u.bytes;
-            snprintf(out->uuid, sizeof out->uuid,
-                     "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                     b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-                     b[13], b[14], b[15]);
-        }
-    }
-    out->is_gpu = 1;
-
-    bt_gpu *g = &out->props;
-    snprintf(g->name, sizeof g->name, "%.*s", (int)sizeof g->name - 1, out->name);
+    CUresult r;
     snprintf(g->vendor, sizeof g->vendor, "NVIDIA");
-    /* Required attributes fail the device; the others (clock rates, which some drivers and
-     * virtualised GPUs do not report) are left 0 for the hardware table to fill. */
     static const struct {
         int attr;
         const char *name;
@@ -603,6 +563,54 @@ static bt_status cu_device_info(void *ctx, int idx, bt_device_info *out, bt_diag
     snprintf(g->source, sizeof g->source, "CUDA driver query (cuDeviceGetAttribute, CUDA %d.%d)",
              v / 1000, v % 1000 / 10);
     return BT_OK;
+}
+
+/* Fills *out from the driver's queries (no context needed). Fields the driver cannot tell stay
+ * 0; the device layer merges the hardware table afterwards. */
+static bt_status cu_device_info(void *ctx, int idx, bt_device_info *out, bt_diag *diag)
+{
+    cu_ctx *cx = ctx;
+    memset(out, 0, sizeof *out);
+    if (!cx || idx < 0 || idx >= cx->ndev) {
+        bt__diag_set(diag, "no CUDA device %d (there are %d)", idx, cx ? cx->ndev : 0);
+        return BT_NO_DEVICE;
+    }
+    const cu_api *a = &cx->api;
+    CUdevice dev = cx->slots[idx].dev;
+    snprintf(out->id, sizeof out->id, "cuda:%d", idx);
+    snprintf(out->backend, sizeof out->backend, "cuda");
+    out->index = idx;
+    CUresult r = a->cuDeviceGetName(out->name, (int)sizeof out->name - 1, dev);
+    if (r != CUDA_SUCCESS)
+        return cu_fail(NULL, a, diag, BT_BACKEND, "cuDeviceGetName", r);
+    out->name[sizeof out->name - 1] = '\0';
+    snprintf(out->vendor, sizeof out->vendor, "NVIDIA");
+    snprintf(out->platform, sizeof out->platform, "CUDA");
+    int v = cx->driver_version;
+    snprintf(out->api_version, sizeof out->api_version, "CUDA %d.%d", v / 1000, v % 1000 / 10);
+    if (!kernel_module_version(out->driver_version, sizeof out->driver_version))
+        snprintf(out->driver_version, sizeof out->driver_version, "%d (cuDriverGetVersion)", v);
+    int nv_major = 0, nv_minor = 0;
+    if (bt__nvrtc_version(&nv_major, &nv_minor, NULL) == BT_OK)
+        snprintf(out->compiler_version, sizeof out->compiler_version, "NVRTC %d.%d", nv_major,
+                 nv_minor);
+    else
+        snprintf(out->compiler_version, sizeof out->compiler_version, "NVRTC not found");
+    if (a->cuDeviceGetUuid) {
+        CUuuid u;
+        if (a->cuDeviceGetUuid(&u, dev) == CUDA_SUCCESS) {
+            const unsigned char *b = (const unsigned char *)u.bytes;
+            snprintf(out->uuid, sizeof out->uuid,
+                     "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                     b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+                     b[13], b[14], b[15]);
+        }
+    }
+    out->is_gpu = 1;
+
+    bt_gpu *g = &out->props;
+    snprintf(g->name, sizeof g->name, "%.*s", (int)sizeof g->name - 1, out->name);
+    return query_props(a, dev, v, g, diag);
 }
 
 /* ============================================================================================
@@ -1001,23 +1009,52 @@ static const char *lowered_name(const bt__bmod *m, const char *name)
     return name;
 }
 
-/* Compiles src for d's compute capability with NVRTC (nvrtc.h gives the options; the token
- * "--bt-sm90a" in options selects sm_90a), resolving `names` (backend.h: compile_named).
- * Thread-safe; does not touch the context, so it works on a lost device too. *out is a blob
- * container; *log always gets a malloc'd log. */
-static bt_status cu_compile_named(bt__bdev *d, const char *src, const char *const *defines,
-                                  int ndefines, const char *options, const char *const *names,
-                                  int nnames, bt__blob *out, char **log)
+/* The compute capability and variant a compile for d builds: d's own for a NULL target, else the
+ * target named ("sm_90a"), which must be d's. BT_UNSUPPORTED (reason in msg) otherwise. */
+static bt_status compile_target(const bt__bdev *d, const char *target, int *major, int *minor,
+                                bool *arch_specific, char *msg, size_t size)
+{
+    *major = d->cc_major;
+    *minor = d->cc_minor;
+    *arch_specific = false;
+    if (!target)
+        return BT_OK;
+    int tmaj, tmin;
+    if (!bt__nvrtc_target_parse(target, &tmaj, &tmin, arch_specific)) {
+        snprintf(msg, size, "CUDA compile: '%s' is not a target name (sm_XY or sm_XYa)", target);
+        return BT_UNSUPPORTED;
+    }
+    if (tmaj != d->cc_major || tmin != d->cc_minor) {
+        snprintf(msg, size, "CUDA compile: the target %s needs compute capability %d.%d; the "
+                 "device is %d.%d", target, tmaj, tmin, d->cc_major, d->cc_minor);
+        return BT_UNSUPPORTED;
+    }
+    return BT_OK;
+}
+
+/* Compiles req for d's compute capability, or the target it names, with NVRTC (nvrtc.h gives the
+ * options), resolving req->names (backend.h: compile). Thread-safe; does not touch the context,
+ * so it works on a lost device too. *out is a blob container; *log always gets a malloc'd log. */
+static bt_status cu_compile(bt__bdev *d, const bt__compile_req *req, bt__blob *out, char **log)
 {
     out->data = NULL;
     out->size = 0;
     bt__blob cubin = {0};
     bt_diag diag = {0};
     char **low = NULL;
-    bool sm90a = options && strstr(options, BT__NVRTC_SM90A_TOKEN) != NULL;
-    bt_status st = bt__nvrtc_compile_named(src, defines, ndefines, options, d->cc_major,
-                                           d->cc_minor, false, names, nnames, &low, &cubin, log,
-                                           &diag);
+    const char *const *names = req->names;
+    int nnames = req->names ? req->nnames : 0;
+    int major, minor;
+    bool arch_specific;
+    char msg[256];
+    bt_status st = compile_target(d, req->target, &major, &minor, &arch_specific, msg, sizeof msg);
+    if (st != BT_OK) {
+        if (log)
+            *log = bt__strdup(msg);
+        return st;
+    }
+    st = bt__nvrtc_compile_named(req->src, req->defines, req->ndefines, req->options, major, minor,
+                                 arch_specific, names, nnames, &low, &cubin, log, &diag);
     if (st != BT_OK)
         return st;
     size_t nb = 0;
@@ -1027,8 +1064,8 @@ static bt_status cu_compile_named(bt__bdev *d, const char *src, const char *cons
     blob_hdr h;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, BLOB_MAGIC, 8);
-    h.sm = (uint32_t)(d->cc_major * 10 + d->cc_minor);
-    h.flags = sm90a ? BLOB_SM_A : 0;
+    h.sm = (uint32_t)(major * 10 + minor);
+    h.flags = arch_specific ? BLOB_SM_A : 0;
     h.size = cubin.size;
     h.nnames = (uint32_t)nnames;
     h.names_bytes = (uint32_t)padded;
@@ -1055,13 +1092,7 @@ static bt_status cu_compile_named(bt__bdev *d, const char *src, const char *cons
     return BT_OK;
 }
 
-static bt_status cu_compile(bt__bdev *d, const char *src, const char *const *defines, int ndefines,
-                            const char *options, bt__blob *out, char **log)
-{
-    return cu_compile_named(d, src, defines, ndefines, options, NULL, 0, out, log);
-}
-
-/* Checks a blob made by cu_compile(_named) (or by a blocktune before names: BTCUBIN1): the
+/* Checks a blob made by cu_compile (or by a blocktune before names: BTCUBIN1): the
  * header into *h, *hlen its length. BT_CORRUPT with the reason otherwise. */
 static bt_status blob_check(const void *bin, size_t size, blob_hdr *h, size_t *hlen,
                             bt_diag *diag)
@@ -1259,6 +1290,7 @@ static bt_status cu_function_get(bt__bdev *d, bt__bmod *m, const char *entry, bt
     f->res.static_smem = v[2];
     f->res.max_threads_per_block = v[3];
     f->res.preferred_multiple = d->warp;
+    f->res.spill_bytes = -1; /* the driver tells local memory, not what of it is spills */
     f->static_smem = (size_t)v[2];
     f->dyn_limit = (size_t)v[4];
     f->next = m->fns;
@@ -2104,9 +2136,12 @@ static bt_status cu_blob_image(const void *bin, size_t size, const void **image,
 
 static int cu_device_lost(bt__bdev *d) { return d->slot->lost; }
 
+static const char *const cu_languages[] = {"cuda", NULL};
+
 const bt__backend_iface bt__backend_cuda = {
     .api_version = BT__BACKEND_API_VERSION,
     .name = "cuda",
+    .languages = cu_languages,
     .load = cu_load,
     .unload = cu_unload,
     .device_count = cu_device_count,
@@ -2133,7 +2168,6 @@ const bt__backend_iface bt__backend_cuda = {
     .launch_graph_timed = cu_launch_graph_timed,
     .device_lost = cu_device_lost,
     .tmap_encode = cu_tmap_encode,
-    .compile_named = cu_compile_named,
     .module_set_global = cu_module_set_global,
     .device_wrap = cu_device_wrap,
     .buf_wrap = cu_buf_wrap,
@@ -2141,4 +2175,7 @@ const bt__backend_iface bt__backend_cuda = {
     .stream_wait = cu_stream_wait,
     .function_native = cu_function_native,
     .blob_image = cu_blob_image,
+    .offline_target = bt__cuda_offline_target,
+    .offline_compile = bt__cuda_offline_compile,
+    .occupancy = bt__cuda_occupancy_of,
 };

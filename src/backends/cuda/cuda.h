@@ -36,6 +36,16 @@ extern const bt__backend_iface bt__backend_cuda;
  * "CUDA_ERROR_UNKNOWN_CODE" for a code the table lacks. */
 const char *bt__cuda_error_name(int code);
 
+/* The vtable's offline entries (offline.c; backend.h says what each does) and its occupancy rules
+ * over a compiled function (occupancy.c: bt__cuda_occupancy, -1 for a GPU without a compute
+ * capability). */
+bt_status bt__cuda_offline_target(const bt_gpu *g, const char *want, bt__offline_target *out,
+                                  bt_diag *diag);
+bt_status bt__cuda_offline_compile(const bt_gpu *g, const bt__compile_req *req, bt__kres *res,
+                                   char **log, bt_diag *diag);
+int bt__cuda_occupancy_of(const bt_gpu *g, const bt__kres *res, int threads, int64_t dyn_smem,
+                          const char **limiter);
+
 /* The architecture name of a compute capability ("hopper" for 9.0), static, "unknown" when the
  * major version is not one blocktune knows. */
 const char *bt__cuda_arch_name(int cc_major, int cc_minor);

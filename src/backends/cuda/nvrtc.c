@@ -324,13 +324,13 @@ static nvrtcResult compile_once(const char *src, const optlist *o, const char *c
 }
 
 /* The NVRTC options of a compile (nvrtc.h lists them) into *o, with *ptxas_at the index of
- * --ptxas-options=-v; *sm90a is set when options hold the sm90a token. BT_OK, else the status
- * with msg saying why. */
+ * --ptxas-options=-v; *user_arch is set when options name an architecture themselves. BT_OK, else
+ * the status with msg saying why. */
 static bt_status build_options(const char *const *defines, int ndefines, const char *options,
-                               int cc_major, int cc_minor, bool *sm90a, bool *user_arch,
+                               int cc_major, int cc_minor, bool arch_specific, bool *user_arch,
                                optlist *o, int *ptxas_at, char *msg, size_t msgsize)
 {
-    /* The caller's options, split on whitespace; the sm90a token is ours and removed. */
+    /* The caller's options, split on whitespace. */
     optlist user = {0};
     *user_arch = false;
     for (const char *p = options ? options : ""; *p;) {
@@ -342,11 +342,6 @@ static bt_status build_options(const char *const *defines, int ndefines, const c
         if (p == start)
             break;
         int len = (int)(p - start);
-        if (len == (int)strlen(BT__NVRTC_SM90A_TOKEN) &&
-            !strncmp(start, BT__NVRTC_SM90A_TOKEN, (size_t)len)) {
-            *sm90a = true;
-            continue;
-        }
         opts_add(&user, "%.*s", len, start);
         if (!user.oom && is_arch_option(user.v[user.n - 1]))
             *user_arch = true;
@@ -356,11 +351,7 @@ static bt_status build_options(const char *const *defines, int ndefines, const c
     bt_status st = BT_OK;
     if (user.oom)
         st = BT_NOMEM;
-    else if (!*user_arch && *sm90a && sm != 90) {
-        snprintf(msg, msgsize, "nvrtc compile: %s asks for sm_90a, which only compute capability "
-                 "9.0 runs; the target is %d.%d", BT__NVRTC_SM90A_TOKEN, cc_major, cc_minor);
-        st = BT_UNSUPPORTED;
-    } else if (!*user_arch && (cc_major < 1 || cc_minor < 0 || cc_minor > 9)) {
+    else if (!*user_arch && (cc_major < 1 || cc_minor < 0 || cc_minor > 9)) {
         snprintf(msg, msgsize, "nvrtc compile: invalid compute capability %d.%d", cc_major,
                  cc_minor);
         st = BT_INVALID_ARG;
@@ -370,7 +361,7 @@ static bt_status build_options(const char *const *defines, int ndefines, const c
         st = BT_UNSUPPORTED;
     }
     if (!st && !*user_arch)
-        opts_add(o, *sm90a ? "--gpu-architecture=sm_90a" : "-arch=sm_%d", sm);
+        opts_add(o, arch_specific ? "--gpu-architecture=sm_%da" : "-arch=sm_%d", sm);
     for (int i = 0; !st && i < ndefines; i++) {
         const char *def = defines[i];
         if (!def || !*def || *def == '=' || isspace((unsigned char)*def)) {
@@ -452,17 +443,17 @@ void bt__nvrtc_names_free(char **names, int n)
 }
 
 bt_status bt__nvrtc_compile(const char *src, const char *const *defines, int ndefines,
-                            const char *options, int cc_major, int cc_minor, bool sm90a,
+                            const char *options, int cc_major, int cc_minor, bool arch_specific,
                             bt__blob *cubin, char **log, bt_diag *diag)
 {
-    return bt__nvrtc_compile_named(src, defines, ndefines, options, cc_major, cc_minor, sm90a,
-                                   NULL, 0, NULL, cubin, log, diag);
+    return bt__nvrtc_compile_named(src, defines, ndefines, options, cc_major, cc_minor,
+                                   arch_specific, NULL, 0, NULL, cubin, log, diag);
 }
 
 bt_status bt__nvrtc_compile_named(const char *src, const char *const *defines, int ndefines,
-                                  const char *options, int cc_major, int cc_minor, bool sm90a,
-                                  const char *const *names, int nnames, char ***lowered,
-                                  bt__blob *cubin, char **log, bt_diag *diag)
+                                  const char *options, int cc_major, int cc_minor,
+                                  bool arch_specific, const char *const *names, int nnames,
+                                  char ***lowered, bt__blob *cubin, char **log, bt_diag *diag)
 {
     if (cubin) {
         cubin->data = NULL;
@@ -490,7 +481,7 @@ bt_status bt__nvrtc_compile_named(const char *src, const char *const *defines, i
     int ptxas_at = 0;
     bool user_arch = false;
     msg[0] = '\0';
-    bt_status st = build_options(defines, ndefines, options, cc_major, cc_minor, &sm90a,
+    bt_status st = build_options(defines, ndefines, options, cc_major, cc_minor, arch_specific,
                                  &user_arch, &o, &ptxas_at, msg, sizeof msg);
     if (st) {
         bt__diag_set(diag, "%s", msg);
@@ -517,7 +508,7 @@ bt_status bt__nvrtc_compile_named(const char *src, const char *const *defines, i
     char target[40];
     snprintf(target, sizeof target, "%s", user_arch ? "the given architecture" : "");
     if (!user_arch)
-        snprintf(target, sizeof target, sm90a ? "sm_90a" : "sm_%d", cc_major * 10 + cc_minor);
+        bt__nvrtc_target_name(cc_major, cc_minor, arch_specific, target, sizeof target);
     if (r != NVRTC_SUCCESS) {
         char line[512];
         snprintf(msg, sizeof msg, "%s: %s (%d)", call, bt__nvrtc_error_name(r), r);
@@ -818,4 +809,26 @@ bt_status bt__cubin_resources(const void *cubin, size_t size, const char *entry,
         }
     }
     return found ? BT_OK : BT_NOT_FOUND;
+}
+
+void bt__nvrtc_target_name(int cc_major, int cc_minor, bool arch_specific, char *buf, size_t size)
+{
+    snprintf(buf, size, "sm_%d%s", cc_major * 10 + cc_minor, arch_specific ? "a" : "");
+}
+
+bool bt__nvrtc_target_parse(const char *target, int *cc_major, int *cc_minor, bool *arch_specific)
+{
+    if (!target || strncmp(target, "sm_", 3) != 0)
+        return false;
+    const char *p = target + 3;
+    int sm = 0, digits = 0;
+    for (; isdigit((unsigned char)*p) && digits < 4; p++, digits++)
+        sm = sm * 10 + (*p - '0');
+    bool a = *p == 'a';
+    if (digits < 2 || sm < 10 || p[a] != '\0')
+        return false;
+    *cc_major = sm / 10;
+    *cc_minor = sm % 10;
+    *arch_specific = a;
+    return true;
 }

@@ -22,10 +22,12 @@
  * without NVRTC). */
 #define BT__NVRTC_LIBRARY_ENV "BLOCKTUNE_NVRTC_LIBRARY"
 
-/* The option token that asks for the architecture-specific Hopper target (sm_90a, needed for
- * wgmma, setmaxnreg and the like); the compile functions remove it before NVRTC sees the
- * options. */
-#define BT__NVRTC_SM90A_TOKEN "--bt-sm90a"
+/* A compile target's name: "sm_XY" for compute capability X.Y, "sm_XYa" for its
+ * architecture-specific variant (sm_90a: wgmma, setmaxnreg and the like), which only that exact
+ * architecture runs. bt__nvrtc_target_parse reads one back (false when `target` is not such a
+ * name). */
+void bt__nvrtc_target_name(int cc_major, int cc_minor, bool arch_specific, char *buf, size_t size);
+bool bt__nvrtc_target_parse(const char *target, int *cc_major, int *cc_minor, bool *arch_specific);
 
 /* Whether NVRTC loaded (loading it on the first call). When not, diag->msg says why. */
 bool bt__nvrtc_available(bt_diag *diag);
@@ -36,10 +38,11 @@ bt_status bt__nvrtc_version(int *major, int *minor, bt_diag *diag);
 /* The name of an nvrtcResult ("NVRTC_ERROR_COMPILATION"), static, never NULL. */
 const char *bt__nvrtc_error_name(int code);
 
-/* Compiles CUDA C++ source to a CUBIN for compute capability cc_major.cc_minor (sm_90a when sm90a
- * is true or options hold BT__NVRTC_SM90A_TOKEN; only valid for 9.0). The NVRTC options are
- * "-arch=sm_XY" (unless options name an architecture themselves), "-DNAME=value" per define (a
- * define may hold spaces: each option is passed whole), "-default-device", "--std=c++17",
+/* Compiles CUDA C++ source to a CUBIN for compute capability cc_major.cc_minor (its
+ * architecture-specific variant, "sm_90a", when arch_specific). The NVRTC options are
+ * "-arch=sm_XY" or "--gpu-architecture=sm_XYa" (unless options name an architecture
+ * themselves), "-DNAME=value" per define (a define may hold spaces: each option is passed
+ * whole), "-default-device", "--std=c++17",
  * "-lineinfo", "--ptxas-options=-v" (so that the log carries the resource usage that
  * bt__nvrtc_resources reads), then options split on whitespace.
  *
@@ -50,7 +53,7 @@ const char *bt__nvrtc_error_name(int code);
  * target, BT_NO_BACKEND without NVRTC, BT_INVALID_ARG for a malformed define; diag->msg gets a one
  * line summary. */
 bt_status bt__nvrtc_compile(const char *src, const char *const *defines, int ndefines,
-                            const char *options, int cc_major, int cc_minor, bool sm90a,
+                            const char *options, int cc_major, int cc_minor, bool arch_specific,
                             bt__blob *cubin, char **log, bt_diag *diag);
 
 /* bt__nvrtc_compile that also resolves `names` as the source spells them — a kernel
@@ -60,9 +63,9 @@ bt_status bt__nvrtc_compile(const char *src, const char *const *defines, int nde
  * name itself for extern "C"), freed with bt__nvrtc_names_free. A name the source does not have
  * fails the compile (BT_COMPILE, the log names it). */
 bt_status bt__nvrtc_compile_named(const char *src, const char *const *defines, int ndefines,
-                                  const char *options, int cc_major, int cc_minor, bool sm90a,
-                                  const char *const *names, int nnames, char ***lowered,
-                                  bt__blob *cubin, char **log, bt_diag *diag);
+                                  const char *options, int cc_major, int cc_minor,
+                                  bool arch_specific, const char *const *names, int nnames,
+                                  char ***lowered, bt__blob *cubin, char **log, bt_diag *diag);
 void bt__nvrtc_names_free(char **names, int n);
 
 /* Reads the resource usage of kernel `entry` (its name in the CUBIN: the extern "C" name or the

@@ -12,8 +12,11 @@
  *              rounded up to the allocation granularity (128 B from sm_80 on, 256 B before),
  *              against the SM's shared memory with the largest carveout;
  *   blocks     the SM's block slots.
+ * bt__cuda_occupancy_of is the backend's vtable entry over a compiled function's resources.
  */
 #include "backends/cuda/occupancy.h"
+
+#include "backends/cuda/cuda.h"
 
 #include <limits.h>
 #include <stddef.h>
@@ -100,4 +103,13 @@ int bt__cuda_occupancy(const bt_gpu *g, int threads_per_block, int regs_per_thre
     if (limiter)
         *limiter = why;
     return best > INT_MAX ? INT_MAX : (int)best;
+}
+
+int bt__cuda_occupancy_of(const bt_gpu *g, const bt__kres *res, int threads, int64_t dyn_smem,
+                          const char **limiter)
+{
+    if (!g || g->cc_major <= 0 || !res)
+        return -1;
+    int64_t smem = (res->static_smem > 0 ? res->static_smem : 0) + dyn_smem;
+    return bt__cuda_occupancy(g, threads, res->regs_per_thread, smem, limiter);
 }

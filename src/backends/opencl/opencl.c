@@ -953,19 +953,29 @@ static bt_status make_blob(uint32_t kind, const void *p1, size_t n1, const void 
     return BT_OK;
 }
 
-/* Builds source with defines + options into *out (a blob container). Thread-safe: each call uses
- * its own cl_program on the shared context. *log always receives a malloc'd log. */
-static bt_status ocl_compile(bt__bdev *d, const char *src, const char *const *defines, int ndefines,
-                             const char *options, bt__blob *out, char **log)
+/* Builds req's source with its defines + options into *out (a blob container); OpenCL C names
+ * kernels as written, so req->names need no resolving. Thread-safe: each call uses its own
+ * cl_program on the shared context. *log always receives a malloc'd log. */
+static bt_status ocl_compile(bt__bdev *d, const bt__compile_req *req, bt__blob *out, char **log)
 {
     out->data = NULL;
     out->size = 0;
     if (log)
         *log = NULL;
     const ocl_api *a = d->api;
+    const char *src = req->src, *options = req->options;
+    const char *const *defines = req->defines;
+    int ndefines = req->ndefines;
     if (!src) {
         set_log(log, "compile: NULL source", NULL);
         return BT_INVALID_ARG;
+    }
+    if (req->target) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "compile: OpenCL builds for the device itself, not for the "
+                 "target '%.60s'", req->target);
+        set_log(log, msg, NULL);
+        return BT_UNSUPPORTED;
     }
     /* "-D NAME=value" per define; OpenCL has no portable quoting, so whitespace is refused. */
     bt__sbuf opts = {0};
@@ -1230,6 +1240,7 @@ static bt_status ocl_function_get(bt__bdev *d, bt__bmod *m, const char *entry, b
     f->res.static_smem = (int64_t)f->static_local;
     f->res.max_threads_per_block = f->wg_max > (size_t)INT32_MAX ? INT32_MAX : (int)f->wg_max;
     f->res.preferred_multiple = (int)pref;
+    f->res.spill_bytes = -1;
     f->next = m->fns;
     m->fns = f;
     if (res)
@@ -1651,10 +1662,12 @@ static bt_status ocl_blob_image(const void *bin, size_t size, const void **image
     *isize = (size_t)h.size;
     return BT_OK;
 }
+static const char *const ocl_languages[] = {"opencl", NULL};
 
 const bt__backend_iface bt__backend_opencl = {
     .api_version = BT__BACKEND_API_VERSION,
     .name = "opencl",
+    .languages = ocl_languages,
     .load = ocl_load,
     .unload = ocl_unload,
     .device_count = ocl_device_count,

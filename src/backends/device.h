@@ -1,9 +1,11 @@
 /*
  * device.h — the device layer's internals for the engine and the CLI: the backend vtable and the
- * backend device behind a bt_device, the hardware-table merge hook and why backends did not load.
+ * backend device behind a bt_device, the hardware-table merge and why backends did not load.
+ * It lives beside the registry (backend.c) because listing and opening devices is the one place
+ * that walks every backend: the engine above sees a device only through its vtable.
  */
-#ifndef BT_CORE_DEVICE_H
-#define BT_CORE_DEVICE_H
+#ifndef BT_BACKENDS_DEVICE_H
+#define BT_BACKENDS_DEVICE_H
 
 #include "backends/backend.h"
 #include "blocktune.h"
@@ -19,8 +21,8 @@ bt_status bt__device_reopen(bt_device *d, bt_diag *diag);
 int bt__device_lost(const bt_device *d);
 
 /* Called on each device's info after the backend filled it: fills props fields the device did
- * not report (left 0) and the peaks from the hardware-table row the name matches, and sets
- * table_row. A no-op until the hardware table is wired in. */
+ * not report (left 0) and the peaks from the hardware-table row whose canonical name or alias is
+ * the device's name, and sets table_row; a device no row names is left as it reported itself. */
 void bt__device_merge_table(bt_device_info *info);
 
 /* The registered backends, after loading them (once per process): their number, and for the i-th

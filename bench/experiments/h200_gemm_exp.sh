@@ -6,7 +6,7 @@
 #   18. the SM clock and power while GEMMs run (nvidia-smi sampled every 200 ms) and shared
 #       memory's load under the cooperative 128×256 kernel (ncu's full set).
 # Run from the repository root with build/ and .carry/ carried along:
-#   device run: bash bench/h200_gemm_exp.sh
+#   device run: bash bench/experiments/h200_gemm_exp.sh
 set -u
 BT_RUN=gemmexp . bench/device_env.sh
 nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \

@@ -5,7 +5,7 @@
 # store is exported again into $OUT/wisdom/ (a file per physical GPU the entries were measured
 # on). The CUDA tests run first. Run from the repository root with build/ and .carry/ carried
 # along:
-#   device run: bash bench/h200_wisdom.sh gemm
+#   device run: bash bench/experiments/h200_wisdom.sh gemm
 set -u
 BT_RUN=wisdom . bench/device_env.sh
 cuda_tests

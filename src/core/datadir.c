@@ -4,7 +4,7 @@
  * moved to another prefix reads its own data, never another install's; the configured absolute
  * folder only when no data sits next to the binary (a build tree).
  */
-#include "platform/datadir.h"
+#include "core/datadir.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

@@ -4,7 +4,7 @@
 # win the large shapes; every candidate verified at the problem and the boundary sizes, and all
 # of them re-measured interleaved in one tune per shape. FAMILIES picks gemm_wgmma and/or
 # gemm_mma (default both). Run from the repository root with build/ and .carry/ carried along:
-#   device run: bash bench/h200_gemm_epi.sh
+#   device run: bash bench/experiments/h200_gemm_epi.sh
 set -u
 BT_RUN=gemmepi . bench/device_env.sh
 FAMILIES=${FAMILIES:-wgmma mma}

@@ -18,7 +18,7 @@
 #     one table against the targets.
 # The kernel cache stays warm from tune to tune (the compiled kernels do not depend on N and K).
 # The specs are given by path. Run from the repository root with build/ and .carry/ carried along:
-#   device run: bash bench/smallm.sh
+#   device run: bash bench/experiments/smallm.sh
 set -u
 BT_RUN=smallm . bench/device_env.sh
 rm -rf "$BLOCKTUNE_CACHE_DIR"

@@ -6,7 +6,7 @@
  * Backends are never unloaded: their contexts live until exit, so a bt_device can be used from any
  * thread at any time without reference counting on the registry.
  */
-#include "core/device.h"
+#include "backends/device.h"
 
 #include "core/hwdb.h"
 #include "core/util.h"

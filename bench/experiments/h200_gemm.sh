@@ -7,7 +7,7 @@
 # + measure), cold kernel cache, store off, the default strategy for the space's size, and
 # --time-limit 9: the whole tune aims to end within 9 s (the 10 s for a whole tune, less
 # a second for the process to start and open the device); its wall time is in the table. Run from the repository root with build/ and .carry/ carried along:
-#   device run: bash bench/h200_gemm.sh
+#   device run: bash bench/experiments/h200_gemm.sh
 set -u
 BT_RUN=gemm . bench/device_env.sh
 rm -rf "$BLOCKTUNE_CACHE_DIR"

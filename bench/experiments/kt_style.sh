@@ -6,7 +6,7 @@
 # with a 17×17 filter; 2^24 elements). Each tune verifies every config against a baseline config
 # or the answers file and checks the boundary sizes the spec lists. About a minute.
 # Run from the repository root with build/ and .carry/ carried along:
-#   device run: bash bench/kt_style.sh
+#   device run: bash bench/experiments/kt_style.sh
 set -u
 BT_RUN=kt_style . bench/device_env.sh
 rm -rf "$BLOCKTUNE_CACHE_DIR"

@@ -2,7 +2,7 @@
 # h200.sh — the CUDA issue's measurements on the H200, blocktune and the peers in one run.
 # Runs on the device machine from the repository root, with the build folder `build` (built on
 # the development machine) and .carry/lib (libcmocka for the tests) carried along:
-#   device run: bash bench/h200.sh     (writes everything under $OUT, prints a summary last)
+#   device run: bash bench/experiments/h200.sh     (writes everything under $OUT, prints a summary last)
 set -u
 BT_RUN=results . bench/device_env.sh
 {
@@ -13,13 +13,7 @@ BT_RUN=results . bench/device_env.sh
 cat "$OUT/provenance.txt"
 log "devices"; $bt devices 2>&1 | tee -a "$OUT/summary.txt"
 cuda_tests
-tune vadd vector_add --n 268435456
-tune softmax_32768x1024 softmax --rows 32768 --cols 1024
-tune softmax_8192x8192 softmax --rows 8192 --cols 8192
-tune softmax_4096x30000 softmax --rows 4096 --cols 30000
-tune layernorm_32768x4096 layernorm --rows 32768 --cols 4096
-tune layernorm_8192x8192 layernorm --rows 8192 --cols 8192
-tune reduce reduce --n 268435456
+memory_bound_tunes
 tune gemm_fp32_2048 gemm --m 2048 --n 2048 --k 2048 --strategy model --budget 8
 log "measurement quality: five tunes of vector_add n=2^26, and an independent event measurement"
 timeout 200 build/bt_quality 67108864 2>&1 | tee "$OUT/quality.json" | tee -a "$OUT/summary.txt"
