@@ -37,3 +37,13 @@ bool bt_cli_parse_double(const char *s, double *out)
     *out = v;
     return true;
 }
+
+bool bt_cli_parse_i64(const char *s, int64_t *out)
+{
+    bool neg = s[0] == '-';
+    uint64_t mag;
+    if (!bt_cli_parse_u64(s + neg, &mag) || mag > (uint64_t)INT64_MAX + neg)
+        return false;
+    *out = neg ? (mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag) : (int64_t)mag;
+    return true;
+}

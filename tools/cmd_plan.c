@@ -3,6 +3,7 @@
  * hardware table, with no device.
  */
 #include "cli.h"
+#include "cli_num.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -171,12 +172,10 @@ int bt_cmd_plan(int argc, char **argv)
         goto out;
     }
     for (int i = 0; i < nset; i++) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(set_values[i], &end, 0);
-        if (errno || end == set_values[i] || *end) {
-            rc = bt_cli_usage_error("plan", "size --%s needs an integer, got '%s'", set_names[i],
-                                    set_values[i]);
+        int64_t v;
+        if (!bt_cli_parse_i64(set_values[i], &v)) {
+            rc = bt_cli_usage_error("plan", "size --%s needs a decimal integer, got '%s'",
+                                    set_names[i], set_values[i]);
             goto out;
         }
         if ((st = bt_problem_set(p, set_names[i], v, &d)) != BT_OK) {

@@ -6,6 +6,7 @@
  * from the store past it.
  */
 #include "cli.h"
+#include "cli_num.h"
 
 #include "core/util.h"
 #include "engine/record.h"
@@ -306,9 +307,8 @@ int bt_cmd_tune(int argc, char **argv)
                 return bt_cli_usage_error("tune", "option --%s needs a value", opt);
             val = argv[++i];
         }
-        char *end;
-        double num = strtod(val, &end);
-        bool numeric = end != val && *end == '\0';
+        double num = 0;
+        bool numeric = bt_cli_parse_double(val, &num); /* decimal, finite, not negative */
         if (!strcmp(opt, "device"))
             device = val;
         else if (!strcmp(opt, "dtype"))
@@ -351,8 +351,9 @@ int bt_cmd_tune(int argc, char **argv)
                  !strcmp(opt, "within") || !strcmp(opt, "target-ms") ||
                  !strcmp(opt, "exhaustive-max") || !strcmp(opt, "threads") ||
                  !strcmp(opt, "seed") || !strcmp(opt, "timeout") || !strcmp(opt, "finalists")) {
-            if (!numeric || num < 0)
-                return bt_cli_usage_error("tune", "--%s needs a non-negative number, got '%s'", opt, val);
+            if (!numeric)
+                return bt_cli_usage_error("tune", "--%s needs a non-negative decimal number, got '%s'",
+                                          opt, val);
             if (!strcmp(opt, "warmup-ms"))
                 o.warmup_ms = num;
             else if (!strcmp(opt, "rep-ms"))
@@ -374,8 +375,12 @@ int bt_cmd_tune(int argc, char **argv)
                     return bt_cli_usage_error("tune", "--%s needs a whole number, got '%s'", opt, val);
                 o.exhaustive_max = (int)num;
             }
-            else if (!strcmp(opt, "threads"))
+            else if (!strcmp(opt, "threads")) {
+                if (num > 1024 || num != (double)(int)num)
+                    return bt_cli_usage_error("tune", "--threads needs a whole number from 0 (all "
+                                                      "cores) to 1024, got '%s'", val);
                 o.threads = (int)num;
+            }
             else if (!strcmp(opt, "finalists")) {
                 if (num < 1 || num > 16 || num != (double)(int)num)
                     return bt_cli_usage_error("tune", "--finalists needs a whole number from 1 to 16, got '%s'", val);
@@ -383,8 +388,9 @@ int bt_cmd_tune(int argc, char **argv)
             }
             else if (!strcmp(opt, "timeout"))
                 o.timeout_s = num;
-            else
-                o.seed = (uint64_t)num;
+            else if (!bt_cli_parse_u64(val, &o.seed))
+                return bt_cli_usage_error("tune", "--seed needs a whole number from 0 to 2^64-1, "
+                                                  "got '%s'", val);
         } else {
             if (nset == 32)
                 return bt_cli_usage_error("tune", "too many sizes");
@@ -427,17 +433,15 @@ static int run_tune(tune_cmd *c, const char *stored_only)
         goto out;
     }
     for (int i = 0; i < c->nset; i++) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(c->set_values[i], &end, 0);
-        if (errno || end == c->set_values[i] || *end) {
-            rc = bt_cli_usage_error("tune", "size --%s needs an integer, got '%s'",
+        int64_t v;
+        if (!bt_cli_parse_i64(c->set_values[i], &v)) {
+            rc = bt_cli_usage_error("tune", "size --%s needs a decimal integer, got '%s'",
                                     c->set_names[i], c->set_values[i]);
             goto out;
         }
         if ((st = bt_problem_set(p, c->set_names[i], v, &d))) {
-            fprintf(stderr, "blocktune tune: unknown option or size --%s: %s\n", c->set_names[i],
-                    d.msg);
+            fprintf(stderr, "blocktune tune: %s--%s: %s\n",
+                    st == BT_NOT_FOUND ? "unknown option or size " : "", c->set_names[i], d.msg);
             rc = 2;
             goto out;
         }

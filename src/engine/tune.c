@@ -19,9 +19,6 @@
 #include <string.h>
 #include <time.h>
 
-/* The measurement budget of a non-exhaustive strategy when neither a budget nor a time limit is
- * given. */
-#define BT__TUNE_DEFAULT_BUDGET 64
 /* The bounds of the per-config budgets (blocktune tune --help, docs/tune-json.md): warm-up and
  * measurement each at most a minute per config, a run's timeout at most an hour. */
 #define BT__MAX_BUDGET_MS 60000.0
@@ -205,7 +202,7 @@ static bt_status plan_search(bt__tctx *T, const bt__strategy **strat, bt_diag *d
     bool exhaustive = !strcmp((*strat)->name, "exhaustive");
     r->budget = T->o.budget > 0                             ? (size_t)T->o.budget
                 : exhaustive || T->o.time_limit_s > 0       ? 0
-                                                            : BT__TUNE_DEFAULT_BUDGET;
+                                                            : BT__SEARCH_DEFAULT_BUDGET;
     int nthreads = T->o.threads > 0 ? T->o.threads : bt__pool_cores();
     r->compile_threads = nthreads < 1 ? 1 : nthreads > 128 ? 128 : nthreads;
     r->target_ms = T->o.target_ms < 0 ? r->plan->model.roof.floor_us * 1e-3 : T->o.target_ms;

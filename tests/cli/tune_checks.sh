@@ -2,7 +2,8 @@
 # tune_checks.sh — `blocktune tune` refuses a problem or a budget it cannot honour before anything
 # runs, with a message that names the input, and exits non-zero at once (through the supervisor's
 # child process): an empty problem (--n 0), data beyond the device's memory (--n 2^40, the
-# argument and the bytes named), a measurement budget of 1e9 ms (used to hang silently), NaN.
+# argument and the bytes named), a measurement budget of 1e9 ms (used to hang silently), NaN and
+# infinities, numbers out of range, sizes in octal or hexadecimal, negative sizes.
 set -u
 bt="$1"
 dev=$("$bt" devices --json 2>/dev/null | grep -o '"id": *"opencl:[0-9]*"' | head -1 | sed 's/.*"\(opencl:[0-9]*\)"/\1/')
@@ -29,5 +30,13 @@ expect 1 "the largest, argument 'x', 4398046511104 bytes (size 'n' with n=109951
     --n 1099511627776
 expect 2 "rep_ms (--rep-ms) is 1e+09 ms: the measurement budget per config is at least 0 ms and at most 60000 ms" \
     --rep-ms 1e9
-expect 2 "warmup_ms (--warmup-ms) is nan ms" --warmup-ms nan
+expect 2 "--warmup-ms needs a non-negative decimal number, got 'nan'" --warmup-ms nan
+expect 2 "--seed needs a non-negative decimal number, got 'nan'" --seed nan
+expect 2 "--seed needs a whole number from 0 to 2^64-1, got '1.5'" --seed 1.5
+expect 2 "--threads needs a whole number from 0 (all cores) to 1024, got '1e30'" --threads 1e30
+expect 2 "--time-limit needs a non-negative decimal number, got 'inf'" --time-limit inf
+expect 2 "size --n needs a decimal integer, got '0x10'" --n 0x10
+expect 2 "--n: problem size n must be >= 0 (got -5)" --n -5
+# "010" is ten (decimal), not octal eight (plan shares the size parsing)
+"$bt" plan vector_add --gpu h200 --n 010 2>&1 | grep -q "n=10 " || { echo "FAIL: plan --n 010 is not n=10"; fail=1; }
 exit $fail
