@@ -52,11 +52,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", d.msg);
         return 1;
     }
-    bt_tune_options o;
-    bt_tune_options_default(&o);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
     o.warmup_ms = 2;
     o.rep_ms = 5;
-    bt_kernel_set_options(kn, &o);
+    bt__kernel_set_opts(kn, &o);
     bt_problem *p;
     bt_problem_create(k, &p);
     bt_problem_set(p, "n", 1024, &d);
@@ -134,9 +134,9 @@ int main(int argc, char **argv)
     printf(" \"overhead_vs_bare_us\": %.3f}\n", have_raw ? ra[2] - rc[2] : ra[2] - rb[2]);
     for (int i = 0; i < 3; i++)
         bt_buffer_destroy(b[i]);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     bt_kernel_destroy(kn);
-    bt_kdesc_free(k);
-    bt_device_close(dev);
+    bt_kdesc_destroy(k);
+    bt_device_destroy(dev);
     return 0;
 }

@@ -47,8 +47,8 @@ int main(int argc, char **argv)
     char winners[5][256];
     double medians[5], margins[5];
     int ties[5];
-    bt_tune_options o;
-    bt_tune_options_default(&o);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
     o.store = "none";
     bt_kernel *keep = NULL;
     bt_config last;
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
         bt_kernel *kn;
         bt_kernel_create(dev, k, &kn, &d);
         bt_result *r;
-        if (bt_kernel_tune(kn, p, &o, &r, &d) || r->winner < 0) {
+        if (bt__kernel_tune_opts(kn, p, &o, &r, &d) || r->winner < 0) {
             fprintf(stderr, "tune: %s\n", d.msg);
             return 1;
         }
@@ -67,7 +67,7 @@ int main(int argc, char **argv)
         margins[t] = r->margin;
         ties[t] = r->tie;
         last = c;
-        bt_result_free(r);
+        bt_result_destroy(r);
         if (t < 4)
             bt_kernel_destroy(kn);
         else

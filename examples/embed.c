@@ -38,11 +38,12 @@ int main(int argc, char **argv)
     CHECK(bt_kdesc_load_file(argv[1], &k, &d));
     bt_kernel *kn;
     CHECK(bt_kernel_create(dev, k, &kn, &d));
-    bt_tune_options o;
-    bt_tune_options_default(&o);
-    o.rep_ms = 20; /* a quick tune for the example */
-    o.warmup_ms = 5;
-    bt_kernel_set_options(kn, &o);
+    bt_tune_options *o;
+    CHECK(bt_tune_options_create(&o));
+    CHECK(bt_tune_options_set_rep_ms(o, 20)); /* a quick tune for the example */
+    CHECK(bt_tune_options_set_warmup_ms(o, 5));
+    bt_kernel_set_options(kn, o); /* the kernel keeps a copy */
+    bt_tune_options_destroy(o);
     bt_problem *p;
     CHECK(bt_problem_create(k, &p));
     CHECK(bt_problem_set(p, "n", n, &d));
@@ -83,9 +84,9 @@ int main(int argc, char **argv)
     free(out);
     bt_buffer_destroy(bx);
     bt_buffer_destroy(by);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     bt_kernel_destroy(kn);
-    bt_kdesc_free(k);
-    bt_device_close(dev);
+    bt_kdesc_destroy(k);
+    bt_device_destroy(dev);
     return bad == 0 && tunes <= 1 ? 0 : 1;
 }

@@ -283,14 +283,14 @@ static void test_kernel_takes_its_language(void **state)
         fail_msg("bt_kernel_create: %s", d.msg);
     assert_string_equal(kn->src->lang, g.src->lang);
     assert_true(kn->src_hash == bt__kdesc_source_hash(k, kn->src));
-    bt_tune_options o;
-    bt_tune_options_default(&o);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
     o.store = "none";
     o.warmup_ms = 1;
     o.rep_ms = 1;
     o.verify_boundary = 0;
     o.mode = BT_MODE_TUNE;
-    bt_kernel_set_options(kn, &o);
+    bt__kernel_set_opts(kn, &o);
     bt_problem *p = NULL;
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     enum { N = 1000 };
@@ -316,9 +316,9 @@ static void test_kernel_takes_its_language(void **state)
     assert_int_equal(bt_kernel_tune_count(kn), 1);
     for (int i = 0; i < 3; i++)
         bt_buffer_destroy(bufs[i]);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     bt_kernel_destroy(kn);
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 
     /* No source in the backend's language. */
     k = probe_spec("{\"zzz_other\": {\"inline\": \"not compiled\"}}");
@@ -327,7 +327,7 @@ static void test_kernel_takes_its_language(void **state)
     assert_null(kn);
     assert_non_null(strstr(d.msg, "zzz_other"));
     assert_non_null(strstr(d.msg, g.src->lang));
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -337,14 +337,14 @@ static void test_kernel_takes_its_language(void **state)
 static void test_devices_listed(void **state)
 {
     (void)state;
-    bt_device_info *devs = NULL;
-    size_t n = 0;
+    bt_device_list *devs = NULL;
     bt_diag d = {0};
-    assert_int_equal(bt_devices_list(&devs, &n, &d), BT_OK);
+    assert_int_equal(bt_devices_list(&devs, &d), BT_OK);
+    size_t n = bt_device_list_count(devs);
     assert_true(n >= 1);
     int defaults = 0, mine = 0;
     for (size_t i = 0; i < n; i++) {
-        const bt_device_info *x = &devs[i];
+        const bt_device_info *x = bt_device_list_at(devs, i);
         char want[32];
         snprintf(want, sizeof want, "%s:%d", x->backend, x->index);
         assert_string_equal(x->id, want);
@@ -367,7 +367,7 @@ static void test_devices_listed(void **state)
     }
     assert_true(mine >= 1);
     assert_int_equal(defaults, 1);
-    free(devs);
+    bt_device_list_destroy(devs);
 }
 
 static void test_open_by_id(void **state)
@@ -385,7 +385,7 @@ static void test_open_by_id(void **state)
     bt__bbuf *x = NULL;
     assert_int_equal(g.I->buf_alloc(bt__device_bdev(d), 64, &x, &diag), BT_OK);
     g.I->buf_free(bt__device_bdev(d), x);
-    bt_device_close(d);
+    bt_device_destroy(d);
     g.I->buf_free(g.bd, alloc(64));
 
     snprintf(id, sizeof id, "%s:999", g.I->name);
@@ -395,7 +395,7 @@ static void test_open_by_id(void **state)
     assert_non_null(strstr(diag.msg, id));
     snprintf(id, sizeof id, "%s:0", g.I->name);
     assert_non_null(strstr(diag.msg, id)); /* lists the ids that exist */
-    bt_device_close(NULL);
+    bt_device_destroy(NULL);
     assert_null(bt_device_get_info(NULL));
 }
 
@@ -872,7 +872,7 @@ static void test_offline_entries(void **state)
     none.cc_major = none.cc_minor = 0;
     assert_int_equal(g.I->offline_target(&none, NULL, &t, &d), BT_UNSUPPORTED);
     assert_true(d.msg[0] != '\0');
-    bt_gpudb_free(db);
+    bt_gpudb_destroy(db);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -894,7 +894,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    bt_device_close(g.dev);
+    bt_device_destroy(g.dev);
     g.dev = NULL;
     return 0;
 }
@@ -902,14 +902,14 @@ static int group_teardown(void **state)
 /* How many devices of backend `name` are listed; *why says why none when there are none. */
 static size_t devices_of(const char *name, char *why, size_t size)
 {
-    bt_device_info *devs = NULL;
-    size_t n = 0, mine = 0;
+    bt_device_list *devs = NULL;
+    size_t mine = 0;
     bt_diag d = {0};
-    if (bt_devices_list(&devs, &n, &d) != BT_OK)
+    if (bt_devices_list(&devs, &d) != BT_OK)
         return 0;
-    for (size_t i = 0; i < n; i++)
-        mine += !strcmp(devs[i].backend, name);
-    free(devs);
+    for (size_t i = 0; i < bt_device_list_count(devs); i++)
+        mine += !strcmp(bt_device_list_at(devs, i)->backend, name);
+    bt_device_list_destroy(devs);
     snprintf(why, size, "%s", d.msg[0] ? d.msg : "none listed");
     return mine;
 }

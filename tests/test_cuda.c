@@ -820,8 +820,8 @@ static void smallm_collect(const bt_kdesc *k, const char *src, const bt_gpu *g, 
     for (int s = 0; s < 16; s++)
         if (pick[s])
             smallm_add(jobs, n, k, src, pick[s], p, g);
-    bt_plan_free(pl);
-    bt_problem_free(p);
+    bt_plan_destroy(pl);
+    bt_problem_destroy(p);
 }
 
 /* The register-streaming specs (sm_80+): every M class, 16-byte rows and element loads. By
@@ -955,8 +955,8 @@ static void test_smallm_compiles(void **state)
     assert_true(ntma >= (all ? 200u : 20u));
     free(jobs);
     for (int s = 0; s < NSPEC; s++)
-        bt_kdesc_free(ks[s]);
-    bt_gpudb_free(db);
+        bt_kdesc_destroy(ks[s]);
+    bt_gpudb_destroy(db);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -966,17 +966,18 @@ static void test_smallm_compiles(void **state)
 static void test_devices_list_cuda_first(void **state)
 {
     (void)state;
-    bt_device_info *devs = NULL;
-    size_t n = 0;
+    bt_device_list *list = NULL;
     bt_diag d = {0};
-    assert_int_equal(bt_devices_list(&devs, &n, &d), BT_OK);
+    assert_int_equal(bt_devices_list(&list, &d), BT_OK);
+    size_t n = bt_device_list_count(list);
+    const bt_device_info *devs = bt_device_list_at(list, 0);
     assert_true(n >= 1);
     /* CUDA is registered first: its devices come first and the first is the default. */
     assert_string_equal(devs[0].id, "cuda:0");
     assert_true(devs[0].is_default);
     int ncuda = 0;
     for (size_t i = 0; i < n; i++) {
-        const bt_device_info *x = &devs[i];
+        const bt_device_info *x = bt_device_list_at(list, i);
         if (strcmp(x->backend, "cuda") != 0)
             continue;
         const bt_gpu *g = &x->props;
@@ -1031,7 +1032,7 @@ static void test_devices_list_cuda_first(void **state)
         }
     }
     assert_true(ncuda >= 1);
-    free(devs);
+    bt_device_list_destroy(list);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1455,7 +1456,7 @@ static void test_flush_modes(void **state)
         assert_int_equal(I->buf_read(D, b, 0, back, sizeof back, &d), BT_OK);
         assert_memory_equal(data, back, sizeof data); /* flushing touches no user buffer */
         I->buf_free(D, b);
-        bt_device_close(dev);
+        bt_device_destroy(dev);
     }
     bt_device *bad = NULL;
     setenv("BLOCKTUNE_CUDA_FLUSH", "dirty", 1);
@@ -1484,7 +1485,7 @@ static void test_second_open(void **state)
     for (int i = 0; i < 4096; i++)
         assert_int_equal(back[i], 0x3c);
     i2->buf_free(b2, x);
-    bt_device_close(other);
+    bt_device_destroy(other);
     /* The first device is unaffected by the second's close. */
     bt__bbuf *y = alloc(64);
     g_if->buf_free(g_bd, y);
@@ -1586,7 +1587,7 @@ static int device_setup(void **state)
 static int device_teardown(void **state)
 {
     (void)state;
-    bt_device_close(g_dev);
+    bt_device_destroy(g_dev);
     g_dev = NULL;
     /* With every device of the GPU closed, the lost mark is gone and the GPU opens again when
      * the driver allows it (the mock always does; a real driver may not). */
@@ -1597,7 +1598,7 @@ static int device_teardown(void **state)
            st ? d.msg : "");
     if (g_mock && st != BT_OK)
         return -1;
-    bt_device_close(again);
+    bt_device_destroy(again);
     return 0;
 }
 

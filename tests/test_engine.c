@@ -18,10 +18,10 @@
 
 static bt_device *dev;
 
-static bt_tune_options quick(void)
+static bt__tune_opts quick(void)
 {
-    bt_tune_options o;
-    bt_tune_options_default(&o);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
     o.warmup_ms = 2;
     o.rep_ms = 8;
     o.top_k = 1; /* no interleaved finals (test_winner_is_remeasured_interleaved_and_stable
@@ -47,13 +47,13 @@ static bt_result *tune_builtin(const char *name, const char *const *sizes, const
         assert_int_equal(bt_problem_set_dtype(p, dtype, &d), BT_OK);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
+    bt__tune_opts o = quick();
     bt_result *r = NULL;
-    bt_status st = bt_kernel_tune(kn, p, &o, &r, &d);
+    bt_status st = bt__kernel_tune_opts(kn, p, &o, &r, &d);
     if (st)
         fail_msg("tune %s: %s", name, d.msg);
     bt_kernel_destroy(kn);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     *kout = k;
     return r;
 }
@@ -80,8 +80,8 @@ static void test_vector_add_tunes_and_verifies(void **state)
     bt_kdesc *k;
     bt_result *r = tune_builtin("vector_add", sizes, NULL, &k);
     check_all_ok_and_boundaries(r);
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 static void test_reduce_tunes_with_reset_to_zero(void **state)
@@ -92,8 +92,8 @@ static void test_reduce_tunes_with_reset_to_zero(void **state)
     bt_result *r = tune_builtin("reduce", sizes, NULL, &k);
     /* the counter must be zeroed before every run, or every run after the first is wrong */
     check_all_ok_and_boundaries(r);
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 static void test_softmax_fp16_tunes(void **state)
@@ -103,8 +103,8 @@ static void test_softmax_fp16_tunes(void **state)
     bt_kdesc *k;
     bt_result *r = tune_builtin("softmax", sizes, "fp16", &k);
     check_all_ok_and_boundaries(r);
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 static void test_layernorm_bf16_tunes(void **state)
@@ -114,8 +114,8 @@ static void test_layernorm_bf16_tunes(void **state)
     bt_kdesc *k;
     bt_result *r = tune_builtin("layernorm", sizes, "bf16", &k);
     check_all_ok_and_boundaries(r);
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 static void test_gemm_tunes_at_odd_sizes(void **state)
@@ -125,8 +125,8 @@ static void test_gemm_tunes_at_odd_sizes(void **state)
     bt_kdesc *k;
     bt_result *r = tune_builtin("gemm", sizes, NULL, &k);
     check_all_ok_and_boundaries(r);
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 static bt_kdesc *planted(void)
@@ -156,10 +156,10 @@ static void test_wrong_and_broken_configs_are_caught_and_never_win(void **state)
     bt_kernel *kn;
     bt_diag d;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
+    bt__tune_opts o = quick();
     o.budget = 0; /* all 24 */
     bt_result *r;
-    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
     assert_int_equal(r->n, 24);
     int wrong = 0, broken = 0, ok = 0;
     for (size_t i = 0; i < r->n; i++) {
@@ -194,10 +194,10 @@ static void test_wrong_and_broken_configs_are_caught_and_never_win(void **state)
     assert_non_null(strstr(buf, "compile_failed"));
     assert_non_null(strstr(buf, "| "));
     free(buf);
-    bt_result_free(r);
+    bt_result_destroy(r);
     bt_kernel_destroy(kn);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
 }
 
 /* A config whose constraints exclude a boundary size is not run there (it would never be
@@ -213,10 +213,10 @@ static void test_boundary_sizes_outside_a_configs_constraints_are_skipped(void *
     bt_problem_create(k, &p);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
+    bt__tune_opts o = quick();
     o.budget = 0;
     bt_result *r;
-    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
     assert_int_equal(r->n, 4);
     for (size_t i = 0; i < r->n; i++) {
         const bt__entry *e = &r->e[i];
@@ -226,17 +226,17 @@ static void test_boundary_sizes_outside_a_configs_constraints_are_skipped(void *
         assert_int_equal(e->boundary_checked, vec ? 1 : 3);
         assert_int_equal(e->boundary_na, vec ? 2 : 0);
     }
-    bt_result_free(r);
+    bt_result_destroy(r);
     /* the same kernel at n = 4099: VEC=4 is not a candidate at all */
     assert_int_equal(bt_problem_set(p, "n", 4099, &d), BT_OK);
-    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
     assert_int_equal(r->n, 2);
     for (size_t i = 0; i < r->n; i++)
         assert_int_equal(cfg_value(k, &r->e[i].ev.cfg, "VEC"), 1);
-    bt_result_free(r);
+    bt_result_destroy(r);
     bt_kernel_destroy(kn);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
 }
 
 /* A buffer whose dtype depends on the problem (tests/data/outtype.*): with HALF=1 the output is
@@ -257,10 +257,10 @@ static void test_output_dtype_follows_the_problem(void **state)
         assert_int_equal(bt_problem_set(p, "n", 5000, &d), BT_OK);
         assert_int_equal(bt_problem_set(p, "HALF", half, &d), BT_OK);
         assert_int_equal(bt__arg_dtype(k, &k->args[2], p), half ? BT__DT_FP16 : BT__DT_FP32);
-        bt_tune_options o = quick();
+        bt__tune_opts o = quick();
         o.budget = 0;
         bt_result *r;
-        assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+        assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
         assert_true(r->winner >= 0);
         for (size_t i = 0; i < r->n; i++) {
             const bt__entry *e = &r->e[i];
@@ -271,12 +271,12 @@ static void test_output_dtype_follows_the_problem(void **state)
             else
                 assert_true(e->ver.max_rel_err == 0);
         }
-        bt_result_free(r);
-        bt_problem_free(p);
+        bt_result_destroy(r);
+        bt_problem_destroy(p);
     }
     assert_int_equal(bt_kernel_tune_count(kn), 2); /* HALF is in the key: two tunes */
     bt_kernel_destroy(kn);
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 }
 
 /* gemm at small odd sizes (200 valid configs on PoCL) under a strategy, a budget and a seed. */
@@ -293,17 +293,17 @@ static bt_result *tune_gemm_search(bt_kdesc **kout, const char *strategy, int bu
     assert_int_equal(bt_problem_set(p, "K", 33, &d), BT_OK);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
+    bt__tune_opts o = quick();
     o.strategy = strategy;
     o.budget = budget;
     o.seed = seed;
     o.threads = 2;
     o.time_limit_s = time_limit_s;
     bt_result *r = NULL;
-    if (bt_kernel_tune(kn, p, &o, &r, &d) != BT_OK)
+    if (bt__kernel_tune_opts(kn, p, &o, &r, &d) != BT_OK)
         fail_msg("tune gemm with %s: %s", strategy ? strategy : "(default)", d.msg);
     bt_kernel_destroy(kn);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     *kout = k;
     return r;
 }
@@ -349,12 +349,12 @@ static void test_strategy_random_honours_budget_and_seed(void **state)
     for (size_t i = 0; i < a->n; i++)
         differs |= memcmp(a->e[i].ev.cfg.v, c->e[i].ev.cfg.v, sizeof a->e[i].ev.cfg.v) != 0;
     assert_true(differs);
-    bt_result_free(a);
-    bt_result_free(b);
-    bt_result_free(c);
-    bt_kdesc_free(k);
-    bt_kdesc_free(k2);
-    bt_kdesc_free(k3);
+    bt_result_destroy(a);
+    bt_result_destroy(b);
+    bt_result_destroy(c);
+    bt_kdesc_destroy(k);
+    bt_kdesc_destroy(k2);
+    bt_kdesc_destroy(k3);
 }
 
 static void test_every_strategy_tunes_end_to_end(void **state)
@@ -371,15 +371,15 @@ static void test_every_strategy_tunes_end_to_end(void **state)
         assert_int_equal(r->e[r->winner].status, BT__CS_OK);
         if (!strcmp(names[i], "model")) /* the analytic model is the prior: its best first */
             assert_int_equal(r->e[0].model_rank, 1);
-        bt_result_free(r);
-        bt_kdesc_free(k);
+        bt_result_destroy(r);
+        bt_kdesc_destroy(k);
     }
     /* the default for 200 valid configs is forest; with the default budget of 100 */
     bt_kdesc *k;
     bt_result *r = tune_gemm_search(&k, NULL, 3, 1, 0);
     assert_string_equal(r->strategy, "forest");
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 static void test_time_limit_stops_the_search(void **state)
@@ -391,12 +391,12 @@ static void test_time_limit_stops_the_search(void **state)
     assert_int_equal(r->search_rounds, 1); /* the round in flight completes, no other starts */
     assert_int_equal(r->n, 2);
     assert_int_equal(r->budget, 0);
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 /* Tunes the planted spec at its default size with options o; *kout is the spec (free it). */
-static bt_status tune_planted(const bt_tune_options *o, bt_kdesc **kout, bt_result **r,
+static bt_status tune_planted(const bt__tune_opts *o, bt_kdesc **kout, bt_result **r,
                               bt_diag *d)
 {
     bt_kdesc *k = planted();
@@ -405,9 +405,9 @@ static bt_status tune_planted(const bt_tune_options *o, bt_kdesc **kout, bt_resu
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, d), BT_OK);
     *r = NULL;
-    bt_status st = bt_kernel_tune(kn, p, o, r, d);
+    bt_status st = bt__kernel_tune_opts(kn, p, o, r, d);
     bt_kernel_destroy(kn);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     *kout = k;
     return st;
 }
@@ -417,7 +417,7 @@ static void test_planted_faults_never_win_under_a_search(void **state)
     (void)state;
     const char *names[] = {"random", "anneal", "forest", "coordinate"};
     for (size_t s = 0; s < sizeof names / sizeof *names; s++) {
-        bt_tune_options o = quick();
+        bt__tune_opts o = quick();
         o.strategy = names[s];
         o.budget = 12;
         o.threads = 3;
@@ -438,15 +438,15 @@ static void test_planted_faults_never_win_under_a_search(void **state)
             assert_int_equal(cfg_value(k, &r->e[r->winner].ev.cfg, "MODE"), 0);
         else
             assert_int_equal(failed, (int)r->n);
-        bt_result_free(r);
-        bt_kdesc_free(k);
+        bt_result_destroy(r);
+        bt_kdesc_destroy(k);
     }
 }
 
 static void test_unknown_strategy_is_an_error(void **state)
 {
     (void)state;
-    bt_tune_options o = quick();
+    bt__tune_opts o = quick();
     o.strategy = "genetic";
     bt_kdesc *k;
     bt_result *r;
@@ -455,7 +455,7 @@ static void test_unknown_strategy_is_an_error(void **state)
     assert_null(r);
     assert_non_null(strstr(d.msg, "unknown strategy 'genetic'"));
     assert_non_null(strstr(d.msg, "forest"));
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 }
 
 static void test_winner_is_remeasured_interleaved_and_stable(void **state)
@@ -471,12 +471,12 @@ static void test_winner_is_remeasured_interleaved_and_stable(void **state)
     for (int run = 0; run < 2; run++) {
         bt_kernel *kn;
         assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-        bt_tune_options o = quick();
+        bt__tune_opts o = quick();
         o.budget = 0;
         o.top_k = 3;
         o.rounds = 2;
         bt_result *r;
-        assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+        assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
         assert_int_equal(r->finalists, 3 + r->challengers);
         assert_true(r->challengers >= 0 && r->challengers <= 8);
         assert_int_equal(r->rounds, 2);
@@ -493,14 +493,14 @@ static void test_winner_is_remeasured_interleaved_and_stable(void **state)
         tie[run] = r->tie;
         /* WORK=64 is far slower than WORK=1: never a winner */
         assert_int_equal(cfg_value(k, &winners[run], "WORK"), 1);
-        bt_result_free(r);
+        bt_result_destroy(r);
         bt_kernel_destroy(kn);
     }
     bool same = !memcmp(winners[0].v, winners[1].v, sizeof(int64_t) * (size_t)k->space.nparams);
     if (!same && !(tie[0] || tie[1]))
         fail_msg("two tunes picked different winners without reporting a tie within noise");
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
 }
 
 typedef struct launch_job {
@@ -530,8 +530,8 @@ static void test_launch_tunes_once_per_key_and_is_thread_safe(void **state)
     assert_int_equal(bt_kdesc_builtin("vector_add", &k, &d), BT_OK);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
-    bt_kernel_set_options(kn, &o);
+    bt__tune_opts o = quick();
+    bt__kernel_set_opts(kn, &o);
     bt_problem *p;
     bt_problem_create(k, &p);
     const int n = 50000;
@@ -583,9 +583,9 @@ static void test_launch_tunes_once_per_key_and_is_thread_safe(void **state)
     free(x);
     free(y);
     free(z);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     bt_kernel_destroy(kn);
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 }
 
 /* The dispatch path with tensor maps (gemm_wgmma on an sm_90 GPU): the first launch tunes on the
@@ -641,8 +641,8 @@ static void test_wgmma_dispatch_with_tensor_maps(void **state)
     assert_int_equal(bt_problem_set_dtype(p, "fp16", &d), BT_OK);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
-    bt_kernel_set_options(kn, &o);
+    bt__tune_opts o = quick();
+    bt__kernel_set_opts(kn, &o);
     size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
     uint16_t *a = malloc(2 * na), *b = malloc(2 * nb), *c = malloc(2 * nc);
     assert_true(a && b && c);
@@ -688,8 +688,8 @@ static void test_wgmma_dispatch_with_tensor_maps(void **state)
     free(b);
     free(c);
     bt_kernel_destroy(kn);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
 }
 
 static void test_faulting_config_is_survived(void **state)
@@ -774,13 +774,13 @@ static void test_shipped_wisdom_dispatches_without_measuring(void **state)
     /* 1. tune into a store, export its winners as wisdom files (what wisdom/ ships) */
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
+    bt__tune_opts o = quick();
     o.store = db;
     bt_result *r;
-    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
     bt_config won;
-    assert_true(bt_result_winner(r, &won, NULL));
-    bt_result_free(r);
+    assert_true(bt__result_winner(r, &won, NULL));
+    bt_result_destroy(r);
     bt_kernel_destroy(kn);
     bt__store *st;
     assert_int_equal(bt__store_open(db, &st, &d), BT_OK);
@@ -793,14 +793,14 @@ static void test_shipped_wisdom_dispatches_without_measuring(void **state)
     setenv("BLOCKTUNE_WISDOM_DIR", wdir, 1);
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
     o.store = "none";
-    bt_kernel_set_options(kn, &o);
+    bt__kernel_set_opts(kn, &o);
     launch_and_check_vector_add(kn, p, 5000);
     assert_int_equal(bt_kernel_tune_count(kn), 0); /* dispatched, never measured */
     bt_kernel_destroy(kn);
     /* 3. wisdom-only mode on a key nobody tuned: the nearest size (5000) is used, no measuring */
     o.mode = BT_MODE_WISDOM_ONLY;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_kernel_set_options(kn, &o);
+    bt__kernel_set_opts(kn, &o);
     bt_problem_set(p, "n", 7777, &d);
     launch_and_check_vector_add(kn, p, 7777);
     assert_int_equal(bt_kernel_tune_count(kn), 0);
@@ -809,13 +809,13 @@ static void test_shipped_wisdom_dispatches_without_measuring(void **state)
     unsetenv("BLOCKTUNE_WISDOM_DIR");
     setenv("BLOCKTUNE_WISDOM_DIR", dir, 1); /* a directory without wisdom files */
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_kernel_set_options(kn, &o);
+    bt__kernel_set_opts(kn, &o);
     launch_and_check_vector_add(kn, p, 7777);
     assert_int_equal(bt_kernel_tune_count(kn), 0);
     bt_kernel_destroy(kn);
     unsetenv("BLOCKTUNE_WISDOM_DIR");
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
     (void)won;
 }
 
@@ -906,6 +906,6 @@ int main(void)
         cmocka_unit_test(test_shipped_wisdom_dispatches_without_measuring),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    bt_device_close(dev);
+    bt_device_destroy(dev);
     return rc;
 }

@@ -61,8 +61,8 @@ static void teardown(fixture *f)
     for (int i = 0; i < 3; i++)
         bt__hostbuf_free(&f->args[i]);
     free(f->ref[2]);
-    bt_problem_free(f->p);
-    bt_kdesc_free(f->k);
+    bt_problem_destroy(f->p);
+    bt_kdesc_destroy(f->k);
 }
 
 static bt_status run(fixture *f, const char *name, bt_diag *d)

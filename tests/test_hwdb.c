@@ -156,7 +156,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    bt_gpudb_free(g_db);
+    bt_gpudb_destroy(g_db);
     static const char *const files[] = {"bad.json", "good.json", "overlay.json", "gpus.json",
                                         "round.json"};
     char path[512];
@@ -220,7 +220,7 @@ static void test_embedded_copy_matches_source_file(void **state)
     for (size_t i = 0; i < bt_gpudb_count(emb); i++)
         assert_memory_equal(bt_gpudb_at(emb, i), bt_gpudb_at(g_db, i), sizeof(bt_gpu));
     assert_string_equal(bt__gpudb_row_origin(emb, 0), "embedded");
-    bt_gpudb_free(emb);
+    bt_gpudb_destroy(emb);
 }
 
 static void test_a100_pinned_numbers(void **state)
@@ -469,7 +469,7 @@ static void test_null_arguments(void **state)
     assert_int_equal(bt_gpudb_count(NULL), 0);
     assert_null(bt_gpudb_at(g_db, bt_gpudb_count(g_db)));
     assert_null(bt_gpudb_at(NULL, 0));
-    bt_gpudb_free(NULL);
+    bt_gpudb_destroy(NULL);
     assert_int_equal(bt_gpudb_load_file(NULL, NULL, NULL), BT_INVALID_ARG);
     assert_int_equal(bt_gpudb_merge_file(NULL, SOURCE_TABLE, NULL), BT_INVALID_ARG);
 }
@@ -511,7 +511,7 @@ static void test_load_default_prefers_data_dir(void **state)
     assert_int_equal(bt_gpudb_count(db), 1);
     assert_string_equal(bt_gpudb_at(db, 0)->name, "Only-GPU");
     assert_string_equal(bt__gpudb_row_origin(db, 0), path);
-    bt_gpudb_free(db);
+    bt_gpudb_destroy(db);
 
     /* A malformed one there is an error, not skipped. */
     snprintf(dir, sizeof dir, "%s/dir1", g_tmp);
@@ -534,7 +534,7 @@ static void test_load_default_prefers_data_dir(void **state)
     setenv("BLOCKTUNE_DATA_DIR", dir, 1);
     assert_int_equal(bt_gpudb_load_default(&db, &d), BT_OK);
     assert_true(bt_gpudb_count(db) >= 1);
-    bt_gpudb_free(db);
+    bt_gpudb_destroy(db);
     unsetenv("BLOCKTUNE_DATA_DIR");
 }
 
@@ -731,7 +731,7 @@ static void test_unknown_field_suggests_the_known_one(void **state)
     bt_gpudb *db = NULL;
     bt_diag dd;
     assert_int_equal(bt__gpudb_load_text(doc, strlen(doc), "t", &db, &dd), BT_OK);
-    bt_gpudb_free(db);
+    bt_gpudb_destroy(db);
     free(doc);
 }
 
@@ -829,7 +829,7 @@ static void test_failed_merge_leaves_the_table_unchanged(void **state)
     snprintf(missing, sizeof missing, "%s/none.json", g_tmp);
     assert_int_equal(bt_gpudb_merge_file(db, missing, &d), BT_IO);
     assert_same_table(db, g_db);
-    bt_gpudb_free(db);
+    bt_gpudb_destroy(db);
 }
 
 static void test_overlay_replaces_a_row_and_adds_others(void **state)
@@ -863,7 +863,7 @@ static void test_overlay_replaces_a_row_and_adds_others(void **state)
     assert_null(strstr(must_find(db, "H200-SXM")->aliases, "h200,"));
     /* Other rows are untouched. */
     assert_memory_equal(must_find(db, "T4"), must_find(g_db, "T4"), sizeof(bt_gpu));
-    bt_gpudb_free(db);
+    bt_gpudb_destroy(db);
 }
 
 static void test_json_round_trip(void **state)
@@ -883,7 +883,7 @@ static void test_json_round_trip(void **state)
     assert_int_equal(bt_gpudb_count(db), bt_gpudb_count(g_db));
     for (size_t i = 0; i < bt_gpudb_count(db); i++)
         assert_memory_equal(bt_gpudb_at(db, i), bt_gpudb_at(g_db, i), sizeof(bt_gpu));
-    bt_gpudb_free(db);
+    bt_gpudb_destroy(db);
 
     doc = bt__gpudb_to_json(g_db, must_find(g_db, "l40s"));
     assert_int_equal(json_array_size(json_object_get(doc, "gpus")), 1);

@@ -19,10 +19,10 @@
 static bt_device *ocl, *cu;
 static int cu_mock;
 
-static bt_tune_options quick(void)
+static bt__tune_opts quick(void)
 {
-    bt_tune_options o;
-    bt_tune_options_default(&o);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
     o.warmup_ms = 0.01; /* a few runs each: the tests are about verification, not timing */
     o.rep_ms = 0.05;
     o.rounds = 1;
@@ -46,7 +46,7 @@ static bt_kdesc *load_spec(const char *name)
 
 /* Tunes k on dev at its default problem; *st gets the tune's status (the result is NULL unless
  * BT_OK; diag in *d). */
-static bt_result *tune(bt_device *dev, const bt_kdesc *k, bt_tune_options o, bt_status *st,
+static bt_result *tune(bt_device *dev, const bt_kdesc *k, bt__tune_opts o, bt_status *st,
                        bt_diag *d)
 {
     bt_kernel *kn;
@@ -56,8 +56,8 @@ static bt_result *tune(bt_device *dev, const bt_kdesc *k, bt_tune_options o, bt_
     bt_problem *p;
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     bt_result *r = NULL;
-    *st = bt_kernel_tune(kn, p, &o, &r, d);
-    bt_problem_free(p);
+    *st = bt__kernel_tune_opts(kn, p, &o, &r, d);
+    bt_problem_destroy(p);
     bt_kernel_destroy(kn);
     return r;
 }
@@ -91,8 +91,8 @@ static void tune_and_verify(bt_device *dev, const char *spec, const char *refere
     assert_string_equal(r->reference, reference);
     printf("# %s on %s: %zu configs verified in %.1f s\n", spec, bt_device_get_info(dev)->id,
            r->n, r->t_total);
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 /* Writes n bytes of data to dir/name; returns the path (static). */
@@ -196,8 +196,8 @@ static void test_a_wrong_answer_fails_every_config(void **state)
         assert_int_equal(r->e[i].status, BT__CS_WRONG);
         assert_non_null(strstr(r->e[i].error, "1 of 2304 outputs off (first at [1000]"));
     }
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
     unlink(bad);
 }
 
@@ -265,8 +265,8 @@ static void test_cuda_constant_memory_mistakes_are_named(void **state)
             if (e->status == BT__CS_OK || !why || !strstr(why, cases[c].msg))
                 fail_msg("case %zu: %s: %s", c, bt__cfg_status_name(e->status), why ? why : "");
         }
-        bt_result_free(r);
-        bt_kdesc_free(k);
+        bt_result_destroy(r);
+        bt_kdesc_destroy(k);
     }
 }
 
@@ -280,8 +280,8 @@ static void launch_conv(bt_device *dev)
     bt_diag d;
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
-    bt_kernel_set_options(kn, &o);
+    bt__tune_opts o = quick();
+    bt__kernel_set_opts(kn, &o);
     bt_problem *p;
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     enum { W = 48, F = 5, P = W + F - 1 };
@@ -317,13 +317,13 @@ static void launch_conv(bt_device *dev)
     assert_int_equal(bt_kernel_tune_count(kn), 1);
     for (int i = 0; i < 3; i++)
         bt_buffer_destroy(b[i]);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     bt_kernel_destroy(kn);
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
     /* answers belong to the spec's inputs, not the caller's */
     k = load_spec("kt_conv_files.json");
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_kernel_set_options(kn, &o);
+    bt__kernel_set_opts(kn, &o);
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     for (int i = 0; i < 3; i++)
         assert_int_equal(bt_buffer_create(dev, sizes[i], &b[i], &d), BT_OK);
@@ -331,9 +331,9 @@ static void launch_conv(bt_device *dev)
     assert_non_null(strstr(d.msg, "verified against answer files"));
     for (int i = 0; i < 3; i++)
         bt_buffer_destroy(b[i]);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     bt_kernel_destroy(kn);
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 }
 
 static void test_opencl_launch_on_the_callers_buffers(void **state)
@@ -391,7 +391,7 @@ int main(void)
     if (ocl)
         failed += cmocka_run_group_tests_name("kt_style_opencl", opencl, NULL, NULL);
     failed += cmocka_run_group_tests_name("kt_style_cuda", cuda, NULL, NULL);
-    bt_device_close(ocl);
-    bt_device_close(cu);
+    bt_device_destroy(ocl);
+    bt_device_destroy(cu);
     return failed ? 1 : 0;
 }

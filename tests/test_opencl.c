@@ -111,15 +111,16 @@ static void test_cl_error_names(void **state)
 static void test_devices_list_sane(void **state)
 {
     (void)state;
-    bt_device_info *devs = NULL;
-    size_t n = 0;
+    bt_device_list *list = NULL;
     bt_diag d = {0};
-    assert_int_equal(bt_devices_list(&devs, &n, &d), BT_OK);
+    assert_int_equal(bt_devices_list(&list, &d), BT_OK);
+    size_t n = bt_device_list_count(list);
+    const bt_device_info *devs = bt_device_list_at(list, 0);
     assert_true(n >= 1);
     assert_non_null(devs);
     int defaults = 0, first_gpu = -1, ncl = 0;
     for (size_t i = 0; i < n; i++) {
-        const bt_device_info *x = &devs[i];
+        const bt_device_info *x = bt_device_list_at(list, i);
         char want[32];
         snprintf(want, sizeof want, "%s:%d", x->backend, x->index);
         assert_string_equal(x->id, want);
@@ -148,8 +149,8 @@ static void test_devices_list_sane(void **state)
     }
     assert_true(ncl >= 1);
     assert_int_equal(defaults, 1);
-    assert_true(devs[first_gpu >= 0 ? first_gpu : 0].is_default);
-    free(devs);
+    assert_true(bt_device_list_at(list, first_gpu >= 0 ? (size_t)first_gpu : 0)->is_default);
+    bt_device_list_destroy(list);
 }
 
 static void test_missing_library(void **state)
@@ -321,23 +322,22 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    bt_device_close(g_dev);
+    bt_device_destroy(g_dev);
     return 0;
 }
 
 int main(void)
 {
-    bt_device_info *devs = NULL;
-    size_t n = 0;
+    bt_device_list *list = NULL;
     bt_diag d = {0};
-    if (bt_devices_list(&devs, &n, &d) != BT_OK) {
+    if (bt_devices_list(&list, &d) != BT_OK) {
         fprintf(stderr, "bt_devices_list failed: %s\n", d.msg);
         return 1;
     }
     size_t ncl = 0;
-    for (size_t i = 0; i < n; i++)
-        ncl += !strcmp(devs[i].backend, "opencl");
-    free(devs);
+    for (size_t i = 0; i < bt_device_list_count(list); i++)
+        ncl += !strcmp(bt_device_list_at(list, i)->backend, "opencl");
+    bt_device_list_destroy(list);
     if (ncl == 0) {
         printf("SKIP: no OpenCL device: %s\n", d.msg[0] ? d.msg : "none listed");
         return 77;

@@ -36,8 +36,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fx *f = *state;
-    bt_kdesc_free(f->gemm);
-    bt_gpudb_free(f->db);
+    bt_kdesc_destroy(f->gemm);
+    bt_gpudb_destroy(f->db);
     free(f);
     return 0;
 }
@@ -51,11 +51,11 @@ static bt_plan *plan_one(fx *f, const char *gpu_name, const char *dtype, const c
     assert_int_equal(bt_problem_create(f->gemm, &p), BT_OK);
     assert_int_equal(bt_problem_set_dtype(p, dtype, &d), BT_OK);
     bt_config c;
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, cfg, &c, &d), BT_OK);
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, cfg, &c, &d), BT_OK);
     bt_plan_options o = {.rules = rules, .only = &c};
     bt_plan *pl = NULL;
     assert_int_equal(bt_plan_create(f->gemm, p, gpu(f->db, gpu_name), &o, &pl, &d), BT_OK);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     return pl;
 }
 
@@ -73,7 +73,7 @@ static void test_a100_fp16_ridge_is_about_156(void **state)
     assert_true(ridge > 150 && ridge < 160);
     assert_true(pl->model.roof.peak_tflops > 300 && pl->model.roof.peak_tflops < 320);
     assert_false(pl->model.roof.memory_bound); /* 4096^3 fp16: intensity ~1365 */
-    bt_plan_free(pl);
+    bt_plan_destroy(pl);
 }
 
 static const char *CFG_5STAGES = "block_m=128,BLOCK_N=256,block_k=64,num_warps=8,num_stages=5,group_m=8";
@@ -93,7 +93,7 @@ static void test_five_stages_128x256x64_fp16_is_245760_bytes_and_rejected(void *
         assert_non_null(strstr(ev->reasons, "5 \u00d7 (128\u00d7" "64 + 64\u00d7" "256) \u00d7 2"));
         if (i > 0)
             assert_non_null(strstr(ev->reasons, "> 232448 B per block"));
-        bt_plan_free(pl);
+        bt_plan_destroy(pl);
     }
 }
 
@@ -105,14 +105,14 @@ static void test_four_stages_fit_hopper_but_not_a100(void **state)
     assert_true(the_eval(pl)->valid);
     assert_int_equal(the_eval(pl)->blocks_per_sm, 1);
     assert_string_equal(the_eval(pl)->limiter, "shared memory");
-    bt_plan_free(pl);
+    bt_plan_destroy(pl);
     pl = plan_one(f, "NVIDIA H200", "fp16", CFG_4STAGES, NULL);
     assert_true(the_eval(pl)->valid);
-    bt_plan_free(pl);
+    bt_plan_destroy(pl);
     pl = plan_one(f, "A100-SXM4-80GB", "fp16", CFG_4STAGES, NULL);
     assert_false(the_eval(pl)->valid);
     assert_non_null(strstr(the_eval(pl)->reasons, "196608 B > 166912 B per block"));
-    bt_plan_free(pl);
+    bt_plan_destroy(pl);
 }
 
 static void test_128x128_fp32_accumulator_is_64KiB(void **state)
@@ -123,7 +123,7 @@ static void test_128x128_fp32_accumulator_is_64KiB(void **state)
     assert_int_equal(the_eval(pl)->acc_bytes, 65536);
     /* 64 KiB over 256 threads = 64 fp32 registers each for the accumulator alone */
     assert_true(the_eval(pl)->regs >= 64);
-    bt_plan_free(pl);
+    bt_plan_destroy(pl);
 }
 
 static void test_block_m_96_depends_on_rule_set(void **state)
@@ -134,10 +134,10 @@ static void test_block_m_96_depends_on_rule_set(void **state)
     assert_false(the_eval(pl)->valid);
     assert_non_null(strstr(the_eval(pl)->reasons, "BLOCK_M=96 is not a power of two"));
     assert_false(pl->in_space);
-    bt_plan_free(pl);
+    bt_plan_destroy(pl);
     pl = plan_one(f, "h200", "fp16", cfg, "cuda");
     assert_true(the_eval(pl)->valid);
-    bt_plan_free(pl);
+    bt_plan_destroy(pl);
 }
 
 static void test_every_broken_rule_is_kept(void **state)
@@ -151,7 +151,7 @@ static void test_every_broken_rule_is_kept(void **state)
     assert_true(ev->broken & (1u << BT__RULE_POW2_TILES));
     assert_true(ev->broken & (1u << BT__RULE_TC_DIMS));
     assert_true(ev->broken & (1u << BT__RULE_SMEM));
-    bt_plan_free(pl);
+    bt_plan_destroy(pl);
 }
 
 static void test_softmax_is_memory_bound(void **state)
@@ -173,9 +173,9 @@ static void test_softmax_is_memory_bound(void **state)
     /* smem is BLOCK_N x elem for every candidate */
     for (size_t i = 0; i < pl->ncand; i++)
         assert_int_equal(pl->cand[i].smem, pl->cand[i].cfg.v[0] * 4);
-    bt_plan_free(pl);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
 }
 
 static void test_builtin_spaces_are_wide_enough(void **state)
@@ -196,9 +196,9 @@ static void test_builtin_spaces_are_wide_enough(void **state)
         /* ranked by predicted time */
         for (size_t i = 1; i < pl->ncand; i++)
             assert_true(pl->cand[i - 1].pred_us <= pl->cand[i].pred_us);
-        bt_plan_free(pl);
-        bt_problem_free(p);
-        bt_kdesc_free(k);
+        bt_plan_destroy(pl);
+        bt_problem_destroy(p);
+        bt_kdesc_destroy(k);
     }
 }
 
@@ -213,7 +213,7 @@ static void test_gemm_waves_and_last_tile(void **state)
     bt_problem_set(p, "K", 1031, &d);
     bt_problem_set_dtype(p, "fp16", &d);
     bt_config c;
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=4,GROUP_M=8", &c, &d), BT_OK);
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=4,GROUP_M=8", &c, &d), BT_OK);
     bt_plan_options o = {.only = &c};
     bt_plan *pl;
     assert_int_equal(bt_plan_create(f->gemm, p, gpu(f->db, "h200"), &o, &pl, &d), BT_OK);
@@ -226,8 +226,8 @@ static void test_gemm_waves_and_last_tile(void **state)
     assert_true(ev->tensor_core);
     int64_t slots = ev->blocks_per_sm * 132;
     assert_int_equal(ev->waves, (ev->grid + slots - 1) / slots);
-    bt_plan_free(pl);
-    bt_problem_free(p);
+    bt_plan_destroy(pl);
+    bt_problem_destroy(p);
 }
 
 static void test_spec_errors_name_file_line_column(void **state)
@@ -270,7 +270,7 @@ static void test_spec_errors_name_file_line_column(void **state)
     bt_config one;
     bt__kdesc_config_at(k, 0, &one);
     assert_int_equal(one.v[0], 2);
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
     const char *dup = "{\"name\": \"x\", \"params\": {\"B\": [1, 1]}}";
     assert_int_equal(bt_kdesc_load_string(dup, "d.json", &k, &d), BT_PARSE);
     assert_non_null(strstr(d.msg, "twice"));
@@ -313,7 +313,7 @@ static void test_tensormap_arguments(void **state)
     bt_problem *p;
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     bt_config c;
-    assert_int_equal(bt_kdesc_parse_config(k, "BM=128", &c, &d), BT_OK);
+    assert_int_equal(bt__kdesc_parse_config(k, "BM=128", &c, &d), BT_OK);
     bt_gpudb *db;
     assert_int_equal(bt_gpudb_load_default(&db, &d), BT_OK);
     bt__tmap_req q[BT__MAX_TMAPS];
@@ -327,9 +327,9 @@ static void test_tensormap_arguments(void **state)
     assert_int_equal(bt_problem_set(p, "M", 0, &d), BT_OK);
     assert_int_equal(bt__tmap_reqs(k, &c, p, gpu(db, "h200"), q, &d), BT_INVALID_ARG);
     assert_non_null(strstr(d.msg, "tensormap 'tm'"));
-    bt_problem_free(p);
-    bt_gpudb_free(db);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_gpudb_destroy(db);
+    bt_kdesc_destroy(k);
 
     static const struct {
         const char *arg, *field, *msg;
@@ -390,8 +390,8 @@ static void test_dtype_that_depends_on_the_problem(void **state)
     assert_int_equal(bt__arg_dtype(k, &k->args[0], p), BT__DT_BF16);
     assert_int_equal(bt_problem_set(p, "F", 1, &d), BT_OK);
     assert_int_equal(bt__arg_dtype(k, &k->args[0], p), BT__DT_FP32);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
 }
 
 /* "sources": a list of sources is their concatenation, in order, each on lines of its own;
@@ -412,7 +412,7 @@ static void test_sources_in_a_list(void **state)
     assert_int_equal(bt_kdesc_load_string(text, "l.json", &k, &d), BT_OK);
     /* (compiled after a newline, which follows the prelude when the spec has one) */
     assert_string_equal(bt__kdesc_source(k, "cuda")->text, "\n#define TWO 2\nint a = TWO;\nint b;\n");
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
     static const struct {
         const char *src, *field, *msg;
     } bad[] = {
@@ -449,9 +449,9 @@ static void test_division_by_zero_eliminates_the_config_only(void **state)
     assert_int_equal(pl->ncand, 2);
     assert_int_equal(pl->nelim, 1);
     assert_non_null(strstr(pl->elim[0].reasons, "division by zero"));
-    bt_plan_free(pl);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
 }
 
 /* Found by tests/fuzz/fuzz_config: plan --config with values near INT64_MAX overflowed the model's
@@ -469,7 +469,7 @@ static void test_huge_config_values_saturate(void **state)
     assert_false(ev->valid);
     assert_true(ev->threads == INT64_MAX);
     assert_non_null(strstr(ev->reasons, "threads_limit"));
-    bt_plan_free(pl);
+    bt_plan_destroy(pl);
     pl = plan_one(f, "h200", "fp16",
                   "BLOCK_M=9223372036854775807,BLOCK_N=128,BLOCK_K=32,num_warps=4,"
                   "num_stages=-9223372036854775808,GROUP_M=8",
@@ -477,7 +477,7 @@ static void test_huge_config_values_saturate(void **state)
     ev = the_eval(pl);
     assert_false(ev->valid);
     assert_false(isnan(ev->pred_us));
-    bt_plan_free(pl);
+    bt_plan_destroy(pl);
 }
 
 static void test_parse_config_errors(void **state)
@@ -485,12 +485,12 @@ static void test_parse_config_errors(void **state)
     fx *f = *state;
     bt_config c;
     bt_diag d;
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=64", &c, &d), BT_INVALID_ARG);
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, "BLOCK_M=64", &c, &d), BT_INVALID_ARG);
     assert_non_null(strstr(d.msg, "BLOCK_N"));
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_Q=64", &c, &d), BT_INVALID_ARG);
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, "BLOCK_Q=64", &c, &d), BT_INVALID_ARG);
     assert_non_null(strstr(d.msg, "BLOCK_Q"));
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=sixty", &c, &d), BT_INVALID_ARG);
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M", &c, &d), BT_INVALID_ARG);
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, "BLOCK_M=sixty", &c, &d), BT_INVALID_ARG);
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, "BLOCK_M", &c, &d), BT_INVALID_ARG);
 }
 
 static void test_100k_configs_filter_in_well_under_a_second(void **state)
@@ -528,9 +528,9 @@ static void test_100k_configs_filter_in_well_under_a_second(void **state)
     assert_int_equal(pl->ncand + pl->nelim, 120000);
     if (!bt_test_sanitized())
         assert_true(dt < 1.0);
-    bt_plan_free(pl);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
 }
 
 static void test_json_has_the_documented_fields(void **state)
@@ -547,7 +547,7 @@ static void test_json_has_the_documented_fields(void **state)
     assert_true(json_array_size(json_object_get(e, "reasons")) >= 1);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(e, "config"), "num_stages")), 5);
     json_decref(j);
-    bt_plan_free(pl);
+    bt_plan_destroy(pl);
 }
 
 /* Plans one config of a spec (text) on a GPU of the table; caller frees the plan and *kout. */
@@ -562,13 +562,13 @@ static bt_plan *plan_spec(fx *f, const char *text, const char *gpu_name, const c
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     bt_config c;
     if (cfg)
-        assert_int_equal(bt_kdesc_parse_config(k, cfg, &c, &d), BT_OK);
+        assert_int_equal(bt__kdesc_parse_config(k, cfg, &c, &d), BT_OK);
     bt_plan_options o = {.only = cfg ? &c : NULL, .exact = exact};
     bt_plan *pl = NULL;
     bt_status st = bt_plan_create(k, p, gpu(f->db, gpu_name), &o, &pl, &d);
     if (st)
         fail_msg("plan: %s", d.msg);
-    bt_problem_free(p);
+    bt_problem_destroy(p);
     *kout = k;
     return pl;
 }
@@ -591,14 +591,14 @@ static void test_static_shared_memory_above_48k_is_eliminated(void **state)
     assert_non_null(strstr(pl->elim[0].reasons, "static shared memory 65536 B > 49152 B per block "
                                                  "(16384 \xc3\x97 4 B)"));
     assert_non_null(strstr(pl->elim[0].reasons, "(smem_static)"));
-    bt_plan_free(pl);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_kdesc_destroy(k);
     /* dynamic: requested with launch.local_mem (opted in above 48 KiB at launch) */
     snprintf(text, sizeof text, fmt, ", \"local_mem\": \"T * 4\"");
     pl = plan_spec(f, text, "h200", NULL, false, &k);
     assert_int_equal(pl->ncand, 2);
-    bt_plan_free(pl);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_kdesc_destroy(k);
     /* model.static_smem says what is static when the model's figure is not */
     snprintf(text, sizeof text,
              "{\"name\": \"s\", \"problem\": {\"n\": 4096}, \"params\": {\"T\": [8192, 16384]},\n"
@@ -606,7 +606,7 @@ static void test_static_shared_memory_above_48k_is_eliminated(void **state)
              " \"launch\": {\"grid\": [\"cdiv(n, T)\"], \"block\": [256]}}");
     pl = plan_spec(f, text, "h200", NULL, false, &k);
     assert_int_equal(pl->ncand, 2);
-    bt_plan_free(pl);
+    bt_plan_destroy(pl);
     /* a device that does not split static from opt-in memory (OpenCL: one local size) keeps only
      * smem_limit */
     bt_gpu g = *gpu(f->db, "h200");
@@ -616,9 +616,9 @@ static void test_static_shared_memory_above_48k_is_eliminated(void **state)
     bt_diag d;
     assert_int_equal(bt_plan_create(k, p, &g, NULL, &pl, &d), BT_OK);
     assert_int_equal(pl->ncand, 2);
-    bt_plan_free(pl);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
 }
 
 /* An estimated register count (model.regs, or the default) never eliminates: it warns and says it
@@ -642,8 +642,8 @@ static void test_estimated_registers_warn_but_do_not_eliminate(void **state)
                                            "65536") != NULL &&
                   strstr(big->warnings[w], "an estimate, so not eliminated") != NULL;
     assert_true(warned);
-    bt_plan_free(pl);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_kdesc_destroy(k);
 }
 
 /* plan --exact: the compiler's exact count does eliminate, and says it is exact. */
@@ -677,8 +677,8 @@ static void test_exact_registers_eliminate(void **state)
     assert_true(ev->broken & (1u << BT__RULE_FITS_SM));
     assert_non_null(strstr(ev->reasons, "exact counts from NVRTC for sm_90"));
     assert_true(pl->cand[0].exact && pl->cand[0].x_blocks > 0);
-    bt_plan_free(pl);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_kdesc_destroy(k);
 }
 
 /* Without model.threads the block's threads come from launch.block (and block_size_x/y/z), not
@@ -693,13 +693,13 @@ static void test_threads_come_from_the_launch_block(void **state)
     bt_plan *pl = plan_spec(f, text, "h200", "B=512", false, &k);
     assert_int_equal(pl->cand[0].threads, 1024);
     assert_int_equal(pl->cand[0].warps, 32);
-    bt_plan_free(pl);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_kdesc_destroy(k);
     pl = plan_spec(f, text, "h200", "B=64", false, &k);
     assert_int_equal(pl->cand[0].threads, 128);
     assert_int_equal(pl->cand[0].block_dims[1], 2);
-    bt_plan_free(pl);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_kdesc_destroy(k);
 }
 
 /* plan --config with values near 2^63: the model saturates instead of overflowing (UBSan aborts
@@ -722,7 +722,7 @@ static void test_huge_config_values_do_not_overflow(void **state)
             bt_problem *pr;
             bt_problem_create(k, &pr);
             bt_config c;
-            assert_int_equal(bt_kdesc_parse_config(k, cfg, &c, &d), BT_OK);
+            assert_int_equal(bt__kdesc_parse_config(k, cfg, &c, &d), BT_OK);
             if (pass)
                 for (int p = 0; p < k->space.nparams; p++)
                     c.v[p] = INT64_MAX;
@@ -731,20 +731,20 @@ static void test_huge_config_values_do_not_overflow(void **state)
             assert_int_equal(bt_plan_create(k, pr, gpu(f->db, "h200"), &po, &pl, &d), BT_OK);
             assert_int_equal(pl->nelim, 1);
             assert_non_null(pl->elim[0].reasons);
-            bt_plan_free(pl);
-            bt_problem_free(pr);
+            bt_plan_destroy(pl);
+            bt_problem_destroy(pr);
         }
-        bt_kdesc_free(k);
+        bt_kdesc_destroy(k);
     }
     /* --config: decimal (a leading zero is not octal), 0x hexadecimal, and out of range said */
     bt_config c;
     bt_diag d;
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=010,BLOCK_N=0x40,BLOCK_K=32,"
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, "BLOCK_M=010,BLOCK_N=0x40,BLOCK_K=32,"
                                                     "num_warps=4,num_stages=3,GROUP_M=8", &c, &d),
                      BT_OK);
     assert_int_equal(c.v[0], 10);
     assert_int_equal(c.v[1], 64);
-    assert_int_equal(bt_kdesc_parse_config(f->gemm, "BLOCK_M=99999999999999999999,BLOCK_N=64,"
+    assert_int_equal(bt__kdesc_parse_config(f->gemm, "BLOCK_M=99999999999999999999,BLOCK_N=64,"
                                                     "BLOCK_K=32,num_warps=4,num_stages=3,GROUP_M=8",
                                            &c, &d),
                      BT_INVALID_ARG);

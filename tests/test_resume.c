@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 /* The tune both the killed child and the resuming run do: 13 quick measurements into `store`. */
-static bt_tune_options resume_options(const char *store)
+static bt__tune_opts resume_options(const char *store)
 {
-    bt_tune_options o;
-    bt_tune_options_default(&o);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
     o.warmup_ms = 1;
     o.rep_ms = 4;
     o.top_k = 1; /* no interleaved finals: a whole tune is 13 measurements, each committed */
@@ -43,10 +43,10 @@ static void child_tune(int n, const char *path)
     bt_kernel *kn;
     if (bt_kernel_create(dev, k, &kn, &d))
         _exit(3);
-    bt_tune_options o = resume_options(path);
+    bt__tune_opts o = resume_options(path);
     o.threads = 1;
     bt_result *r;
-    bt_kernel_tune(kn, p, &o, &r, &d);
+    bt__kernel_tune_opts(kn, p, &o, &r, &d);
     _exit(0);
 }
 
@@ -143,25 +143,25 @@ static void test_killed_tunes_resume_without_remeasuring(void **state)
     bt_problem_set(p, "n", 20000, &d);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = resume_options(db);
+    bt__tune_opts o = resume_options(db);
     bt_result *r;
-    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
     printf("# final run: %d of %zu configs from the store\n", r->from_store, r->n);
     assert_true(r->from_store >= prev);
     assert_true(r->winner >= 0);
-    bt_result_free(r);
+    bt_result_destroy(r);
     /* and a second full run measures nothing at all */
-    assert_int_equal(bt_kernel_tune(kn, p, &o, &r, &d), BT_OK);
+    assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
     size_t ok = 0;
     for (size_t i = 0; i < r->n; i++)
         ok += r->e[i].status == BT__CS_OK;
     assert_int_equal((size_t)r->from_store, r->n);
     (void)ok;
-    bt_result_free(r);
+    bt_result_destroy(r);
     bt_kernel_destroy(kn);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
-    bt_device_close(dev);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
+    bt_device_destroy(dev);
 }
 
 int main(void)

@@ -103,7 +103,7 @@ static void test_key_is_bounded_and_unique(void **state)
     bt_kdesc *k = load_ok(t.s);
     assert_int_equal(k->nkey, 16);
     assert_true(k->key_dtype);
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
     free(t.s);
 }
 
@@ -256,7 +256,7 @@ static void test_a_directory_is_named_as_one(void **state)
        data_dir() + 1);
     bt_kdesc *ok = load_ok(t.s);
     assert_non_null(strstr(bt__kdesc_source(ok, "opencl")->text, "planted"));
-    bt_kdesc_free(ok);
+    bt_kdesc_destroy(ok);
     free(t.s);
 }
 
@@ -286,8 +286,8 @@ static void test_problem_defines(void **state)
     assert_int_equal(bt_problem_set(p, "n", 17, &d), BT_OK); /* per problem, boundary sizes too */
     assert_int_equal(bt__kdesc_pdefines(k, p, NULL, defs, &n, &d), BT_OK);
     assert_string_equal(defs[0], "WIDTH=17");
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
     /* a define the problem cannot take is the plan's error, naming the define */
     k = load_ok("{\"name\": \"d\", \"problem\": {\"n\": 100, \"m\": 0},\n"
                 " \"params\": {\"B\": [1]}, \"defines\": {\"Q\": \"n / m\"}}");
@@ -300,9 +300,9 @@ static void test_problem_defines(void **state)
     assert_int_equal(bt_plan_create(k, p, g, NULL, &pl, &d), BT_EVAL);
     assert_string_equal(d.field, "defines.Q");
     assert_non_null(strstr(d.msg, "division by zero"));
-    bt_problem_free(p);
-    bt_gpudb_free(db);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_gpudb_destroy(db);
+    bt_kdesc_destroy(k);
     static const struct {
         const char *defines, *key, *field, *msg;
     } bad[] = {
@@ -336,12 +336,12 @@ static void geometry(const char *spec, const char *cfg, int64_t grid[3], int64_t
     bt_diag d;
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     bt_config c;
-    assert_int_equal(bt_kdesc_parse_config(k, cfg, &c, &d), BT_OK);
+    assert_int_equal(bt__kdesc_parse_config(k, cfg, &c, &d), BT_OK);
     int64_t dyn;
     if (bt__geometry(k, &c, p, NULL, grid, block, &dyn, &d) != BT_OK)
         fail_msg("geometry: %s", d.msg);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
 }
 
 static void test_block_size_names_and_grid_div(void **state)
@@ -408,7 +408,7 @@ static void test_constant_memory_arguments(void **state)
     assert_string_equal(k->args[0].symbol, "d_filter");
     assert_string_equal(k->args[1].symbol, "ns::table");
     assert_true(k->args[2].cmem);
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
     static const struct {
         const char *args, *field, *msg;
     } bad[] = {
@@ -513,7 +513,7 @@ static void test_input_files_and_answers(void **state)
     assert_non_null(strstr(d.msg, "holds 6 elements (2, 3), the argument needs 7"));
     assert_int_equal(bt__datafile_read(raw, BT__DT_FP64, 6, &data, &dt, &d), BT_INVALID_ARG);
     assert_non_null(strstr(d.msg, "holds 24 bytes, the argument needs 6 elements of fp64 (48 bytes)"));
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
     /* files the loader refuses, at the field */
     static const struct {
         const char *dict;
@@ -591,10 +591,10 @@ static void test_restriction_strings_in_a_spec(void **state)
     assert_int_equal(bt_plan_create(k, p, g, NULL, &pl, &d), BT_OK);
     /* valid: 16x1 16x2 16x4 32x1 32x2 64x1 */
     assert_int_equal(pl->ncand, 6);
-    bt_plan_free(pl);
-    bt_problem_free(p);
-    bt_gpudb_free(db);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_problem_destroy(p);
+    bt_gpudb_destroy(db);
+    bt_kdesc_destroy(k);
     expect_error("python is", "{\"name\": \"r\", \"params\": {\"x\": [1]},\n \"constraints\": [\"x is 1\"]}",
                  BT_PARSE, "constraints[0]", "Python's 'is' at column 3 is not supported", 2);
     bt_kdesc *k2 = (bt_kdesc *)1;
@@ -676,8 +676,8 @@ static void test_builtins_are_the_spec_files(void **state)
                 fail_msg("%s (%s): hash %s is not pinned (add it to pinned[])", names[i],
                          kb->src[s].lang, h);
         }
-        bt_kdesc_free(kb);
-        bt_kdesc_free(kf);
+        bt_kdesc_destroy(kb);
+        bt_kdesc_destroy(kf);
     }
     assert_int_equal(files, n);
     assert_true(n >= 9);
@@ -689,7 +689,7 @@ static void test_builtins_are_the_spec_files(void **state)
     char oh[20];
     hash_text(own, bt__kdesc_source(own, "opencl"), oh);
     assert_string_equal(oh, "be4b5c80738acb31");
-    bt_kdesc_free(own);
+    bt_kdesc_destroy(own);
     /* an unknown name lists the built-ins */
     bt_kdesc *k = NULL;
     bt_diag d = {0};
@@ -699,7 +699,7 @@ static void test_builtins_are_the_spec_files(void **state)
     assert_int_equal(bt_kdesc_builtin("gemm_wgmma", &k, &d), BT_OK);
     assert_string_equal(bt__kdesc_source(k, "cuda")->target, "sm_90a");
     assert_null(bt__kdesc_source(k, "opencl"));
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 }
 
 /* The wisdom shipped in wisdom/ is keyed by the source hash of the kernel it was measured with:
@@ -736,7 +736,7 @@ static void test_shipped_wisdom_keys_match_the_sources(void **state)
             if (strcmp(h, hash) != 0)
                 fail_msg("%s: entry %zu (%s) is keyed %s, the source hashes to %s", path, e,
                          kernel, hash, h);
-            bt_kdesc_free(k);
+            bt_kdesc_destroy(k);
             checked++;
         }
         json_decref(root);

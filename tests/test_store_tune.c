@@ -29,10 +29,10 @@ typedef struct fixture {
 
 static fixture F;
 
-static bt_tune_options quick(const char *store)
+static bt__tune_opts quick(const char *store)
 {
-    bt_tune_options o;
-    bt_tune_options_default(&o);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
     o.warmup_ms = 1;
     o.rep_ms = 2;
     o.rounds = 1;
@@ -45,16 +45,16 @@ static bt_tune_options quick(const char *store)
 }
 
 /* One tune of vector_add (n = 4096) on a fresh kernel handle (which opens the store anew). */
-static bt_result *tune(const char *store, void (*before)(bt_kernel *kn, bt_tune_options *o))
+static bt_result *tune(const char *store, void (*before)(bt_kernel *kn, bt__tune_opts *o))
 {
     bt_diag d;
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(F.dev, F.k, &kn, &d), BT_OK);
-    bt_tune_options o = quick(store);
+    bt__tune_opts o = quick(store);
     if (before)
         before(kn, &o);
     bt_result *r = NULL;
-    if (bt_kernel_tune(kn, F.p, &o, &r, &d) != BT_OK)
+    if (bt__kernel_tune_opts(kn, F.p, &o, &r, &d) != BT_OK)
         fail_msg("tune: %s", d.msg);
     bt_kernel_destroy(kn);
     return r;
@@ -101,7 +101,7 @@ static json_t *report_json(const bt_result *r)
 /* Puts a row for every config of the space, as the tune about to run would find them (its
  * kernel, source hash, device and key), each untrustworthy in its own way: a median of -5 ms (with
  * p20 and p80 around it), of 0, of text; a winner at -5 ms. */
-static void plant_untrusted_rows(bt_kernel *kn, bt_tune_options *o)
+static void plant_untrusted_rows(bt_kernel *kn, bt__tune_opts *o)
 {
     bt__store *s = bt__kernel_store(kn, o);
     assert_non_null(s);
@@ -193,10 +193,10 @@ static void test_untrusted_rows_are_measured_again(void **state)
         free(cj);
     }
     bt__store_close(s);
-    bt_result_free(r);
+    bt_result_destroy(r);
 }
 
-static void make_read_only(bt_kernel *kn, bt_tune_options *o)
+static void make_read_only(bt_kernel *kn, bt__tune_opts *o)
 {
     bt__store *s = bt__kernel_store(kn, o); /* the connection the tune will write with */
     assert_non_null(s);
@@ -227,7 +227,7 @@ static void test_failed_writes_reach_the_result(void **state)
     assert_int_equal(json_integer_value(json_object_get(st, "stored")), 0);
     assert_true(json_is_string(json_object_get(st, "error")));
     json_decref(j);
-    bt_result_free(r);
+    bt_result_destroy(r);
 }
 
 /* A store whose pages are damaged is refused at open, with the path and how to recover; the tune
@@ -261,7 +261,7 @@ static void test_damaged_store_is_refused(void **state)
     char *text = report_text(r);
     assert_non_null(strstr(text, "NOT STORED: the results store"));
     free(text);
-    bt_result_free(r);
+    bt_result_destroy(r);
     /* verify (which opens it for reading, unchecked) reports the damage */
     assert_int_equal(bt__store_open_read(db, &s, &d), BT_OK);
     char *rep = NULL;
@@ -357,9 +357,9 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    bt_problem_free(F.p);
-    bt_kdesc_free(F.k);
-    bt_device_close(F.dev);
+    bt_problem_destroy(F.p);
+    bt_kdesc_destroy(F.k);
+    bt_device_destroy(F.dev);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : -1;

@@ -17,10 +17,10 @@
 
 static bt_device *dev;
 
-static bt_tune_options quick(void)
+static bt__tune_opts quick(void)
 {
-    bt_tune_options o;
-    bt_tune_options_default(&o);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
     o.warmup_ms = 0.01; /* a few runs each: these tests are about verification, not timing */
     o.rep_ms = 0.05;
     o.rounds = 1;
@@ -83,7 +83,7 @@ static const char *ref_kernel(const char *src, const char *entry)
 }
 
 /* Tunes k at its default problem; *st gets the status (the result is NULL unless BT_OK). */
-static bt_result *tune(const bt_kdesc *k, bt_tune_options o, bt_status *st, bt_diag *d)
+static bt_result *tune(const bt_kdesc *k, bt__tune_opts o, bt_status *st, bt_diag *d)
 {
     bt_kernel *kn;
     if (bt_kernel_create(dev, k, &kn, d) != BT_OK)
@@ -91,13 +91,13 @@ static bt_result *tune(const bt_kdesc *k, bt_tune_options o, bt_status *st, bt_d
     bt_problem *p;
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
     bt_result *r = NULL;
-    *st = bt_kernel_tune(kn, p, &o, &r, d);
-    bt_problem_free(p);
+    *st = bt__kernel_tune_opts(kn, p, &o, &r, d);
+    bt_problem_destroy(p);
     bt_kernel_destroy(kn);
     return r;
 }
 
-static bt_result *tune_ok(const bt_kdesc *k, bt_tune_options o)
+static bt_result *tune_ok(const bt_kdesc *k, bt__tune_opts o)
 {
     bt_status st;
     bt_diag d;
@@ -152,8 +152,8 @@ static void test_reference_kernel_is_run_at_every_problem(void **state)
     assert_non_null(strstr(text, "verified: reference kernel 'ref', 4096 outputs match"));
     assert_non_null(strstr(text, "; and at every boundary size"));
     free(text);
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 /* The configs are compared with what the reference kernel computes, whatever it computes: a
@@ -168,8 +168,8 @@ static void test_the_reference_kernel_decides(void **state)
     assert_int_equal(entry(r, 32, 0)->status, BT__CS_WRONG);
     assert_int_equal(entry(r, 32, 1)->status, BT__CS_OK);
     assert_true(r->winner >= 0 && r->e[r->winner].ev.cfg.v[1] == 1);
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 /* A reference that cannot be made stops the tune with the reason; nothing is called verified. */
@@ -185,7 +185,7 @@ static void expect_reference_error(const char *ref, bt_status want, const char *
     for (int i = 0; needles[i]; i++)
         if (!strstr(d.msg, needles[i]))
             fail_msg("'%s' not in: %s", needles[i], d.msg);
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 }
 
 static void test_a_reference_kernel_that_does_not_compile_stops_the_tune(void **state)
@@ -229,7 +229,7 @@ static void test_a_baseline_that_does_not_compile_shows_the_log(void **state)
     for (int i = 0; want[i]; i++)
         if (!strstr(d.msg, want[i]))
             fail_msg("'%s' not in: %s", want[i], d.msg);
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 }
 
 /* The baseline is run at every boundary size: a config that writes a wrong value only there
@@ -244,8 +244,8 @@ static void test_a_baseline_is_run_at_the_boundary_sizes(void **state)
     assert_int_equal(entry(r, 64, 0)->boundary_checked, 2);
     assert_int_equal(entry(r, 64, 2)->status, BT__CS_WRONG);
     assert_non_null(strstr(entry(r, 64, 2)->error, "at boundary size n=17"));
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 /* The report's verification words come from checks that ran: without a reference it says what
@@ -267,8 +267,8 @@ static void test_the_report_claims_only_checks_that_ran(void **state)
     assert_non_null(strstr(text, "NOT VERIFIED"));
     assert_null(strstr(text, "verified:"));
     free(text);
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 /* A problem is checked before anything runs. */
@@ -282,10 +282,10 @@ static void expect_problem_error(const char *n, bt_status want, const char *cons
     assert_int_equal(bt_problem_set(p, "n", atoll(n), &d), BT_OK);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt_tune_options o = quick();
+    bt__tune_opts o = quick();
     bt_result *r = NULL;
     double t0 = bt_test_now();
-    bt_status st = bt_kernel_tune(kn, p, &o, &r, &d);
+    bt_status st = bt__kernel_tune_opts(kn, p, &o, &r, &d);
     printf("# n=%s: %s (%.2f s)\n", n, d.msg, bt_test_now() - t0);
     assert_null(r);
     assert_int_equal(st, want);
@@ -293,8 +293,8 @@ static void expect_problem_error(const char *n, bt_status want, const char *cons
         if (!strstr(d.msg, needles[i]))
             fail_msg("'%s' not in: %s", needles[i], d.msg);
     bt_kernel_destroy(kn);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
 }
 
 static void test_an_empty_problem_is_an_error(void **state)
@@ -321,7 +321,7 @@ static void test_an_empty_problem_is_an_error(void **state)
     assert_int_equal(st, BT_INVALID_ARG);
     assert_non_null(strstr(d.msg, "argument 'y' would have -3 elements (size 'n - pad' with n=5, "
                                   "pad=8)"));
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 }
 
 static void test_a_problem_larger_than_the_device_is_an_error(void **state)
@@ -354,7 +354,7 @@ static void test_budgets_are_bounded(void **state)
                {0, "timeout_s (--timeout) is 0 s: a run's timeout is above 0 s"},
                {-1, "time_limit_s (--time-limit) is -1 s"}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        bt_tune_options o = quick();
+        bt__tune_opts o = quick();
         double *f[] = {&o.rep_ms, &o.warmup_ms, &o.timeout_s, &o.time_limit_s};
         *f[i] = bad[i].v;
         bt_status st;
@@ -365,7 +365,7 @@ static void test_budgets_are_bounded(void **state)
         if (!strstr(d.msg, bad[i].name))
             fail_msg("'%s' not in: %s", bad[i].name, d.msg);
     }
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
 }
 
 /* PoCL compiles a binary at its first launch; that time is not the kernel's: a config whose
@@ -396,7 +396,7 @@ static void test_the_compile_at_first_launch_is_not_a_hang(void **state)
     bt_diag d;
     if (bt_kdesc_load_string(text, "slowcompile.json", &k, &d) != BT_OK)
         fail_msg("%s", d.msg);
-    bt_tune_options opt = quick();
+    bt__tune_opts opt = quick();
     opt.timeout_s = 0.25;
     double t0 = bt_test_now();
     bt_result *r = tune_ok(k, opt);
@@ -406,8 +406,8 @@ static void test_the_compile_at_first_launch_is_not_a_hang(void **state)
         if (r->e[i].status != BT__CS_OK)
             fail_msg("config %zu: %s: %s", i, bt__cfg_status_name(r->e[i].status),
                      r->e[i].error ? r->e[i].error : "");
-    bt_result_free(r);
-    bt_kdesc_free(k);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
 }
 
 int main(void)
@@ -430,6 +430,6 @@ int main(void)
         cmocka_unit_test(test_the_compile_at_first_launch_is_not_a_hang),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    bt_device_close(dev);
+    bt_device_destroy(dev);
     return rc;
 }

@@ -259,22 +259,6 @@ static int cmd_export(bt__store *s, int argc, char **argv)
     return st == BT_OK ? 0 : bt_cli_fail(st, &d);
 }
 
-/* A Kernel Tuner cache: gzip (.gz) or JSON with "tune_params_keys" in its first kilobytes. */
-static int is_kt_cache(const char *path)
-{
-    size_t n = strlen(path);
-    if (n > 3 && !strcmp(path + n - 3, ".gz"))
-        return 1;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    char buf[4096];
-    size_t r = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[r] = '\0';
-    return strstr(buf, "\"tune_params_keys\"") != NULL;
-}
-
 static int cmd_import_kt(bt__store *s, const char *target)
 {
     bt_diag d;
@@ -330,7 +314,7 @@ static int cmd_import(bt__store *s, const char *target)
     bt__diag_clear(&d);
     int n = 0;
     struct stat sb;
-    if (!(stat(target, &sb) == 0 && S_ISDIR(sb.st_mode)) && is_kt_cache(target))
+    if (!(stat(target, &sb) == 0 && S_ISDIR(sb.st_mode)) && bt__kt_is_cache(target))
         return cmd_import_kt(s, target);
     bt_status st = stat(target, &sb) == 0 && S_ISDIR(sb.st_mode)
                        ? bt__wisdom_import_dir(s, target, &n, &d)

@@ -51,10 +51,10 @@ static const char *human(int64_t bytes, char *buf, size_t size)
     return buf;
 }
 
-static void print_text(const bt_device_info *devs, size_t n)
+static void print_text(const bt_device_list *devs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        const bt_device_info *d = &devs[i];
+        const bt_device_info *d = bt_device_list_at(devs, i);
         const bt_gpu *g = &d->props;
         char a[32], b[32], c[32];
         printf("%c %-10s %-4s %s\n", d->is_default ? '*' : ' ', d->id, d->is_gpu ? "GPU" : "CPU",
@@ -109,15 +109,15 @@ static json_t *device_json(const bt_device_info *d)
                      props, "table_row", d->table_row);
 }
 
-static int print_json(const bt_device_info *devs, size_t n)
+static int print_json(const bt_device_list *devs, size_t n)
 {
     json_t *root = json_object();
     json_t *arr = json_array();
     json_t *missing = json_array();
     for (size_t i = 0; i < n; i++) {
-        json_t *o = device_json(&devs[i]);
+        json_t *o = device_json(bt_device_list_at(devs, i));
         if (!o) {
-            fprintf(stderr, "blocktune devices: cannot encode %s as JSON\n", devs[i].id);
+            fprintf(stderr, "blocktune devices: cannot encode %s as JSON\n", bt_device_list_at(devs, i)->id);
             json_decref(arr);
             json_decref(missing);
             json_decref(root);
@@ -151,12 +151,12 @@ int bt_cmd_devices(int argc, char **argv)
         } else
             return bt_cli_usage_error("devices", "unknown option '%s'", argv[i]);
     }
-    bt_device_info *devs = NULL;
-    size_t n = 0;
+    bt_device_list *devs = NULL;
     bt_diag diag = {0};
-    bt_status st = bt_devices_list(&devs, &n, &diag);
+    bt_status st = bt_devices_list(&devs, &diag);
     if (st != BT_OK)
         return bt_cli_fail(st, &diag);
+    size_t n = bt_device_list_count(devs);
     int rc = 0;
     if (json) {
         rc = print_json(devs, n);
@@ -171,6 +171,6 @@ int bt_cmd_devices(int argc, char **argv)
                 printf("(%s not loaded: %s)\n", name, reason);
         }
     }
-    free(devs);
+    bt_device_list_destroy(devs);
     return rc;
 }

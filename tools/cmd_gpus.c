@@ -242,7 +242,7 @@ int bt_cmd_gpus(int argc, char **argv)
         st = bt_gpudb_merge_file(db, files[k], &d);
         if (st) {
             bt_cli_fail(st, &d);
-            bt_gpudb_free(db);
+            bt_gpudb_destroy(db);
             return 2; /* the user's file is bad input, whatever the kind of failure */
         }
     }
@@ -251,7 +251,7 @@ int bt_cmd_gpus(int argc, char **argv)
         st = bt_gpudb_find(db, name, &g, &d);
         if (st) {
             bt_cli_fail(st, &d);
-            bt_gpudb_free(db);
+            bt_gpudb_destroy(db);
             return 2;
         }
     }
@@ -262,7 +262,7 @@ int bt_cmd_gpus(int argc, char **argv)
         print_full(db, g);
     else
         print_table(db);
-    bt_gpudb_free(db);
+    bt_gpudb_destroy(db);
     if (fflush(stdout) != 0)
         rc = 1;
     return rc;

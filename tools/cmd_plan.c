@@ -152,6 +152,7 @@ int bt_cmd_plan(int argc, char **argv)
     bt_gpudb *db = NULL;
     bt_problem *p = NULL;
     bt_plan *pl = NULL;
+    bt_config *only = NULL;
     int rc = 0;
     if ((st = load_kernel(kernel, &k, &d)) != BT_OK) {
         rc = bt_cli_fail(st, &d);
@@ -191,8 +192,7 @@ int bt_cmd_plan(int argc, char **argv)
         rc = bt_cli_fail(st, &d);
         goto out;
     }
-    bt_config only;
-    bt_plan_options opts = {0};
+    bt_plan_options opts = BT_PLAN_OPTIONS_INIT;
     opts.rules = rules;
     opts.exact = exact;
     if (config) {
@@ -200,7 +200,7 @@ int bt_cmd_plan(int argc, char **argv)
             rc = bt_cli_fail(st, &d);
             goto out;
         }
-        opts.only = &only;
+        opts.only = only;
     }
     if ((st = bt_plan_create(k, p, gpu, &opts, &pl, &d)) != BT_OK) {
         rc = bt_cli_fail(st, &d);
@@ -211,9 +211,10 @@ int bt_cmd_plan(int argc, char **argv)
     if (st != BT_OK)
         rc = bt_cli_fail(st, NULL);
 out:
-    bt_plan_free(pl);
-    bt_problem_free(p);
-    bt_gpudb_free(db);
-    bt_kdesc_free(k);
+    bt_config_destroy(only);
+    bt_plan_destroy(pl);
+    bt_problem_destroy(p);
+    bt_gpudb_destroy(db);
+    bt_kdesc_destroy(k);
     return rc;
 }

@@ -121,7 +121,7 @@ static void tune_help(FILE *f)
 /* What a tune's process needs: the command line, parsed. */
 typedef struct tune_cmd {
     const char *kernel, *device, *dtype, *json, *csv, *html;
-    bt_tune_options o;
+    bt__tune_opts o;
     int nset;
     const char **set_names, **set_values;
     bool keep;           /* a store is kept (not --store none) */
@@ -270,8 +270,8 @@ int bt_cmd_tune(int argc, char **argv)
 {
     const char *kernel = NULL, *device = NULL, *dtype = NULL, *json = NULL, *rules = NULL;
     const char *csv = NULL, *html = NULL;
-    bt_tune_options o;
-    bt_tune_options_default(&o);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
     o.progress = 1;
     const char *set_names[32], *set_values[32];
     static char name_buf[32][64];
@@ -472,7 +472,7 @@ static int run_tune(tune_cmd *c, const char *stored_only)
     g_keep = c->keep;
     bt_kernel_set_hang_handler(kn, on_hang, NULL);
     bt__kernel_stored_only(kn, stored_only);
-    if ((st = bt_kernel_tune(kn, p, &c->o, &r, &d))) {
+    if ((st = bt__kernel_tune_opts(kn, p, &c->o, &r, &d))) {
         /* A fault poisoned the device for this process; the store holds every outcome so far,
          * the faulting config included: a fresh process resumes past it. */
         rc = bt_cli_fail(st, &d);
@@ -485,7 +485,7 @@ static int run_tune(tune_cmd *c, const char *stored_only)
     rc |= write_result(c->json, bt_result_write_json, r);
     rc |= write_result(c->csv, bt_result_write_csv, r);
     rc |= write_result(c->html, bt_result_write_html, r);
-    if (!bt_result_winner(r, NULL, NULL))
+    if (!bt__result_winner(r, NULL, NULL))
         rc = 1;
     char store_note[2200];
     if (bt__result_store_note(r, store_note, sizeof store_note)) {
@@ -493,10 +493,10 @@ static int run_tune(tune_cmd *c, const char *stored_only)
         rc = 1;
     }
 out:
-    bt_result_free(r);
+    bt_result_destroy(r);
     bt_kernel_destroy(kn);
-    bt_device_close(dev);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_device_destroy(dev);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
     return rc;
 }

@@ -106,19 +106,18 @@ static json_t *config_json(const bt__measurement *m)
 /* The device's properties: the same device when it is here, else its hardware-table row. */
 static bool device_props(const char *name, bt_gpu *out)
 {
-    bt_device_info *devs = NULL;
-    size_t nd = 0;
+    bt_device_list *devs = NULL;
     bool found = false;
-    if (bt_devices_list(&devs, &nd, NULL) == BT_OK)
-        for (size_t i = 0; i < nd && !found; i++)
-            if (!strcmp(devs[i].name, name))
-                *out = devs[i].props, found = true;
-    free(devs);
+    if (bt_devices_list(&devs, NULL) == BT_OK)
+        for (size_t i = 0; i < bt_device_list_count(devs) && !found; i++)
+            if (!strcmp(bt_device_list_at(devs, i)->name, name))
+                *out = bt_device_list_at(devs, i)->props, found = true;
+    bt_device_list_destroy(devs);
     bt_gpudb *db = NULL;
     const bt_gpu *g = NULL;
     if (!found && bt_gpudb_load_default(&db, NULL) == BT_OK && bt_gpudb_find(db, name, &g, NULL) == BT_OK)
         *out = *g, found = true;
-    bt_gpudb_free(db);
+    bt_gpudb_destroy(db);
     return found;
 }
 
@@ -155,9 +154,9 @@ static json_t *plan_again(const char *kernel, const json_t *key, const char *dev
     else
         snprintf(note, size, "the model could not be made again for this key");
 done:
-    bt_plan_free(pl);
-    bt_problem_free(p);
-    bt_kdesc_free(k);
+    bt_plan_destroy(pl);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
     return out;
 }
 

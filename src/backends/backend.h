@@ -207,6 +207,36 @@ typedef struct bt__backend_iface {
      * (diag says both sizes). */
     bt_status (*module_set_global)(bt__bdev *d, bt__bmod *m, const char *symbol, bt__bbuf *buf,
                                    size_t bytes, bt_diag *diag);
+
+    /* --- embedding (optional; both backends have them): an engine's own objects -------------
+     * Nothing wrapped is ever freed, destroyed or synchronised by the backend: device_close of a
+     * wrapped device frees what the backend made for it (its own queue/stream, the flush buffer)
+     * and drops only the references it took; buf_free of a wrapped buffer frees the handle. */
+    /* Wraps a caller's device: native[0..2] are the backend's handles (CUDA: the CUcontext,
+     * NULL for the primary context of `ordinal`; OpenCL: cl_context, cl_device_id and the
+     * caller's cl_command_queue or NULL). *idx gets the device's index in device_info's list (-1
+     * when it is not listed). The backend makes a queue/stream of its own in that context for
+     * tuning; launches go where launch_on says. */
+    bt_status (*device_wrap)(void *ctx, int ordinal, void *const native[3], bt__bdev **out,
+                             int *idx, bt_diag *diag);
+    /* Wraps device memory (a CUdeviceptr, a cl_mem) of `bytes` bytes. Memory of another
+     * context or device, or smaller than `bytes`, is refused (BT_INVALID_ARG, naming both). */
+    bt_status (*buf_wrap)(bt__bdev *d, uint64_t native, size_t bytes, bt__bbuf **out,
+                          bt_diag *diag);
+    /* launch() on a caller's stream / queue (CUstream, cl_command_queue; NULL: d's own, where
+     * launch() goes). A stream of another context is refused. No timer. */
+    bt_status (*launch_on)(bt__bdev *d, void *stream, bt__bfn *f, const uint32_t grid[3],
+                           const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
+                           int nargs, bt_diag *diag);
+    /* Orders d's own queue after the work enqueued so far on `stream` (an event, no host wait);
+     * NULL does nothing. */
+    bt_status (*stream_wait)(bt__bdev *d, void *stream, bt_diag *diag);
+    /* The native handle of a function (CUfunction, cl_kernel), owned by its module. */
+    void *(*function_native)(bt__bfn *f);
+    /* The device image inside a compiled blob (CUBIN/PTX, OpenCL program binary or the source
+     * a device without binaries rebuilds from): points into bin. BT_CORRUPT for a bad blob. */
+    bt_status (*blob_image)(const void *bin, size_t size, const void **image, size_t *isize,
+                            bt_diag *diag);
     /* Optional (OpenCL has it): 1 when the device has started running the launch recorded in t
      * (or it has ended), 0 while it has not (queued, or compiled at its first launch, as PoCL
      * does); the watchdog counts a run's time from its start. Callable from another thread while

@@ -12,6 +12,7 @@
 #include "core/util.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,10 @@ struct bt_device {
     void *ctx;
     bt__bdev *bdev;
     bt_device_info info;
+    /* a device wrapped around the caller's objects (bt_device_wrap_*): what a reopen wraps again */
+    bool wrapped;
+    int ordinal;
+    void *native[3];
 };
 
 /* One registered backend after its load attempt. */
@@ -72,7 +77,7 @@ void bt__device_merge_table(bt_device_info *info)
         snprintf(p->source, sizeof p->source, "device; peaks from the hardware table row %s",
                  row->name);
     }
-    bt_gpudb_free(db);
+    bt_gpudb_destroy(db);
 }
 
 /* Loads every backend and reads every device's info (pthread_once). */
@@ -166,16 +171,33 @@ static void backend_reasons(bt_diag *diag)
     bt__sbuf_free(&b);
 }
 
-bt_status bt_devices_list(bt_device_info **out, size_t *count, bt_diag *diag)
+struct bt_device_list {
+    bt_device_info *infos;
+    size_t n;
+};
+
+size_t bt_device_list_count(const bt_device_list *l) { return l ? l->n : 0; }
+
+const bt_device_info *bt_device_list_at(const bt_device_list *l, size_t i)
 {
-    if (out)
-        *out = NULL;
-    if (count)
-        *count = 0;
-    if (!out || !count) {
-        bt__diag_set(diag, "bt_devices_list: NULL out or count");
+    return l && i < l->n ? &l->infos[i] : NULL;
+}
+
+void bt_device_list_destroy(bt_device_list *l)
+{
+    if (!l)
+        return;
+    free(l->infos);
+    free(l);
+}
+
+bt_status bt_devices_list(bt_device_list **out, bt_diag *diag)
+{
+    if (!out) {
+        bt__diag_set(diag, "bt_devices_list: NULL out");
         return BT_INVALID_ARG;
     }
+    *out = NULL;
     bt_status st = ensure_loaded();
     if (st != BT_OK) {
         bt__diag_set(diag, "out of memory while loading the backends");
@@ -184,15 +206,15 @@ bt_status bt_devices_list(bt_device_info **out, size_t *count, bt_diag *diag)
     if (diag)
         bt__diag_clear(diag);
     backend_reasons(diag);
-    if (g_ndevices == 0)
-        return BT_OK;
-    bt_device_info *infos = malloc(g_ndevices * sizeof *infos);
-    if (!infos)
+    bt_device_list *l = calloc(1, sizeof *l);
+    if (!l || (g_ndevices && !(l->infos = malloc(g_ndevices * sizeof *l->infos)))) {
+        free(l);
         return BT_NOMEM;
+    }
     for (size_t i = 0; i < g_ndevices; i++)
-        infos[i] = g_devices[i].info;
-    *out = infos;
-    *count = g_ndevices;
+        l->infos[i] = g_devices[i].info;
+    l->n = g_ndevices;
+    *out = l;
     return BT_OK;
 }
 
@@ -258,7 +280,7 @@ bt_status bt_device_open(const char *id, bt_device **out, bt_diag *diag)
     return BT_OK;
 }
 
-void bt_device_close(bt_device *d)
+void bt_device_destroy(bt_device *d)
 {
     if (!d)
         return;
@@ -271,8 +293,86 @@ bt_status bt__device_reopen(bt_device *d, bt_diag *diag)
 {
     d->iface->device_close(d->bdev);
     d->bdev = NULL;
+    int idx;
+    if (d->wrapped)
+        return d->iface->device_wrap(d->ctx, d->ordinal, d->native, &d->bdev, &idx, diag);
     return d->iface->device_open(d->ctx, d->info.index, &d->bdev, diag);
 }
+
+/* Wraps the caller's objects with backend `name`'s device_wrap (see blocktune.h). */
+static bt_status device_wrap(const char *name, int ordinal, void *const native[3], bt_device **out,
+                             bt_diag *diag)
+{
+    if (!out) {
+        bt__diag_set(diag, "bt_device_wrap_%s: NULL out", name);
+        return BT_INVALID_ARG;
+    }
+    *out = NULL;
+    bt_status st = ensure_loaded();
+    if (st != BT_OK)
+        return st;
+    backend_slot *b = NULL;
+    for (int i = 0; i < g_nbackends; i++)
+        if (!strcmp(g_backends[i].iface->name, name))
+            b = &g_backends[i];
+    if (!b || !b->ctx) {
+        bt__diag_set(diag, "the %s backend did not load: %s", name,
+                     b && b->reason[0] ? b->reason : "not built in");
+        return BT_NO_BACKEND;
+    }
+    if (!b->iface->device_wrap || !b->iface->buf_wrap || !b->iface->launch_on) {
+        bt__diag_set(diag, "the %s backend cannot wrap a caller's device", name);
+        return BT_UNSUPPORTED;
+    }
+    bt_device *d = calloc(1, sizeof *d);
+    if (!d)
+        return BT_NOMEM;
+    int idx = -1;
+    st = b->iface->device_wrap(b->ctx, ordinal, native, &d->bdev, &idx, diag);
+    device_slot *ds = NULL;
+    for (size_t i = 0; st == BT_OK && i < g_ndevices; i++)
+        if (g_devices[i].backend == b && g_devices[i].info.index == idx)
+            ds = &g_devices[i];
+    if (st == BT_OK && !ds) {
+        b->iface->device_close(d->bdev);
+        bt__diag_set(diag, "%s device %d is not listed (bt_devices_list)", name, idx);
+        st = BT_NO_DEVICE;
+    }
+    if (st != BT_OK) {
+        bt__diag_prefix(diag, "wrapping a %s device: ", name);
+        free(d);
+        return st;
+    }
+    d->iface = b->iface;
+    d->ctx = b->ctx;
+    d->info = ds->info;
+    d->wrapped = true;
+    d->ordinal = idx;
+    memcpy(d->native, native, sizeof d->native);
+    *out = d;
+    return BT_OK;
+}
+
+bt_status bt_device_wrap_cuda(int ordinal, void *cu_context, bt_device **out, bt_diag *diag)
+{
+    void *native[3] = {cu_context, NULL, NULL};
+    if (!cu_context && ordinal < 0) {
+        bt__diag_set(diag, "bt_device_wrap_cuda: a context or a device ordinal >= 0");
+        if (out)
+            *out = NULL;
+        return BT_INVALID_ARG;
+    }
+    return device_wrap("cuda", ordinal, native, out, diag);
+}
+
+bt_status bt_device_wrap_opencl(void *cl_context, void *cl_device_id, void *cl_command_queue,
+                                bt_device **out, bt_diag *diag)
+{
+    void *native[3] = {cl_context, cl_device_id, cl_command_queue};
+    return device_wrap("opencl", -1, native, out, diag);
+}
+
+int bt_device_is_wrapped(const bt_device *d) { return d && d->wrapped; }
 
 int bt__device_lost(const bt_device *d)
 {

@@ -11,6 +11,7 @@
  * finder the spec loader uses too (core/jpos.h).
  */
 #include "core/hwdb.h"
+#include "core/datadir.h"
 #include "core/jpos.h"
 #include "core/util.h"
 
@@ -659,7 +660,7 @@ out:
 /* ---------------------------------------------------------------------------------------------
  * Loading, merging, freeing.
  * ------------------------------------------------------------------------------------------- */
-void bt_gpudb_free(bt_gpudb *db)
+void bt_gpudb_destroy(bt_gpudb *db)
 {
     if (!db)
         return;
@@ -701,7 +702,7 @@ bt_status bt__gpudb_load_text(const char *text, size_t size, const char *name, b
         free(rows);
     }
     if (!db || !db->origin || db->norigins != 1) {
-        bt_gpudb_free(db);
+        bt_gpudb_destroy(db);
         bt__diag_set(diag, "out of memory loading %s", c.name);
         return BT_NOMEM;
     }
@@ -929,11 +930,9 @@ bt_status bt_gpudb_load_default(bt_gpudb **out, bt_diag *diag)
         if ((st = load_if_present(path, out, diag)) != BT_NOT_FOUND)
             return st;
     }
-#ifdef BT_INSTALL_DATADIR
-    snprintf(path, sizeof path, "%s/gpus.json", BT_INSTALL_DATADIR);
+    snprintf(path, sizeof path, "%s/gpus.json", bt__data_dir());
     if ((st = load_if_present(path, out, diag)) != BT_NOT_FOUND)
         return st;
-#endif
     size_t size = 0;
     const char *text = bt__embedded("data/gpus.json", &size);
     if (!text) {

@@ -30,7 +30,7 @@ bt_status bt_problem_create(const bt_kdesc *k, bt_problem **out)
     return BT_OK;
 }
 
-void bt_problem_free(bt_problem *p) { free(p); }
+void bt_problem_destroy(bt_problem *p) { free(p); }
 
 bt_status bt_problem_set(bt_problem *p, const char *name, int64_t value, bt_diag *diag)
 {
@@ -133,7 +133,7 @@ bt_status bt__kexpr_eval(const bt_kdesc *k, const bt__kexpr *x, const int64_t *s
     return st;
 }
 
-bt_status bt_kdesc_parse_config(const bt_kdesc *k, const char *text, bt_config *out, bt_diag *diag)
+bt_status bt__kdesc_parse_config(const bt_kdesc *k, const char *text, bt_config *out, bt_diag *diag)
 {
     if (!k || !text || !out)
         return BT_INVALID_ARG;

@@ -269,6 +269,10 @@ uint64_t bt__kdesc_source_hash(const bt_kdesc *k, const bt__ksource *s);
 uint64_t bt__kdesc_count(const bt_kdesc *k);
 void bt__kdesc_config_at(const bt_kdesc *k, uint64_t i, bt_config *out);
 
+/* Parses "k=v,k=v" (keys case-insensitive) into a config of k's space (bt_kdesc_parse_config
+ * makes the public object around it). Every parameter must be given. */
+bt_status bt__kdesc_parse_config(const bt_kdesc *k, const char *text, bt_config *out,
+                                 bt_diag *diag);
 /* Fills the symbol slots for a config, a problem and a GPU (slots has k->nslots entries). */
 void bt__kdesc_fill_slots(const bt_kdesc *k, const bt_config *c, const bt_problem *p,
                           const bt_gpu *g, int64_t *slots);

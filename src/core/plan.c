@@ -160,7 +160,7 @@ bt_status bt__plan_model(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g
     }
     pl->seconds = bt__now() - t0;
     if (st) {
-        bt_plan_free(pl);
+        bt_plan_destroy(pl);
         return st;
     }
     if (pl->ncand > 1)
@@ -169,7 +169,7 @@ bt_status bt__plan_model(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g
     return BT_OK;
 }
 
-void bt_plan_free(bt_plan *pl)
+void bt_plan_destroy(bt_plan *pl)
 {
     if (!pl)
         return;

@@ -18,6 +18,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Limits of a space (internal since 0.2: the public bt_config is opaque, so raising them breaks
+ * no caller). */
+#define BT_MAX_PARAMS 32
+#define BT_NAME_MAX 48
+
+/* A config: one value per parameter of the kernel's space, in the space's parameter order. The
+ * public API hands configs out inside a bt__config_obj (names, cached text). */
+struct bt_config {
+    int nparams;
+    int64_t v[BT_MAX_PARAMS];
+};
+
 typedef enum bt__param_role {
     BT__ROLE_NONE = 0,
     BT__ROLE_NUM_WARPS,
@@ -69,5 +81,18 @@ char *bt__config_format(const bt__space *s, const bt_config *c, const char *sep,
  * when out of memory), and as its compact text (malloc'd; NULL when out of memory). */
 struct json_t *bt__config_to_json(const bt__space *s, const bt_config *c);
 char *bt__config_json(const bt__space *s, const bt_config *c);
+
+/* A config as the public API hands it out (config.c): the values first, so that a bt_config *
+ * of the public API is the object's address, with the space that names them and the texts
+ * bt_config_text / bt_config_json made on request. */
+typedef struct bt__config_obj {
+    bt_config c;
+    const bt__space *space;
+    char *text, *json;
+} bt__config_obj;
+/* A new public config of space s (bt_config_destroy frees it); NULL when out of memory. */
+bt_config *bt__config_new(const bt__space *s, const bt_config *c);
+/* Frees an object's texts (not the object: one embedded in a result). */
+void bt__config_obj_clear(bt__config_obj *o);
 
 #endif

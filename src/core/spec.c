@@ -784,7 +784,7 @@ static void kdesc_init(bt_kdesc *k)
     k->inner_tile = -1;
 }
 
-void bt_kdesc_free(bt_kdesc *k)
+void bt_kdesc_destroy(bt_kdesc *k)
 {
     if (!k)
         return;
@@ -865,7 +865,7 @@ static bt_status load_text(const char *text, const char *file, const char *dir, 
     bt__jpos_free(pos);
     json_decref(root);
     if (st != BT_OK) {
-        bt_kdesc_free(k);
+        bt_kdesc_destroy(k);
         return st;
     }
     *out = k;

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 const char *bt_strerror(bt_status s)
@@ -32,6 +33,12 @@ const char *bt_err_name(bt_status s)
 }
 
 const char *bt_version(void) { return BT_VERSION_STRING; }
+
+#ifdef BT__ABI_GROWN
+unsigned bt_version_number(void) { return BT_VERSION_NUMBER + 1; } /* a later patch release */
+#else
+unsigned bt_version_number(void) { return BT_VERSION_NUMBER; }
+#endif
 
 char *bt_diag_format(const bt_diag *d, char *buf, size_t size)
 {
@@ -67,10 +74,36 @@ char *bt_diag_format(const bt_diag *d, char *buf, size_t size)
     return buf;
 }
 
+/* The size of the 0.2.0 bt_diag: up to the end of msg (a later library's diag is longer). */
+#define DIAG_SIZE_0_2                                                                              \
+    ((offsetof(bt_diag, msg) + sizeof(((bt_diag *)0)->msg) + _Alignof(bt_diag) - 1) /             \
+     _Alignof(bt_diag) * _Alignof(bt_diag))
+
+/* The bytes of d the library may write: its size; 0 (or a size past this library's) means the
+ * 0.2.0 layout. */
+static size_t diag_bytes(const bt_diag *d)
+{
+    return d->size >= DIAG_SIZE_0_2 && d->size < sizeof *d ? d->size : DIAG_SIZE_0_2;
+}
+
 void bt__diag_clear(bt_diag *d)
 {
-    if (d)
-        memset(d, 0, sizeof *d);
+    if (!d)
+        return;
+    size_t size = d->size;
+    memset(d, 0, diag_bytes(d));
+    d->size = size;
+}
+
+void bt__diag_copy(bt_diag *dst, const bt_diag *src)
+{
+    if (!dst || !src || dst == src)
+        return;
+    size_t size = dst->size, n = diag_bytes(dst);
+    if (src->size && src->size < n)
+        n = src->size;
+    memcpy(dst, src, n);
+    dst->size = size;
 }
 
 void bt__diag_set(bt_diag *d, const char *fmt, ...)
@@ -81,6 +114,10 @@ void bt__diag_set(bt_diag *d, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(d->msg, sizeof d->msg, fmt, ap);
     va_end(ap);
+#ifdef BT__ABI_GROWN
+    if (diag_bytes(d) >= offsetof(bt_diag, grown_severity) + sizeof d->grown_severity)
+        d->grown_severity = 1;
+#endif
 }
 
 void bt__diag_field(bt_diag *d, const char *field)

@@ -14,6 +14,9 @@
 #define BT__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 void bt__diag_clear(bt_diag *d);
+/* Copies what both diags hold (the caller's size kept): never *dst = *src, which would write past
+ * a diag of an older layout. */
+void bt__diag_copy(bt_diag *dst, const bt_diag *src);
 /* printf into d->msg (d may be NULL). */
 void bt__diag_set(bt_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void bt__diag_field(bt_diag *d, const char *field);

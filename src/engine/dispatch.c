@@ -49,6 +49,9 @@ bt_status bt__dispatch_eval(const bt_kernel *kn, const bt_problem *p, bt__dispat
         if (st)
             return st;
     }
+    bt_status bst = bt__buffer_needs(k, p, slots, e->need, e->dtype, diag);
+    if (bst)
+        return bst;
     int64_t grid[3], block[3], dyn;
     bt_status st = bt__geometry(k, &e->cfg, p, g, grid, block, &dyn, diag);
     if (st)
@@ -57,6 +60,28 @@ bt_status bt__dispatch_eval(const bt_kernel *kn, const bt_problem *p, bt__dispat
         e->grid[d] = (uint32_t)grid[d], e->block[d] = (uint32_t)block[d];
     e->dyn = (size_t)dyn;
     memcpy(e->pvals, p->values, sizeof e->pvals);
+    return BT_OK;
+}
+
+bt_status bt__buffer_needs(const bt_kdesc *k, const bt_problem *p, const int64_t *slots,
+                           size_t need[], int8_t dtype[], bt_diag *diag)
+{
+    for (int i = 0; i < k->nargs; i++) {
+        const bt__argspec *a = &k->args[i];
+        if (a->role != BT__KARG_BUFFER)
+            continue;
+        int64_t count;
+        bt_status st = bt__kexpr_eval(k, &a->size, slots, &count, diag);
+        if (st)
+            return st;
+        if (count > ((int64_t)1 << 40)) {
+            bt__diag_set(diag, "buffer '%s' has %lld elements", a->name, (long long)count);
+            return BT_INVALID_ARG;
+        }
+        bt__dtype t = bt__arg_dtype(k, a, p);
+        dtype[i] = (int8_t)t;
+        need[i] = (size_t)(count > 0 ? count : 1) * (size_t)bt__dtype_size(t);
+    }
     return BT_OK;
 }
 

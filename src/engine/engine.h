@@ -11,6 +11,7 @@
 #include "core/cfgstatus.h"
 #include "core/plan.h"
 #include "engine/host.h"
+#include "engine/topts.h"
 
 #include <pthread.h>
 
@@ -71,6 +72,7 @@ typedef struct bt__entry {
 
 struct bt_result {
     const bt_kdesc *k;
+    bt__config_obj winner_cfg; /* what bt_result_winner hands out */
     bt_problem problem;
     bt_device_info dev;
     bt_plan *plan;
@@ -100,7 +102,7 @@ struct bt_result {
     char verify_note[1024]; /* a boundary size not verified, and why ("": none) */
     char source_hash[20];
     char timestamp[40];
-    bt_tune_options opts;
+    bt__tune_opts opts;
     char reference[200]; /* what the outputs were checked against: set once that check ran */
     /* the results store (record.c): its path ("" when the tune keeps nothing), whether it was
      * refused at open, the rows this tune wrote, the writes that failed, and the first failure */
@@ -127,6 +129,8 @@ typedef struct bt__dispatch {
     bt__karg args[BT__MAX_ARGS]; /* scalars and local sizes; buffers filled per launch */
     bt__tmap_req tm[BT__MAX_TMAPS]; /* tensor maps, encoded per launch over its buffers */
     bool has_tmaps;
+    size_t need[BT__MAX_ARGS];      /* bytes each buffer argument needs for the problem */
+    int8_t dtype[BT__MAX_ARGS];     /* its bt__dtype */
 } bt__dispatch;
 
 struct bt_kernel {
@@ -136,7 +140,8 @@ struct bt_kernel {
     const bt_kdesc *k;
     const bt__ksource *src; /* k's source that this backend compiles (bt__backend_source) */
     uint64_t src_hash;      /* bt__kdesc_source_hash of it: keys the store and wisdom */
-    bt_tune_options opts;
+    bt__tune_opts opts;         /* what a first launch tunes with (strings in opts_obj) */
+    bt_tune_options *opts_obj;  /* bt_kernel_set_options' copy (NULL: the defaults) */
     pthread_rwlock_t lock; /* guards the dispatch table */
     bt__dispatch *tab;
     size_t ntab, cap;
@@ -160,13 +165,33 @@ struct bt_buffer {
     bt_device *dev;
     bt__bbuf *b;
     size_t bytes;
+    bool borrowed; /* wraps the caller's memory (bt_buffer_wrap) */
+    int dtype;     /* bt__dtype from bt_buffer_set_dtype, -1: none declared */
 };
+
+/* --- launch.c: the launch path ----------------------------------------------------------------- */
+/* What a first launch tunes on: the caller's buffers and how (bt_launch_options). */
+typedef struct bt__tune_on {
+    bt_buffer *const *buffers;
+    int nbuffers;
+    void *stream;     /* the caller's stream (NULL: the device's own) */
+    bool in_place;    /* allow_tune_in_place */
+    bool no_tune;
+} bt__tune_on;
+/* Scratch copies (device to device, ordered after on->stream) of on's wrapped buffers unless
+ * in_place: *bufs points at the buffers to tune on (scratch, or on->buffers). */
+bt_status bt__scratch_copies(bt_kernel *kn, const bt__tune_on *on, bt_buffer *scratch[],
+                             bt_buffer *const **bufs, bt_diag *diag);
+void bt__scratch_free(const bt__tune_on *on, bt_buffer *scratch[]);
 
 /* --- tune.c: the tuner behind bt_kernel_tune and the first launch of a key -------------------- */
 /* The tuner behind bt_kernel_tune and the first launch of a key: caller_bufs (may be NULL) are
  * the caller's buffers in buffer-argument order. On success the winner is in the dispatch table. */
-bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *o,
+bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *o,
                    bt_buffer *const *caller_bufs, int ncaller, bt_result **out, bt_diag *diag);
+
+/* tune.c: the winner's config (a copy) and median; 0 when there is none. */
+int bt__result_winner(const bt_result *r, bt_config *cfg, double *median_ms);
 
 /* --- dispatch.c: the dispatch table ---------------------------------------------------------- */
 /* A problem's dispatch key: every key variable's value, then the dtype (-1 when not in the key). */
@@ -178,7 +203,11 @@ typedef struct bt__dkey {
 void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, bt__dkey *key);
 /* Copies the key's entry into *out (under the read lock); false when there is none. */
 bool bt__dispatch_find(bt_kernel *kn, const bt__dkey *key, bt__dispatch *out);
-/* Evaluates the launch of e->cfg for p into e (geometry and non-buffer arguments). */
+/* The bytes (elements of the spec's size expression × the dtype's size, at least one element)
+ * and dtype of every buffer argument of k for p, slots filled for p, into need[i] / dtype[i]. */
+bt_status bt__buffer_needs(const bt_kdesc *k, const bt_problem *p, const int64_t *slots,
+                           size_t need[], int8_t dtype[], bt_diag *diag);
+/* Evaluates the launch of e->cfg for p into e (geometry, non-buffer arguments, buffer needs). */
 bt_status bt__dispatch_eval(const bt_kernel *kn, const bt_problem *p, bt__dispatch *e,
                             bt_diag *diag);
 /* Inserts the winner for p's key, replacing an older one (takes ownership of mod). */
@@ -189,6 +218,24 @@ bt_status bt__dispatch_put(bt_kernel *kn, const bt_problem *p, const bt_config *
 bt_status bt__dispatch_reset(bt_kernel *kn, bt_diag *diag);
 /* Frees every entry's module and the table (bt_kernel_destroy). */
 void bt__dispatch_free(bt_kernel *kn);
+
+/* kernel.c: the config a first launch of p takes without measuring (store, wisdom; in
+ * wisdom-only mode nearest size, same arch, the model), *found false when none applies. */
+bt_status bt__resolve(bt_kernel *kn, const bt_problem *p, bt_config *c, bt_source *src,
+                      bool *found, bt_diag *diag);
+/* kernel.c: a looked-up config, compiled (not measured), into the dispatch table. */
+bt_status bt__dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_config *c,
+                              bt_diag *diag);
+/* launch.c: the first launch of a key (under the tune lock, so that one thread tunes it): store
+ * and wisdom first (not in retune mode), then a tune on `on` (not in wisdom-only mode or with
+ * no_tune); *e is the key's entry. */
+bt_status bt__first_launch(bt_kernel *kn, const bt_problem *p, const bt__dkey *key,
+                           const bt__tune_on *on, bt__dispatch *e, bt_diag *diag);
+/* Compiles one config (through the kernel cache) into a loaded module and function (the caller
+ * frees mod), with no verification or measurement: a looked-up config, bt_choice_function. The
+ * compiled blob goes to *blob (caller frees data) when blob is non-NULL. */
+bt_status bt__load_config(bt_kernel *kn, const bt_problem *p, const bt_config *c, bt__bmod **mod,
+                          bt__bfn **fn, bt__blob *blob, bt_diag *diag);
 
 /* --- args.c: a config's launch for a problem ------------------------------------------------ */
 /* Geometry (grid, block, dynamic shared memory) of config c for problem p. */
@@ -209,5 +256,11 @@ bt_status bt__tmap_reqs(const bt_kdesc *k, const bt_config *c, const bt_problem 
 bt_status bt__tmap_bind(const bt_kdesc *k, const bt__backend_iface *I, bt__bdev *D,
                         const bt__tmap_req *reqs, bt__karg *args, bt__tmap_blob *store,
                         bt_diag *diag);
+
+/* --- kernel.c: the options as a struct (what the tests and the CLI's internals use; the strings
+ * are borrowed and must outlive the kernel / the tune) ---------------------------------------- */
+void bt__kernel_set_opts(bt_kernel *kn, const bt__tune_opts *o);
+bt_status bt__kernel_tune_opts(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *o,
+                               bt_result **out, bt_diag *diag);
 
 #endif

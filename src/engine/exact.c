@@ -173,7 +173,7 @@ bt_status bt_plan_create(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g
     if (st != BT_OK || !opts || !opts->exact)
         return st;
     if ((st = plan_exact(*out, diag)) != BT_OK || (st = bt__plan_drop_unfit(*out)) != BT_OK) {
-        bt_plan_free(*out);
+        bt_plan_destroy(*out);
         *out = NULL;
     }
     return st;

@@ -1,7 +1,8 @@
 /*
- * kernel.c — the bt_kernel handle: the source its device's backend takes, tuning on request, the
- * launch (dispatch from the table in dispatch.c; the first launch of a key looks in the store and
- * wisdom, compiling what it finds, before it tunes), and the user-facing buffers.
+ * kernel.c — the bt_kernel handle: the source its device's backend takes, its options, tuning on
+ * request, what a key's first launch finds without measuring (store, wisdom, the model) and the
+ * compile of such a config into the dispatch table, and the user-facing buffers. The launch path
+ * itself is launch.c's.
  */
 #include "engine/build.h"
 
@@ -49,7 +50,7 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
     kn->iface = I;
     kn->bdev = bt__device_bdev(dev);
     kn->k = k;
-    bt_tune_options_default(&kn->opts);
+    bt__tune_opts_default(&kn->opts);
     kn->src = src;
     kn->src_hash = bt__kdesc_source_hash(k, src);
     pthread_rwlock_init(&kn->lock, NULL);
@@ -72,13 +73,14 @@ void bt_kernel_destroy(bt_kernel *kn)
     pthread_rwlock_destroy(&kn->lock);
     pthread_mutex_destroy(&kn->tune_lock);
     pthread_mutex_destroy(&kn->cmem_lock);
+    bt_tune_options_destroy(kn->opts_obj);
     free(kn);
 }
 
 void bt_kernel_set_options(bt_kernel *kn, const bt_tune_options *o)
 {
-    if (kn && o)
-        kn->opts = *o;
+    if (kn && o && bt__tune_options_clone(o, &kn->opts_obj) == BT_OK)
+        kn->opts = kn->opts_obj->o;
 }
 
 int bt_kernel_tune_count(const bt_kernel *kn) { return kn ? kn->tunes : 0; }
@@ -93,14 +95,32 @@ void bt_kernel_set_hang_handler(bt_kernel *kn, bt_hang_handler h, void *user)
     }
 }
 
-bt_status bt_kernel_tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *o,
+bt_status bt_kernel_tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *opts,
                          bt_result **out, bt_diag *diag)
+{
+    return bt__kernel_tune_opts(kn, p, opts ? &opts->o : NULL, out, diag);
+}
+
+void bt__kernel_set_opts(bt_kernel *kn, const bt__tune_opts *o)
+{
+    bt_tune_options_destroy(kn->opts_obj);
+    kn->opts_obj = NULL;
+    kn->opts = *o;
+}
+
+bt_status bt__kernel_tune_opts(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *o,
+                               bt_result **out, bt_diag *diag)
 {
     if (!out)
         return BT_INVALID_ARG;
     *out = NULL;
     if (!kn || !p || p->k != kn->k)
         return BT_INVALID_ARG;
+    if ((o ? o : &kn->opts)->mode == BT_MODE_WISDOM_ONLY) {
+        bt__diag_set(diag, "wisdom-only mode never measures: bt_kernel_tune refuses to tune "
+                     "(bt_kernel_lookup gives the config a launch would use)");
+        return BT_FORBIDDEN;
+    }
     pthread_mutex_lock(&kn->tune_lock);
     bt_status st = bt__tune(kn, p, o ? o : &kn->opts, NULL, 0, out, diag);
     if (st == BT_OK)
@@ -109,10 +129,8 @@ bt_status bt_kernel_tune(bt_kernel *kn, const bt_problem *p, const bt_tune_optio
     return st;
 }
 
-/* Compiles one config (through the kernel cache) and puts it in the dispatch table, with no
- * verification or measurement: how a config found in the store or in wisdom is dispatched. */
-static bt_status dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_config *c,
-                                 bt_diag *diag)
+bt_status bt__load_config(bt_kernel *kn, const bt_problem *p, const bt_config *c, bt__bmod **mod,
+                          bt__bfn **fn, bt__blob *blob, bt_diag *diag)
 {
     bt__entry e;
     memset(&e, 0, sizeof e);
@@ -125,23 +143,40 @@ static bt_status dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_co
         return BT_COMPILE;
     }
     bt_status st = bt__build_load(kn, p, &e, diag);
-    free(e.blob.data);
     free(e.log);
-    if (!st)
-        st = bt__dispatch_put(kn, p, c, e.mod, e.fn);
+    free(e.error);
     if (st && e.mod)
         kn->iface->module_free(kn->bdev, e.mod);
+    if (st || !blob)
+        free(e.blob.data);
+    else
+        *blob = e.blob;
+    *mod = st ? NULL : e.mod;
+    *fn = st ? NULL : e.fn;
+    return st;
+}
+
+bt_status bt__dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_config *c,
+                              bt_diag *diag)
+{
+    bt__bmod *mod;
+    bt__bfn *fn;
+    bt_status st = bt__load_config(kn, p, c, &mod, &fn, NULL, diag);
+    if (!st && (st = bt__dispatch_put(kn, p, c, mod, fn)) != BT_OK)
+        kn->iface->module_free(kn->bdev, mod);
     return st;
 }
 
 /* The first launch of a key looks before it measures (docs/wisdom.md): an exact key in the store,
- * the user's wisdom or the shipped wisdom is dispatched as is; in wisdom-only mode also the nearest
- * size, the same architecture, and finally the model's best config. Every decision is logged
- * (BLOCKTUNE_LOG). BT_OK with nothing dispatched means "tune it". */
-static bt_status from_wisdom(bt_kernel *kn, const bt_problem *p, bt_diag *diag)
+ * the user's wisdom or the shipped wisdom is taken as is; in wisdom-only mode also the nearest
+ * size, the same architecture, and finally the model's best config. Nothing is compiled or
+ * measured here. *found is false when nothing applies ("tune it"). */
+bt_status bt__resolve(bt_kernel *kn, const bt_problem *p, bt_config *c, bt_source *src,
+                      bool *found, bt_diag *diag)
 {
     const bt_kdesc *k = kn->k;
     const bt_device_info *info = bt_device_get_info(kn->dev);
+    *found = false;
     bt__store *store = bt__kernel_store(kn, &kn->opts);
     const bt__wisdom *uw, *sw;
     bt__kernel_wisdom(kn, &uw, &sw);
@@ -158,10 +193,14 @@ static bt_status from_wisdom(bt_kernel *kn, const bt_problem *p, bt_diag *diag)
     bool wisdom_only = kn->opts.mode == BT_MODE_WISDOM_ONLY;
     bool take = lr.config_json && (lr.source == BT__SRC_STORE || lr.source == BT__SRC_USER ||
                                    lr.source == BT__SRC_SHIPPED || wisdom_only);
+    static const bt_source from[] = {
+        [BT__SRC_STORE] = BT_SOURCE_STORE,          [BT__SRC_USER] = BT_SOURCE_USER_WISDOM,
+        [BT__SRC_SHIPPED] = BT_SOURCE_SHIPPED_WISDOM, [BT__SRC_NEAREST] = BT_SOURCE_NEAREST_SIZE,
+        [BT__SRC_SAME_ARCH] = BT_SOURCE_SAME_ARCH,  [BT__SRC_DEFAULT] = BT_SOURCE_MODEL};
     bt_status st = BT_OK;
-    bt_config c;
-    if (take && bt__config_from_stored(k, lr.config_json, bt__wisdom_source_name(lr.source), &c)) {
-        st = dispatch_config(kn, p, &c, diag);
+    if (take && bt__config_from_stored(k, lr.config_json, bt__wisdom_source_name(lr.source), c)) {
+        *found = true;
+        *src = from[lr.source];
         bt__decision_log("%s: dispatching %s from %s (tuned for %s on %s, %.4f ms)", k->name,
                          lr.config_json, bt__wisdom_source_name(lr.source), lr.matched_key,
                          lr.matched_device, lr.median_ms);
@@ -173,130 +212,17 @@ static bt_status from_wisdom(bt_kernel *kn, const bt_problem *p, bt_diag *diag)
             st = BT_NOT_FOUND;
         }
         if (!st) {
-            st = dispatch_config(kn, p, &pl->cand[0].cfg, diag);
-            char *cj = bt__config_json(&k->space, &pl->cand[0].cfg);
+            *c = pl->cand[0].cfg;
+            *found = true;
+            *src = BT_SOURCE_MODEL;
+            char *cj = bt__config_json(&k->space, c);
             bt__decision_log("%s: dispatching %s, the model's best config (default: nothing "
                              "stored for this key, wisdom-only mode)", k->name, cj ? cj : "?");
             free(cj);
         }
-        bt_plan_free(pl);
+        bt_plan_destroy(pl);
     }
     free(lr.config_json);
-    return st;
-}
-
-/* Tunes p's key on the caller's buffers (no store or wisdom had it) and logs the winner. */
-static bt_status tune_key(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
-                          int nbuffers, bt_diag *diag)
-{
-    const bt_kdesc *k = kn->k;
-    bt_result *r = NULL;
-    bt_status st = bt__tune(kn, p, &kn->opts, buffers, nbuffers, &r, diag);
-    if (st != BT_OK)
-        return st;
-    kn->tunes++;
-    if (r->winner < 0) {
-        bt__diag_set(diag, "no config of '%s' passed verification for this problem "
-                           "(blocktune tune shows why)", k->name);
-        st = BT_WRONG_RESULT;
-    }
-    bt_config wc;
-    double med = 0;
-    if (st == BT_OK && bt__decision_log_enabled() && bt_result_winner(r, &wc, &med)) {
-        char *cj = bt__config_json(&k->space, &wc);
-        bt__decision_log("%s: tuned %zu configs for this key in %.2f s: winner %s at %.4f ms, "
-                         "margin %.1f%%%s", k->name, r->n, r->t_total, cj ? cj : "?", med,
-                         r->margin * 100, r->tie ? " (tie within noise)" : "");
-        free(cj);
-    }
-    bt_result_free(r);
-    return st;
-}
-
-/* The first launch of a key (under the tune lock, so that one thread tunes it): store and wisdom
- * first (not in retune mode), then a tune (not in wisdom-only mode); *e is the key's entry. */
-static bt_status first_launch(bt_kernel *kn, const bt_problem *p, const bt__dkey *key,
-                              bt_buffer *const *buffers, int nbuffers, bt__dispatch *e,
-                              bt_diag *diag)
-{
-    pthread_mutex_lock(&kn->tune_lock);
-    bt_status st = BT_OK;
-    if (!bt__dispatch_find(kn, key, e) && kn->opts.mode != BT_MODE_RETUNE)
-        st = from_wisdom(kn, p, diag); /* store → user → shipped wisdom → ... (no measuring) */
-    if (st != BT_OK && kn->opts.mode == BT_MODE_TUNE) {
-        bt__decision_log("%s: the looked-up config failed (%s); tuning instead", kn->k->name,
-                         diag ? diag->msg : bt_strerror(st));
-        st = BT_OK;
-    }
-    if (st == BT_OK && !bt__dispatch_find(kn, key, e)) { /* nobody tuned it meanwhile */
-        if (kn->opts.mode == BT_MODE_WISDOM_ONLY) {
-            bt__diag_set(diag, "wisdom-only mode and no config for this key");
-            st = BT_FORBIDDEN;
-        } else
-            st = tune_key(kn, p, buffers, nbuffers, diag);
-        if (st == BT_OK && !bt__dispatch_find(kn, key, e))
-            st = BT_INTERNAL;
-    }
-    pthread_mutex_unlock(&kn->tune_lock);
-    return st;
-}
-
-bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
-                           int nbuffers, bt_diag *diag)
-{
-    if (!kn || !p || p->k != kn->k || (nbuffers && !buffers))
-        return BT_INVALID_ARG;
-    if (!kn->bdev) {
-        bt__diag_set(diag, "the device was lost to a fault; CUDA cannot recover in this process");
-        return BT_LAUNCH;
-    }
-    const bt_kdesc *k = kn->k;
-    bt__dkey key;
-    bt__dispatch_key(kn, p, &key);
-    bt__dispatch e;
-    if (!bt__dispatch_find(kn, &key, &e)) {
-        bt_status st = first_launch(kn, p, &key, buffers, nbuffers, &e, diag);
-        if (st)
-            return st;
-    }
-    /* hot path: geometry and scalars were evaluated when the winner was stored; only a problem
-     * that differs in a variable outside the key needs them again */
-    if (memcmp(e.pvals, p->values, sizeof e.pvals)) {
-        bt_status st = bt__dispatch_eval(kn, p, &e, diag);
-        if (st)
-            return st;
-    }
-    int nb = 0;
-    for (int i = 0; i < k->nargs; i++) {
-        if (k->args[i].role != BT__KARG_BUFFER)
-            continue;
-        if (nb >= nbuffers || !buffers[nb]) {
-            bt__diag_set(diag, "kernel '%s' takes more than the %d buffers given", k->name, nbuffers);
-            return BT_INVALID_ARG;
-        }
-        e.args[i].kind = BT__ARG_BUF;
-        e.args[i].u.buf = buffers[nb++]->b;
-    }
-    if (nb != nbuffers) {
-        bt__diag_set(diag, "kernel '%s' takes %d buffers, %d given", k->name, nb, nbuffers);
-        return BT_INVALID_ARG;
-    }
-    if (!e.grid[0] || !e.grid[1] || !e.grid[2])
-        return BT_OK;
-    bt__tmap_blob tm[BT__MAX_TMAPS];
-    if (e.has_tmaps) {
-        bt_status st = bt__tmap_bind(k, kn->iface, kn->bdev, e.tm, e.args, tm, diag);
-        if (st)
-            return st;
-    }
-    if (kn->has_cmem)
-        pthread_mutex_lock(&kn->cmem_lock);
-    bt_status st = bt__cmem_bind(k, kn->iface, kn->bdev, e.mod, p,
-                                 &bt_device_get_info(kn->dev)->props, e.args, diag);
-    if (!st)
-        st = kn->iface->launch(kn->bdev, e.fn, e.grid, e.block, e.dyn, e.args, k->nargs, NULL, diag);
-    if (kn->has_cmem)
-        pthread_mutex_unlock(&kn->cmem_lock);
     return st;
 }
 
@@ -318,6 +244,7 @@ bt_status bt_buffer_create(bt_device *d, size_t bytes, bt_buffer **out, bt_diag 
     }
     b->dev = d;
     b->bytes = bytes;
+    b->dtype = -1;
     *out = b;
     return BT_OK;
 }

@@ -154,10 +154,8 @@ static bt_status verify_entry(bt__tctx *T, bt__entry *e, bt__pdata *d, bt__verif
         return BT_OK;
     const char *text = st ? dd.msg : v->msg;
     char msg[400];
-    if (where && st)
-        snprintf(msg, sizeof msg, "at boundary size %s: %.250s", where, text);
-    else if (where)
-        snprintf(msg, sizeof msg, "at boundary size %s: %s", where, text);
+    if (where)
+        snprintf(msg, sizeof msg, "at boundary size %.100s: %.250s", where, text);
     bt__entry_fail(e, st ? bt__cfg_status_of(st) : BT__CS_WRONG, where ? msg : text);
     bt__record(T, e);
     return st;
@@ -317,8 +315,32 @@ static bt_status run_config(bt__tctx *T, bt__entry *e)
     return st;
 }
 
-/* The round's outcomes for the strategy, and its progress line. */
-static void round_outcomes(bt__tctx *T, size_t from, bt__search_meas *m)
+/* The caller's progress callback after a round: true when it asks to cancel. */
+static bool progress_cb(bt__tctx *T)
+{
+    if (!T->o.progress_cb)
+        return false;
+    bt_result *r = T->r;
+    double best = INFINITY;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->e[i].status == BT__CS_OK && r->e[i].st.median < best)
+            best = r->e[i].st.median;
+    double elapsed = bt__now() - T->t0;
+    bt_progress pr = {
+        .size = sizeof pr,
+        .configs_done = (int)r->n,
+        .configs_planned = (int)(r->budget ? r->budget : r->plan->ncand),
+        .rounds = (int)T->rounds,
+        .elapsed_s = elapsed,
+        .time_left_s = T->o.time_limit_s > 0 ? fmax(0, T->o.time_limit_s - elapsed) : -1,
+        .best_ms = isinf(best) ? 0 : best,
+    };
+    return T->o.progress_cb(&pr, T->o.progress_user) != 0;
+}
+
+/* The round's outcomes for the strategy, its progress line and the progress callback; true when
+ * the callback cancels the tune. */
+static bool round_outcomes(bt__tctx *T, size_t from, bt__search_meas *m)
 {
     bt_result *r = T->r;
     for (size_t i = from; i < r->n; i++) {
@@ -327,6 +349,7 @@ static void round_outcomes(bt__tctx *T, size_t from, bt__search_meas *m)
         m[i - from].ms = e->status == BT__CS_OK ? e->st.median : INFINITY;
     }
     bt__progress_round_done(T);
+    return progress_cb(T);
 }
 
 /* One round (the search's bt__measure_batch_fn; user is the tctx): entries for the proposed
@@ -356,8 +379,13 @@ static bt_status measure_round(void *user, const uint64_t *idx, size_t n, bt__se
         st = run_config(T, &r->e[i]);
     if (st)
         return st;
-    round_outcomes(T, from, m);
+    bool cancel = round_outcomes(T, from, m);
     bt__unload_all(T);
+    if (cancel) {
+        bt__diag_set(T->sdiag, "cancelled by the progress callback after %zu configs (each "
+                     "measurement is in the store: a new tune resumes)", r->n);
+        return BT_CANCELLED;
+    }
     return BT_OK;
 }
 
@@ -454,11 +482,11 @@ bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s
     bt__idxmap_free(&T->cand);
     T->sdiag = NULL;
     if (st) {
-        *diag = sd;
+        bt__diag_copy(diag, &sd);
         if (!diag->msg[0])
             bt__diag_set(diag, "the search failed: %s", bt_strerror(st));
     } else if (sd.msg[0]) { /* a boundary size not verified: said in the report, not fatal */
-        *diag = sd;
+        bt__diag_copy(diag, &sd);
         snprintf(r->verify_note, sizeof r->verify_note, "%s", sd.msg);
     }
     return st;

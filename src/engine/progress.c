@@ -173,7 +173,7 @@ static void *tick(void *arg)
  * ------------------------------------------------------------------------------------------- */
 /* The finals' cost: the finalists and up to two challengers re-measured (select.c), each about
  * what measuring one config has cost so far. */
-static double finals_s(const bt_tune_options *o, double per_config)
+static double finals_s(const bt__tune_opts *o, double per_config)
 {
     int k = o->top_k > 0 ? (o->top_k > 16 ? 16 : o->top_k) : 3;
     return (k + 2) * per_config;

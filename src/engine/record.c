@@ -172,7 +172,7 @@ bool bt__record_get(bt__store *s, const bt_result *r, bt__entry *e)
     return used;
 }
 
-bt__store *bt__kernel_store(bt_kernel *kn, const bt_tune_options *o)
+bt__store *bt__kernel_store(bt_kernel *kn, const bt__tune_opts *o)
 {
     if (kn->store_tried)
         return kn->store;
@@ -190,7 +190,7 @@ bt__store *bt__kernel_store(bt_kernel *kn, const bt_tune_options *o)
     return kn->store;
 }
 
-bt__store *bt__record_store(bt_kernel *kn, const bt_tune_options *o, bt_result *r)
+bt__store *bt__record_store(bt_kernel *kn, const bt__tune_opts *o, bt_result *r)
 {
     bt__store *s = bt__kernel_store(kn, o);
     if (s) {

@@ -28,9 +28,9 @@ bt_status bt__record_put(bt__store *s, bt_result *r, const bt__entry *e, bool wi
 /* Fills e from the store when it holds a finished measurement of this config; true if so. */
 bool bt__record_get(bt__store *s, const bt_result *r, bt__entry *e);
 /* The kernel's store (opened on first use; NULL when disabled or unavailable). */
-bt__store *bt__kernel_store(bt_kernel *kn, const bt_tune_options *o);
+bt__store *bt__kernel_store(bt_kernel *kn, const bt__tune_opts *o);
 /* The kernel's store for a tune: notes in r its path, or that it was refused and why. */
-bt__store *bt__record_store(bt_kernel *kn, const bt_tune_options *o, bt_result *r);
+bt__store *bt__record_store(bt_kernel *kn, const bt__tune_opts *o, bt_result *r);
 /* The sentence a report prints when something of the tune was not stored (false: all was). */
 bool bt__result_store_note(const bt_result *r, char *buf, size_t size);
 /* The tune's "store" JSON: {"path", "used", "stored", "failed", "error"}, or null for "none". */

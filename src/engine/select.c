@@ -17,7 +17,7 @@
 
 /* How many of the best first medians are re-measured interleaved (top_k, 3 by default, at most
  * 16). */
-static int finalists_wanted(const bt_tune_options *o)
+static int finalists_wanted(const bt__tune_opts *o)
 {
     int K = o->top_k > 0 ? o->top_k : 3;
     return K > 16 ? 16 : K;
@@ -25,7 +25,7 @@ static int finalists_wanted(const bt_tune_options *o)
 
 /* What re-measuring one config in the finals costs, in seconds: its warm-up + rep, with room for
  * the flushes and launches around them. */
-static double remeasure_cost_s(const bt_tune_options *o)
+static double remeasure_cost_s(const bt__tune_opts *o)
 {
     return (o->warmup_ms + o->rep_ms) * 1.5e-3;
 }
@@ -33,7 +33,7 @@ static double remeasure_cost_s(const bt_tune_options *o)
 /* What is left of the time limit after what came before the search (data, reference, baseline)
  * and the time kept for the final selection, which re-measures the finalists and up to two
  * challengers (and reloads them). At least a sliver, so that the first round always runs. */
-double bt__search_time_limit(const bt_tune_options *o, double spent)
+double bt__search_time_limit(const bt__tune_opts *o, double spent)
 {
     if (o->time_limit_s <= 0)
         return 0;

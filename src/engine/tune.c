@@ -24,20 +24,7 @@
 #define BT__MAX_BUDGET_MS 60000.0
 #define BT__MAX_TIMEOUT_S 3600.0
 
-void bt_tune_options_default(bt_tune_options *o)
-{
-    memset(o, 0, sizeof *o);
-    o->warmup_ms = 25;
-    o->rep_ms = 100;
-    o->verify_boundary = 1;
-    o->top_k = 3;
-    o->rounds = 5;
-    o->seed = 1;
-    o->timeout_s = 10;
-    o->mode = bt__tune_mode_from_env();
-}
-
-void bt_result_free(bt_result *r)
+void bt_result_destroy(bt_result *r)
 {
     if (!r)
         return;
@@ -47,11 +34,12 @@ void bt_result_free(bt_result *r)
         free(r->e[i].blob.data);
     }
     free(r->e);
-    bt_plan_free(r->plan);
+    bt_plan_destroy(r->plan);
+    bt__config_obj_clear(&r->winner_cfg);
     free(r);
 }
 
-int bt_result_winner(const bt_result *r, bt_config *cfg, double *median_ms)
+int bt__result_winner(const bt_result *r, bt_config *cfg, double *median_ms)
 {
     if (!r || r->winner < 0)
         return 0;
@@ -62,8 +50,28 @@ int bt_result_winner(const bt_result *r, bt_config *cfg, double *median_ms)
     return 1;
 }
 
+int bt_result_winner(const bt_result *r, const bt_config **cfg, double *median_ms)
+{
+    if (cfg)
+        *cfg = NULL;
+    if (!r || r->winner < 0)
+        return 0;
+    if (cfg) {
+        /* the object in r, filled on first use (the winner never changes once r is out) */
+        bt__config_obj *o = (bt__config_obj *)&r->winner_cfg;
+        if (!o->space) {
+            o->c = r->e[r->winner].ev.cfg;
+            o->space = &r->k->space;
+        }
+        *cfg = &o->c;
+    }
+    if (median_ms)
+        *median_ms = r->e[r->winner].st.median;
+    return 1;
+}
+
 /* A new result for kernel kn at p with options o: the problem, the device and the provenance. */
-static bt_result *result_new(const bt_kernel *kn, const bt_problem *p, const bt_tune_options *o)
+static bt_result *result_new(const bt_kernel *kn, const bt_problem *p, const bt__tune_opts *o)
 {
     const bt_kdesc *k = kn->k;
     bt_result *r = calloc(1, sizeof *r);
@@ -108,7 +116,7 @@ static void reference_label(bt__tctx *T, const bt__pdata *d)
 
 /* The options within their bounds (NaN never is): the per-config budgets, the timeout, the time
  * limit and the target. */
-static bt_status check_options(const bt_tune_options *o, bt_diag *diag)
+static bt_status check_options(const bt__tune_opts *o, bt_diag *diag)
 {
     const struct {
         const char *name, *flag, *what, *unit;
@@ -157,7 +165,7 @@ static bt_status check_problems(bt__tctx *T, bt_diag *diag)
 
 /* The strategy by name, or the default for nvalid valid configs. NULL (diag says the names) for
  * an unknown name. */
-static const bt__strategy *pick_strategy(const bt_tune_options *o, uint64_t nvalid, bt_diag *diag)
+static const bt__strategy *pick_strategy(const bt__tune_opts *o, uint64_t nvalid, bt_diag *diag)
 {
     if (!o->strategy || !o->strategy[0])
         return bt__strategy_default(nvalid,
@@ -242,7 +250,7 @@ static void dispatch_winner(bt__tctx *T)
     }
 }
 
-bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *opts,
+bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts,
                    bt_buffer *const *caller, int ncaller, bt_result **out, bt_diag *diag)
 {
     *out = NULL;
@@ -253,7 +261,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt_tune_options *op
     if (opts)
         T.o = *opts;
     else
-        bt_tune_options_default(&T.o);
+        bt__tune_opts_default(&T.o);
     pthread_mutex_init(&T.wmu, NULL);
     bt__pdata data;
     bool have_data = false;
@@ -305,7 +313,7 @@ done:
         T.r->t_total = bt__now() - T.t0;
         *out = T.r;
     } else
-        bt_result_free(T.r);
+        bt_result_destroy(T.r);
     bt__progress_end(&T);
     bt__watchdog_stop(&T);
     pthread_mutex_destroy(&T.wmu);

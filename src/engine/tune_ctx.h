@@ -64,7 +64,7 @@ typedef struct bt__tctx {
     const bt__backend_iface *I;
     bt__bdev *D; /* kn->bdev: replaced when a fault reopens the device */
     const bt_gpu *g;
-    bt_tune_options o;
+    bt__tune_opts o;
     bt_result *r;
     struct bt__store *store; /* NULL: nothing is recorded */
     double t0;               /* the tune's start */
@@ -212,7 +212,7 @@ bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s
 /* --- select.c --------------------------------------------------------------------------------- */
 /* The search's share of the whole tune's time limit (0: none), `spent` seconds having gone before
  * the search. */
-double bt__search_time_limit(const bt_tune_options *o, double spent);
+double bt__search_time_limit(const bt__tune_opts *o, double spent);
 /* The finals: the best first medians re-measured interleaved, challengers, the winner with its
  * margin, noise band and tie; finalists' statistics and the winner go to the store. */
 void bt__select(bt__tctx *T);

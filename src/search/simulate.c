@@ -249,7 +249,7 @@ bt_status bt__simulate(const bt__recspace *c, const bt__strategy *s, const bt__s
     pthread_mutex_destroy(&j.lock);
     if (j.status != BT_OK) {
         if (diag)
-            *diag = j.diag;
+            bt__diag_copy(diag, &j.diag);
         free(j.runs);
         return j.status;
     }

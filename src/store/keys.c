@@ -98,15 +98,33 @@ double bt__keyvals_distance(const bt__keyvals *a, const bt__keyvals *b)
  * ------------------------------------------------------------------------------------------- */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
-bool bt__decision_log_enabled(void)
+static bool env_log(void)
 {
     const char *v = getenv("BLOCKTUNE_LOG");
     return v && v[0] && strcmp(v, "0") != 0;
 }
 
+bool bt__decision_log_enabled(void)
+{
+    bt_log_fn fn;
+    void *user;
+    return bt__setting_log(&fn, &user) || env_log();
+}
+
 void bt__decision_log(const char *fmt, ...)
 {
-    if (!bt__decision_log_enabled())
+    bt_log_fn fn;
+    void *user;
+    if (bt__setting_log(&fn, &user)) { /* the embedder's callback (bt_set_log_callback) */
+        char line[2048];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(line, sizeof line, fmt, ap);
+        va_end(ap);
+        fn(line, user);
+        return;
+    }
+    if (!env_log())
         return;
     const char *v = getenv("BLOCKTUNE_LOG");
     pthread_mutex_lock(&log_lock);
@@ -147,6 +165,9 @@ bt_status bt__tune_mode_parse(const char *text, bt_tune_mode *out, bt_diag *diag
 
 bt_tune_mode bt__tune_mode_from_env(void)
 {
+    int set = bt__setting_mode();
+    if (set >= 0)
+        return (bt_tune_mode)set;
     const char *v = getenv("BLOCKTUNE_MODE");
     bt_tune_mode m = BT_MODE_TUNE;
     if (v && v[0] && bt__tune_mode_parse(v, &m, NULL) != BT_OK)
@@ -158,7 +179,7 @@ bt_status bt__tune_mode_env_check(bt_diag *diag)
 {
     const char *v = getenv("BLOCKTUNE_MODE");
     bt_tune_mode m;
-    if (!v || !v[0] || bt__tune_mode_parse(v, &m, NULL) == BT_OK)
+    if (bt__setting_mode() >= 0 || !v || !v[0] || bt__tune_mode_parse(v, &m, NULL) == BT_OK)
         return BT_OK;
     bt__diag_set(diag, "BLOCKTUNE_MODE=%.100s is not a mode; the modes are tune, wisdom-only and "
                        "retune (or leave BLOCKTUNE_MODE unset for tune)", v);

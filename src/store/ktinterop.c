@@ -514,3 +514,18 @@ bt_status bt__kt_from_store(bt__store *s, const char *kernel, const char *device
     free_rows(&x);
     return st;
 }
+
+bool bt__kt_is_cache(const char *path)
+{
+    size_t n = strlen(path);
+    if (n > 3 && !strcmp(path + n - 3, ".gz"))
+        return true;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    char head[4097];
+    size_t got = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[got] = '\0';
+    return strstr(head, "\"tune_params_keys\"") != NULL;
+}

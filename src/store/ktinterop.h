@@ -7,6 +7,9 @@
 #include "store/ktcache.h"
 #include "store/store.h"
 
+/* Whether path looks like a Kernel Tuner cache: gzip (.gz), or JSON with "tune_params_keys" in
+ * its first 4 KiB (wisdom files have none). */
+bool bt__kt_is_cache(const char *path);
 /* Imports every record of a Kernel Tuner cache (plain or .gz) in one transaction; the fastest
  * becomes its key's winner. A malformed file imports nothing (file:line:column in diag). */
 bt_status bt__kt_import(bt__store *s, const char *path, int *nrows, bt_diag *diag);

@@ -363,6 +363,9 @@ static char *join(const char *a, const char *b)
 
 char *bt__cache_dir(void)
 {
+    char *set = bt__setting_cache_dir();
+    if (set)
+        return set;
     const char *d = getenv("BLOCKTUNE_CACHE_DIR");
     if (d && d[0])
         return bt__strdup(d);

@@ -42,6 +42,7 @@
 #define BT_STORE_STORE_H
 
 #include "blocktune.h"
+#include "core/space.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -319,6 +320,16 @@ bt_status bt__wisdom_export_vllm(bt__store *s, const char *kernel, const char *d
 /* One vLLM file per (N, K, dtype) in dir: "N=<N>,K=<K>,device_name=<name>[,dtype=<dtype>].json". */
 bt_status bt__wisdom_export_vllm_dir(bt__store *s, const char *kernel, const char *device,
                                      const char *dir, int *nfiles, bt_diag *diag);
+
+/* ---------------------------------------------------------------------------------------------
+ * Settings made through the public API (settings.c): each wins over its environment variable;
+ * NULL / -1 / false when unset. The strings are malloc'd copies.
+ * ------------------------------------------------------------------------------------------- */
+char *bt__setting_cache_dir(void);
+char *bt__setting_user_wisdom(void);
+char *bt__setting_shipped_wisdom(void);
+int bt__setting_mode(void);
+bool bt__setting_log(bt_log_fn *fn, void **user);
 
 /* ---------------------------------------------------------------------------------------------
  * Decisions log and modes

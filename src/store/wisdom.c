@@ -7,6 +7,7 @@
 
 #include "core/jpos.h"
 #include "core/util.h"
+#include "core/datadir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,9 +20,6 @@
 
 #include <jansson.h>
 
-#ifndef BT_INSTALL_DATADIR
-#define BT_INSTALL_DATADIR "/usr/local/share/blocktune"
-#endif
 
 #define MAX_STR 4096              /* longest string field accepted from a file */
 #define MAX_FILE (256u << 20)     /* largest wisdom file read */
@@ -1005,8 +1003,9 @@ bt_status bt__wisdom_load_user(bt__wisdom **out, bt_diag *diag)
     if (!w)
         return BT_NOMEM;
     const char *env = getenv("BLOCKTUNE_USER_WISDOM_DIR");
-    char *dir = NULL;
-    if (env && env[0]) {
+    char *dir = bt__setting_user_wisdom();
+    if (dir) {
+    } else if (env && env[0]) {
         dir = bt__strdup(env);
     } else {
         char *cache = bt__cache_dir();
@@ -1035,9 +1034,11 @@ bt_status bt__wisdom_load_shipped(bt__wisdom **out, bt_diag *diag)
     if (!w)
         return BT_NOMEM;
     const char *env = getenv("BLOCKTUNE_WISDOM_DIR");
+    char *set = bt__setting_shipped_wisdom();
     bt_status st = BT_OK;
-    if (env && env[0]) {
-        st = bt__wisdom_add_dir(w, env, diag);
+    if (set || (env && env[0])) {
+        st = bt__wisdom_add_dir(w, set ? set : env, diag);
+        free(set);
     } else {
         /* The files compiled in, then installed files that are not among them. */
         const char *path, *data;
@@ -1050,7 +1051,11 @@ bt_status bt__wisdom_load_shipped(bt__wisdom **out, bt_diag *diag)
         char **files = NULL;
         size_t n = 0;
         if (st == BT_OK)
-            st = list_json(BT_INSTALL_DATADIR "/wisdom", &files, &n, diag);
+        {
+            char dir[4200];
+            snprintf(dir, sizeof dir, "%s/wisdom", bt__data_dir());
+            st = list_json(dir, &files, &n, diag);
+        }
         for (size_t i = 0; st == BT_OK && i < n; i++) {
             char emb[512];
             const char *base = strrchr(files[i], '/');

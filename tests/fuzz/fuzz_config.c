@@ -1,5 +1,5 @@
 /*
- * fuzz_config.c — libFuzzer target for `--config` strings (bt_kdesc_parse_config,
+ * fuzz_config.c — libFuzzer target for `--config` strings (bt__kdesc_parse_config,
  * src/core/spec.c) against the built-in kernels, and for the model on what they set (plan
  * --config).
  *
@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     bt_config c;
     bt_diag d = {0};
-    bt_status st = bt_kdesc_parse_config(k, text, &c, &d);
+    bt_status st = bt__kdesc_parse_config(k, text, &c, &d);
     if (st != BT_OK) {
         FUZZ_CHECK(st == BT_INVALID_ARG || st == BT_NOMEM);
         fuzz_check_diag(&d, NULL);

@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_config_roundtrip(k, &c);
         fuzz_plan_one(k, &c, which + 1);
     }
-    bt_kdesc_free(k);
+    bt_kdesc_destroy(k);
     free(json);
     return 0;
 }

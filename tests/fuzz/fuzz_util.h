@@ -84,11 +84,11 @@ static inline void fuzz_plan_one(const bt_kdesc *k, const bt_config *c, unsigned
     if (st == BT_OK) {
         FUZZ_CHECK(bt_plan_write_json(plan, devnull) == BT_OK);
         FUZZ_CHECK(bt_plan_write_table(plan, devnull, 0) == BT_OK);
-        bt_plan_free(plan);
+        bt_plan_destroy(plan);
     } else {
         FUZZ_CHECK(plan == NULL && st != BT_INTERNAL);
     }
-    bt_problem_free(p);
+    bt_problem_destroy(p);
 }
 
 /* Config i of k formatted as "--config" text parses back to the same values. */
@@ -98,7 +98,7 @@ static inline void fuzz_config_roundtrip(const bt_kdesc *k, const bt_config *c)
     bt__config_format(&k->space, c, ", ", text, sizeof text);
     bt_config back;
     bt_diag d = {0};
-    bt_status st = bt_kdesc_parse_config(k, text, &back, &d);
+    bt_status st = bt__kdesc_parse_config(k, text, &back, &d);
     if (st != BT_OK) {
         fprintf(stderr, "config '%s' does not parse back: %s\n", text, d.msg);
         abort();

@@ -28,6 +28,10 @@
  *   - dynamic shared memory above the function's limit fails the launch (CUDA_ERROR_INVALID_VALUE)
  *     until cuFuncSetAttribute raises the limit;
  *   - stream capture records launches (copying their argument values) into graphs that replay;
+ *   - embedding: cuPointerGetAttribute (context, device ordinal, range of an allocation; an
+ *     address inside no allocation is CUDA_ERROR_INVALID_VALUE), cuCtxGetDevice, cuStreamGetCtx
+ *     and cuStreamWaitEvent (streams run at once, so waiting is only checked); the test-only
+ *     mock_cuda_alloc_foreign makes memory that another context or device owns;
  *   - cuTensorMapEncodeTiled checks what the driver checks (a live 16-byte aligned address, strides
  *     multiples of 16, boxes of 1..256 within the swizzle span) and writes what it was given into
  *     the map's words, so that tests can read the request back (mock_tmap_t below).
@@ -78,6 +82,8 @@ static struct CUctx_st g_ctx = {MAGIC};
 typedef struct alloc {
     unsigned char *p;
     size_t size;
+    int owner; /* 0: the primary context; 1: another context of device 0; 2: device 1's context
+                  (mock_cuda_alloc_foreign) */
     struct alloc *next;
 } alloc;
 static alloc *g_allocs;
@@ -964,7 +970,7 @@ API CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, struct CUmod
             RET(sz > 0 ? E_OUT_OF_MEMORY : E_NOT_FOUND);
         }
         strcpy(g->name, name);
-        *a = (alloc){mem, (size_t)sz, g_allocs};
+        *a = (alloc){mem, (size_t)sz, 0, g_allocs};
         g_allocs = a;
         g->mem = a;
         g->next = m->globals;
@@ -1060,7 +1066,7 @@ API CUresult cuEventCreate(struct CUevent_st **e, unsigned int flags)
     CUresult r = need_ctx();
     if (r)
         RET(r);
-    if (flags != 0)
+    if (flags != 0 && flags != 2) /* default, or CU_EVENT_DISABLE_TIMING */
         RET(E_INVALID_VALUE);
     *e = calloc(1, sizeof **e);
     if (!*e || !track(*e, free_plain)) {
@@ -1250,4 +1256,91 @@ API CUresult cuGetErrorString(CUresult e, const char **s)
         }
     *s = NULL;
     return E_INVALID_VALUE;
+}
+
+/* ---- embedding ------------------------------------------------------------------------- */
+
+static struct CUctx_st g_ctx_other = {MAGIC}; /* another context, for foreign allocations */
+
+/* Test-only: device memory that another context of device 0 (other_device 0) or device 1's
+ * context (other_device 1) owns. */
+API CUresult mock_cuda_alloc_foreign(CUdeviceptr *p, size_t bytes, int other_device)
+{
+    LOCK();
+    alloc *a = calloc(1, sizeof *a);
+    unsigned char *mem = a ? aligned_alloc(256, (bytes + 255) / 256 * 256) : NULL;
+    if (!mem) {
+        free(a);
+        RET(E_OUT_OF_MEMORY);
+    }
+    a->p = mem;
+    a->size = bytes;
+    a->owner = other_device ? 2 : 1;
+    a->next = g_allocs;
+    g_allocs = a;
+    *p = (CUdeviceptr)(uintptr_t)mem;
+    RET(OK);
+}
+
+enum { PA_CONTEXT = 1, PA_DEVICE_ORDINAL = 9, PA_RANGE_START = 11, PA_RANGE_SIZE = 12 };
+
+API CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p)
+{
+    LOCK();
+    if (!g_init)
+        RET(E_NOT_INITIALIZED);
+    if (!data)
+        RET(E_INVALID_VALUE);
+    alloc *a = g_allocs;
+    while (a && !(p >= (CUdeviceptr)(uintptr_t)a->p && p - (CUdeviceptr)(uintptr_t)a->p < a->size))
+        a = a->next;
+    if (!a)
+        RET(E_INVALID_VALUE); /* as the driver answers for memory it does not know */
+    switch (attr) {
+    case PA_CONTEXT:
+        *(struct CUctx_st **)data = a->owner == 0 ? &g_ctx : &g_ctx_other;
+        break;
+    case PA_DEVICE_ORDINAL:
+        *(int *)data = a->owner == 2 ? 1 : 0;
+        break;
+    case PA_RANGE_START:
+        *(CUdeviceptr *)data = (CUdeviceptr)(uintptr_t)a->p;
+        break;
+    case PA_RANGE_SIZE:
+        *(size_t *)data = a->size;
+        break;
+    default:
+        RET(E_INVALID_VALUE);
+    }
+    RET(OK);
+}
+
+API CUresult cuCtxGetDevice(CUdevice *d)
+{
+    LOCK();
+    CUresult r = need_ctx();
+    if (r)
+        RET(r);
+    *d = 0;
+    RET(OK);
+}
+
+API CUresult cuStreamGetCtx(struct CUstream_st *s, struct CUctx_st **ctx)
+{
+    LOCK();
+    if (!s || s->magic != MAGIC)
+        RET(E_INVALID_HANDLE);
+    *ctx = &g_ctx;
+    RET(OK);
+}
+
+API CUresult cuStreamWaitEvent(struct CUstream_st *s, struct CUevent_st *e, unsigned int flags)
+{
+    LOCK();
+    CUresult r = stream_ok(s);
+    if (r)
+        RET(r);
+    if (!e || e->magic != MAGIC || flags != 0)
+        RET(e && e->magic == MAGIC ? E_INVALID_VALUE : E_INVALID_HANDLE);
+    RET(OK);
 }

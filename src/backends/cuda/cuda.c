@@ -88,6 +88,8 @@ struct bt__bdev {
     CUdevice dev;
     CUcontext ctx;
     CUstream stream;
+    int borrowed_ctx;    /* ctx is the caller's (device_wrap): never retained, released or synced */
+    CUstream checked;    /* the last caller stream found to belong to ctx (launch_on) */
     int cc_major, cc_minor;
     int warp;
     int max_threads;  /* per block */
@@ -107,6 +109,7 @@ struct bt__bdev {
 struct bt__bbuf {
     CUdeviceptr ptr;
     size_t size;
+    int borrowed; /* the caller's memory (buf_wrap): never freed here */
 };
 
 struct bt__bfn {
@@ -621,7 +624,8 @@ static void release_primary(bt__bdev *d)
 {
     cu_slot *s = d->slot;
     pthread_mutex_lock(&s->lock);
-    (void)d->api->cuDevicePrimaryCtxRelease(d->dev);
+    if (!d->borrowed_ctx)
+        (void)d->api->cuDevicePrimaryCtxRelease(d->dev);
     if (--s->opens == 0 && s->lost) {
         s->lost = 0;
         s->lost_msg[0] = '\0';
@@ -663,9 +667,9 @@ static bt_status cu_attr(bt__bdev *d, int attr, const char *name, int *out, bt_d
     return cu_fail(NULL, d->api, diag, BT_BACKEND, fn, r);
 }
 
-/* Opens GPU idx: a reference on its primary context and a non-blocking stream of its own. Freed
- * by cu_device_close. */
-static bt_status cu_device_open(void *ctx, int idx, bt__bdev **out, bt_diag *diag)
+/* Opens GPU idx: a reference on its primary context (or, with user_ctx, the caller's context,
+ * borrowed) and a non-blocking stream of its own. Freed by cu_device_close. */
+static bt_status open_in(void *ctx, int idx, CUcontext user_ctx, bt__bdev **out, bt_diag *diag)
 {
     *out = NULL;
     cu_ctx *cx = ctx;
@@ -739,7 +743,10 @@ static bt_status cu_device_open(void *ctx, int idx, bt__bdev **out, bt_diag *dia
         free(d);
         return BT_LAUNCH;
     }
-    CUresult r = a->cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
+    d->borrowed_ctx = user_ctx != NULL;
+    CUresult r = user_ctx ? CUDA_SUCCESS : a->cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
+    if (user_ctx)
+        d->ctx = user_ctx;
     if (r == CUDA_SUCCESS)
         d->slot->opens++;
     pthread_mutex_unlock(&d->slot->lock);
@@ -763,6 +770,11 @@ static bt_status cu_device_open(void *ctx, int idx, bt__bdev **out, bt_diag *dia
     }
     *out = d;
     return BT_OK;
+}
+
+static bt_status cu_device_open(void *ctx, int idx, bt__bdev **out, bt_diag *diag)
+{
+    return open_in(ctx, idx, NULL, out, diag);
 }
 
 /* ============================================================================================
@@ -803,7 +815,7 @@ static void cu_buf_free(bt__bdev *d, bt__bbuf *b)
 {
     if (!b)
         return;
-    if (b->ptr && enter(d, NULL) == BT_OK) {
+    if (b->ptr && !b->borrowed && enter(d, NULL) == BT_OK) {
         (void)d->api->cuMemFree(b->ptr);
         leave(d);
     }
@@ -1437,11 +1449,11 @@ static bt_status prepare_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
 }
 
 /* One cuLaunchKernel on d's stream; errors carry the kernel and block. */
-static bt_status launch_one(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
+static bt_status launch_one(bt__bdev *d, CUstream stream, bt__bfn *f, const uint32_t grid[3],
                             const uint32_t block[3], size_t dyn_smem, void **params, bt_diag *diag)
 {
     CUresult r = d->api->cuLaunchKernel(f->fn, grid[0], grid[1], grid[2], block[0], block[1],
-                                        block[2], (unsigned int)dyn_smem, d->stream, params, NULL);
+                                        block[2], (unsigned int)dyn_smem, stream, params, NULL);
     if (r == CUDA_SUCCESS)
         return BT_OK;
     bt_status st = cu_fail(d, d->api, diag, launch_status(r), "cuLaunchKernel", r);
@@ -1482,7 +1494,7 @@ static bt_status cu_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
     if (st == BT_OK && timer && (r = a->cuEventRecord(timer->start, d->stream)) != CUDA_SUCCESS)
         st = cu_fail(d, a, diag, cu_status(r), "cuEventRecord (start)", r);
     if (st == BT_OK)
-        st = launch_one(d, f, grid, block, dyn_smem, nargs ? params : NULL, diag);
+        st = launch_one(d, d->stream, f, grid, block, dyn_smem, nargs ? params : NULL, diag);
     if (st == BT_OK && timer) {
         if ((r = a->cuEventRecord(timer->end, d->stream)) != CUDA_SUCCESS)
             st = cu_fail(d, a, diag, cu_status(r), "cuEventRecord (end)", r);
@@ -1742,7 +1754,7 @@ static bt_status cu_launch_graph_timed(bt__bdev *d, bt__bfn *f, const uint32_t g
         st = cu_fail(d, a, diag, cu_status(r), "cuStreamBeginCapture", r);
     else if (st == BT_OK) {
         for (int i = 0; i < reps && st == BT_OK; i++)
-            st = launch_one(d, f, grid, block, dyn_smem, nargs ? params : NULL, diag);
+            st = launch_one(d, d->stream, f, grid, block, dyn_smem, nargs ? params : NULL, diag);
         /* End the capture also after a failed launch, so that the stream is usable again. */
         r = a->cuStreamEndCapture(d->stream, &graph);
         if (st == BT_OK && r != CUDA_SUCCESS)
@@ -1918,6 +1930,210 @@ static bt_status cu_module_set_global(bt__bdev *d, bt__bmod *m, const char *symb
     return r == CUDA_SUCCESS ? BT_OK : cu_fail(d, a, diag, cu_status(r), "cuMemcpyDtoDAsync", r);
 }
 
+
+/* ============================================================================================
+ * Embedding: the caller's context, memory and streams (never freed, destroyed or synchronised)
+ * ========================================================================================== */
+
+/* A caller's context (native[0]; NULL: the primary context of `ordinal`, retained and released
+ * like device_open's) with a stream of blocktune's own in it for tuning. */
+static bt_status cu_device_wrap(void *ctx, int ordinal, void *const native[3], bt__bdev **out,
+                                int *idx, bt_diag *diag)
+{
+    *out = NULL;
+    cu_ctx *cx = ctx;
+    CUcontext user = native ? (CUcontext)native[0] : NULL;
+    *idx = ordinal;
+    if (!user)
+        return open_in(ctx, ordinal, NULL, out, diag);
+    const cu_api *a = &cx->api;
+    if (!a->cuCtxGetDevice) {
+        bt__diag_set(diag, "this CUDA driver lacks cuCtxGetDevice: wrap the primary context "
+                     "(cu_context NULL) instead");
+        return BT_UNSUPPORTED;
+    }
+    CUdevice dev = -1;
+    CUresult r = a->cuCtxPushCurrent(user);
+    if (r == CUDA_SUCCESS) {
+        r = a->cuCtxGetDevice(&dev);
+        CUcontext popped;
+        (void)a->cuCtxPopCurrent(&popped);
+    }
+    if (r != CUDA_SUCCESS) {
+        cu_fail(NULL, a, diag, BT_INVALID_ARG, "cuCtxGetDevice", r);
+        bt__diag_prefix(diag, "wrapping CUDA context %p: ", (void *)user);
+        return BT_INVALID_ARG;
+    }
+    int found = -1;
+    for (int i = 0; i < cx->ndev; i++)
+        if (cx->slots[i].dev == dev)
+            found = i;
+    if (found < 0 || (ordinal >= 0 && ordinal != found)) {
+        bt__diag_set(diag, "CUDA context %p belongs to device %d, not to device %d as asked",
+                     (void *)user, found, ordinal);
+        return BT_INVALID_ARG;
+    }
+    *idx = found;
+    return open_in(ctx, found, user, out, diag);
+}
+
+/* One pointer attribute of p (inside enter/leave). */
+static CUresult ptr_attr(bt__bdev *d, void *data, int attr, CUdeviceptr p)
+{
+    return d->api->cuPointerGetAttribute(data, attr, p);
+}
+
+/* Device memory of the caller: refused unless it is memory of d's device and context that holds
+ * `bytes` bytes from ptr on. */
+static bt_status cu_buf_wrap(bt__bdev *d, uint64_t native, size_t bytes, bt__bbuf **out,
+                             bt_diag *diag)
+{
+    *out = NULL;
+    const cu_api *a = d->api;
+    CUdeviceptr p = (CUdeviceptr)native;
+    if (!p || !bytes) {
+        bt__diag_set(diag, "wrapping device memory 0x%llx of %zu bytes: NULL pointer or 0 bytes",
+                     (unsigned long long)p, bytes);
+        return BT_INVALID_ARG;
+    }
+    if (!a->cuPointerGetAttribute) {
+        bt__diag_set(diag, "this CUDA driver lacks cuPointerGetAttribute: blocktune cannot check "
+                     "that 0x%llx is memory of this device", (unsigned long long)p);
+        return BT_UNSUPPORTED;
+    }
+    bt_status st = enter(d, diag);
+    if (st != BT_OK)
+        return st;
+    int ordinal = -1;
+    CUcontext owner = NULL;
+    CUdeviceptr start = 0;
+    size_t range = 0;
+    CUresult r = ptr_attr(d, &ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p);
+    if (r == CUDA_SUCCESS)
+        r = ptr_attr(d, &owner, CU_POINTER_ATTRIBUTE_CONTEXT, p);
+    if (r == CUDA_SUCCESS)
+        r = ptr_attr(d, &start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p);
+    if (r == CUDA_SUCCESS)
+        r = ptr_attr(d, &range, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p);
+    leave(d);
+    int mine = (int)(d->slot - d->cx->slots);
+    if (r != CUDA_SUCCESS) {
+        cu_fail(NULL, a, diag, BT_INVALID_ARG, "cuPointerGetAttribute", r);
+        bt__diag_prefix(diag, "0x%llx is not device memory the driver knows: ",
+                        (unsigned long long)p);
+        return BT_INVALID_ARG;
+    }
+    if (ordinal != mine || (owner && owner != d->ctx)) {
+        bt__diag_set(diag, "0x%llx is memory of CUDA device %d%s, not of device %d and this "
+                     "context: blocktune launches only on memory of the device it wraps",
+                     (unsigned long long)p, ordinal,
+                     ordinal == mine ? " in another context" : "", mine);
+        return BT_INVALID_ARG;
+    }
+    if (p < start || bytes > range || p - start > range - bytes) {
+        bt__diag_set(diag, "0x%llx + %zu bytes runs past its allocation (%zu bytes from 0x%llx)",
+                     (unsigned long long)p, bytes, range, (unsigned long long)start);
+        return BT_INVALID_ARG;
+    }
+    bt__bbuf *b = calloc(1, sizeof *b);
+    if (!b)
+        return BT_NOMEM;
+    b->ptr = p;
+    b->size = bytes;
+    b->borrowed = 1;
+    *out = b;
+    return BT_OK;
+}
+
+/* Refuses a caller's stream of another context (remembering the last one that passed). */
+static bt_status check_stream(bt__bdev *d, CUstream s, bt_diag *diag)
+{
+    if (s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD ||
+        __atomic_load_n(&d->checked, __ATOMIC_RELAXED) == s)
+        return BT_OK;
+    if (!d->api->cuStreamGetCtx)
+        return BT_OK; /* an old driver: the launch itself refuses a foreign stream */
+    CUcontext c = NULL;
+    CUresult r = d->api->cuStreamGetCtx(s, &c);
+    if (r != CUDA_SUCCESS)
+        return cu_fail(NULL, d->api, diag, BT_INVALID_ARG, "cuStreamGetCtx", r);
+    if (c != d->ctx) {
+        bt__diag_set(diag, "stream %p belongs to another CUDA context than the device's",
+                     (void *)s);
+        return BT_INVALID_ARG;
+    }
+    __atomic_store_n(&d->checked, s, __ATOMIC_RELAXED);
+    return BT_OK;
+}
+
+static bt_status cu_launch_on(bt__bdev *d, void *stream, bt__bfn *f, const uint32_t grid[3],
+                              const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
+                              int nargs, bt_diag *diag)
+{
+    if (!stream)
+        return cu_launch(d, f, grid, block, dyn_smem, args, nargs, NULL, diag);
+    if (!f || !grid || !block || nargs > BT__CU_STACK_ARGS) {
+        bt__diag_set(diag, "launch: NULL function, grid or block, or %d arguments", nargs);
+        return BT_INVALID_ARG;
+    }
+    void *params[BT__CU_STACK_ARGS];
+    bt_status st = enter(d, diag);
+    if (st != BT_OK)
+        return st;
+    st = check_stream(d, (CUstream)stream, diag);
+    if (st == BT_OK)
+        st = prepare_launch(d, f, grid, block, dyn_smem, args, nargs, params, diag);
+    if (st == BT_OK)
+        st = launch_one(d, (CUstream)stream, f, grid, block, dyn_smem, nargs ? params : NULL,
+                        diag);
+    leave(d);
+    return st;
+}
+
+/* d's stream waits for what `stream` holds so far: an event recorded there, no host wait. */
+static bt_status cu_stream_wait(bt__bdev *d, void *stream, bt_diag *diag)
+{
+    const cu_api *a = d->api;
+    if (!stream)
+        return BT_OK;
+    if (!a->cuStreamWaitEvent) {
+        bt__diag_set(diag, "this CUDA driver lacks cuStreamWaitEvent");
+        return BT_UNSUPPORTED;
+    }
+    bt_status st = enter(d, diag);
+    if (st != BT_OK)
+        return st;
+    CUevent ev = NULL;
+    CUresult r = a->cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING);
+    const char *fn = "cuEventCreate";
+    if (r == CUDA_SUCCESS && (r = a->cuEventRecord(ev, (CUstream)stream)) != CUDA_SUCCESS)
+        fn = "cuEventRecord";
+    else if (r == CUDA_SUCCESS && (r = a->cuStreamWaitEvent(d->stream, ev, 0)) != CUDA_SUCCESS)
+        fn = "cuStreamWaitEvent";
+    if (ev)
+        (void)a->cuEventDestroy(ev);
+    if (r != CUDA_SUCCESS)
+        st = cu_fail(d, a, diag, cu_status(r), fn, r);
+    leave(d);
+    return st;
+}
+
+static void *cu_function_native(bt__bfn *f) { return f ? (void *)f->fn : NULL; }
+
+/* The CUBIN (or PTX) inside a blob: after the header and the name table. */
+static bt_status cu_blob_image(const void *bin, size_t size, const void **image, size_t *isize,
+                               bt_diag *diag)
+{
+    blob_hdr h;
+    size_t hlen = 0;
+    bt_status st = blob_check(bin, size, &h, &hlen, diag);
+    if (st != BT_OK)
+        return st;
+    *image = (const unsigned char *)bin + hlen + h.names_bytes;
+    *isize = (size_t)h.size;
+    return BT_OK;
+}
+
 static int cu_device_lost(bt__bdev *d) { return d->slot->lost; }
 
 static const char *const cu_languages[] = {"cuda", NULL};
@@ -1953,6 +2169,12 @@ const bt__backend_iface bt__backend_cuda = {
     .device_lost = cu_device_lost,
     .tmap_encode = cu_tmap_encode,
     .module_set_global = cu_module_set_global,
+    .device_wrap = cu_device_wrap,
+    .buf_wrap = cu_buf_wrap,
+    .launch_on = cu_launch_on,
+    .stream_wait = cu_stream_wait,
+    .function_native = cu_function_native,
+    .blob_image = cu_blob_image,
     .offline_target = bt__cuda_offline_target,
     .offline_compile = bt__cuda_offline_compile,
     .occupancy = bt__cuda_occupancy_of,

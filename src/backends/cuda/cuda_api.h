@@ -157,6 +157,16 @@ enum {
     CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
 };
 
+/* cuPointerGetAttribute's attributes (CUpointer_attribute) and the special stream handles. */
+enum {
+    CU_POINTER_ATTRIBUTE_CONTEXT = 1,
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+    CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12
+};
+#define CU_STREAM_LEGACY ((CUstream)0x1)
+#define CU_STREAM_PER_THREAD ((CUstream)0x2)
+
 /* ============================================================================================
  * Driver API entry points
  *
@@ -230,7 +240,13 @@ enum {
        const cuuint64_t *strides, const cuuint32_t *box, const cuuint32_t *elem_strides,           \
        int interleave, int swizzle, int l2_promotion, int oob_fill))                               \
     X(CUresult, cuModuleGetGlobal, "cuModuleGetGlobal_v2",                                         \
-      (CUdeviceptr * ptr, size_t *bytes, CUmodule mod, const char *name))
+      (CUdeviceptr * ptr, size_t *bytes, CUmodule mod, const char *name))                           \
+    X(CUresult, cuPointerGetAttribute, "cuPointerGetAttribute",                                    \
+      (void *data, int attribute, CUdeviceptr ptr))                                                \
+    X(CUresult, cuCtxGetDevice, "cuCtxGetDevice", (CUdevice * dev))                                \
+    X(CUresult, cuStreamGetCtx, "cuStreamGetCtx", (CUstream stream, CUcontext * ctx))              \
+    X(CUresult, cuStreamWaitEvent, "cuStreamWaitEvent",                                            \
+      (CUstream stream, CUevent ev, unsigned int flags))
 
 #define BT__CU_FALLBACK(X)                                                                         \
     X(CUresult, cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid",                          \

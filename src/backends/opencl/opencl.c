@@ -221,7 +221,17 @@ static bt_status ocl_fail(bt_diag *diag, bt_status st, const char *fn, cl_int er
 /* Optional entry points: NULL when the loader lacks them. */
 #define BT__CL_OPTIONAL(X)                                                                         \
     X(cl_command_queue, clCreateCommandQueueWithProperties,                                        \
-      (cl_context, cl_device_id, const cl_queue_properties *, cl_int *))
+      (cl_context, cl_device_id, const cl_queue_properties *, cl_int *))                           \
+    X(cl_int, clGetContextInfo, (cl_context, cl_context_info, size_t, void *, size_t *))           \
+    X(cl_int, clGetMemObjectInfo, (cl_mem, cl_mem_info, size_t, void *, size_t *))                 \
+    X(cl_int, clGetCommandQueueInfo,                                                               \
+      (cl_command_queue, cl_command_queue_info, size_t, void *, size_t *))                         \
+    X(cl_int, clRetainContext, (cl_context))                                                       \
+    X(cl_int, clRetainCommandQueue, (cl_command_queue))                                            \
+    X(cl_int, clEnqueueMarkerWithWaitList,                                                         \
+      (cl_command_queue, cl_uint, const cl_event *, cl_event *))                                   \
+    X(cl_int, clEnqueueBarrierWithWaitList,                                                        \
+      (cl_command_queue, cl_uint, const cl_event *, cl_event *))
 
 typedef struct ocl_api {
 #define BT__CL_MEMBER(ret, name, params) ret(CL_API_CALL *name) params;
@@ -255,6 +265,7 @@ struct bt__bdev {
     cl_device_id dev;
     cl_context ctx;
     cl_command_queue q;
+    cl_command_queue user_q; /* the caller's queue (device_wrap), retained: launch_on's default */
     size_t max_wg;
     size_t max_items[3];
     cl_ulong local_mem;
@@ -266,6 +277,7 @@ struct bt__bdev {
 struct bt__bbuf {
     cl_mem mem;
     size_t size;
+    int borrowed; /* the caller's cl_mem (buf_wrap): never released here */
 };
 
 struct bt__bfn {
@@ -671,14 +683,16 @@ static void ocl_device_close(bt__bdev *d)
         a->clReleaseMemObject(d->flush_buf);
     if (d->q)
         a->clReleaseCommandQueue(d->q);
+    if (d->user_q) /* the reference device_wrap took; the caller's queue is never finished here */
+        a->clReleaseCommandQueue(d->user_q);
     if (d->ctx)
         a->clReleaseContext(d->ctx);
     free(d);
 }
 
-/* Opens device idx: a context of its own and an in-order queue with profiling. Freed by
- * ocl_device_close. */
-static bt_status ocl_device_open(void *ctx, int idx, bt__bdev **out, bt_diag *diag)
+/* Opens device idx: a context of its own (or the caller's, user_ctx, with a reference taken)
+ * and an in-order queue with profiling. Freed by ocl_device_close. */
+static bt_status open_in(void *ctx, int idx, cl_context user_ctx, bt__bdev **out, bt_diag *diag)
 {
     *out = NULL;
     ocl_ctx *cx = ctx;
@@ -711,7 +725,12 @@ static bt_status ocl_device_open(void *ctx, int idx, bt__bdev **out, bt_diag *di
     d->flush_bytes = flush_size(a, d->dev);
 
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)r->platform, 0};
-    d->ctx = a->clCreateContext(props, 1, &d->dev, NULL, NULL, &err);
+    if (user_ctx && a->clRetainContext(user_ctx) == CL_SUCCESS)
+        d->ctx = user_ctx;
+    else if (user_ctx)
+        err = CL_INVALID_CONTEXT;
+    else
+        d->ctx = a->clCreateContext(props, 1, &d->dev, NULL, NULL, &err);
     if (!d->ctx || err != CL_SUCCESS) {
         d->ctx = NULL;
         ocl_device_close(d);
@@ -735,6 +754,11 @@ static bt_status ocl_device_open(void *ctx, int idx, bt__bdev **out, bt_diag *di
     }
     *out = d;
     return BT_OK;
+}
+
+static bt_status ocl_device_open(void *ctx, int idx, bt__bdev **out, bt_diag *diag)
+{
+    return open_in(ctx, idx, NULL, out, diag);
 }
 
 /* ============================================================================================
@@ -770,7 +794,7 @@ static void ocl_buf_free(bt__bdev *d, bt__bbuf *b)
 {
     if (!b)
         return;
-    if (b->mem)
+    if (b->mem && !b->borrowed)
         d->api->clReleaseMemObject(b->mem);
     free(b);
 }
@@ -1302,11 +1326,10 @@ static bt_status set_args(bt__bdev *d, bt__bfn *f, const bt__karg *args, int nar
  * memory as BT__ARG_LOCAL arguments. Not re-entrant per function in the CL sense, so f's mutex is
  * held from the first clSetKernelArg to the enqueue. With a timer, the launch's event is kept in
  * it (replacing the previous one; a failed launch leaves it empty). */
-static bt_status ocl_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
-                            const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
-                            int nargs, bt__btimer *timer, bt_diag *diag)
+static bt_status launch_in(bt__bdev *d, cl_command_queue q, bt__bfn *f, const uint32_t grid[3],
+                           const uint32_t block[3], const bt__karg *args, int nargs,
+                           bt__btimer *timer, bt_diag *diag)
 {
-    (void)dyn_smem;
     const ocl_api *a = d->api;
     size_t global[3], local[3], threads = 1;
     cl_uint dims = 1;
@@ -1351,7 +1374,7 @@ static bt_status ocl_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
     }
     cl_event ev = NULL;
     if (st == BT_OK) {
-        cl_int err = a->clEnqueueNDRangeKernel(d->q, f->k, dims, NULL, global, local, 0, NULL,
+        cl_int err = a->clEnqueueNDRangeKernel(q, f->k, dims, NULL, global, local, 0, NULL,
                                                timer ? &ev : NULL);
         if (err != CL_SUCCESS) {
             st = ocl_fail(diag, launch_status(err), "clEnqueueNDRangeKernel", err);
@@ -1369,6 +1392,14 @@ static bt_status ocl_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
         timer->ev = ev;
     }
     return st;
+}
+
+static bt_status ocl_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
+                            const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
+                            int nargs, bt__btimer *timer, bt_diag *diag)
+{
+    (void)dyn_smem;
+    return launch_in(d, d->q, f, grid, block, args, nargs, timer, diag);
 }
 
 static bt_status ocl_timer_create(bt__bdev *d, bt__btimer **out, bt_diag *diag)
@@ -1458,6 +1489,179 @@ static bt_status ocl_sync(bt__bdev *d, bt_diag *diag)
                : BT_OK;
 }
 
+
+/* ============================================================================================
+ * Embedding: the caller's context, device, queue and cl_mem (references taken are dropped at
+ * close; nothing of the caller's is released below its own count, finished or waited for)
+ * ========================================================================================== */
+
+static bool has_embed_api(const ocl_api *a)
+{
+    return a->clGetContextInfo && a->clGetMemObjectInfo && a->clGetCommandQueueInfo &&
+           a->clRetainContext && a->clRetainCommandQueue && a->clEnqueueMarkerWithWaitList &&
+           a->clEnqueueBarrierWithWaitList;
+}
+
+/* Whether cl_context c holds device dev. */
+static bool context_has(const ocl_api *a, cl_context c, cl_device_id dev)
+{
+    cl_device_id devs[64];
+    size_t got = 0;
+    if (a->clGetContextInfo(c, CL_CONTEXT_DEVICES, sizeof devs, devs, &got) != CL_SUCCESS)
+        return false;
+    for (size_t i = 0; i < got / sizeof *devs; i++)
+        if (devs[i] == dev)
+            return true;
+    return false;
+}
+
+/* The context a queue belongs to (NULL when it is not a queue). */
+static cl_context queue_context(const ocl_api *a, cl_command_queue q)
+{
+    cl_context c = NULL;
+    return a->clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof c, &c, NULL) == CL_SUCCESS ? c
+                                                                                           : NULL;
+}
+
+/* native: cl_context, cl_device_id, cl_command_queue (may be NULL). */
+static bt_status ocl_device_wrap(void *ctx, int ordinal, void *const native[3], bt__bdev **out,
+                                 int *idx, bt_diag *diag)
+{
+    (void)ordinal;
+    *out = NULL;
+    *idx = -1;
+    ocl_ctx *cx = ctx;
+    const ocl_api *a = &cx->api;
+    cl_context c = (cl_context)native[0];
+    cl_device_id dev = (cl_device_id)native[1];
+    cl_command_queue q = (cl_command_queue)native[2];
+    if (!has_embed_api(a)) {
+        bt__diag_set(diag, "the OpenCL loader lacks OpenCL 1.2's entry points that wrapping needs");
+        return BT_UNSUPPORTED;
+    }
+    if (!c || !dev) {
+        bt__diag_set(diag, "wrapping an OpenCL device needs its cl_context and cl_device_id");
+        return BT_INVALID_ARG;
+    }
+    for (int i = 0; i < cx->ndev; i++)
+        if (cx->devs[i].device == dev)
+            *idx = i;
+    if (*idx < 0) {
+        bt__diag_set(diag, "cl_device_id %p is none of the %d devices the OpenCL loader lists",
+                     (void *)dev, cx->ndev);
+        return BT_NO_DEVICE;
+    }
+    if (!context_has(a, c, dev)) {
+        bt__diag_set(diag, "cl_context %p does not hold cl_device_id %p", (void *)c, (void *)dev);
+        return BT_INVALID_ARG;
+    }
+    if (q && queue_context(a, q) != c) {
+        bt__diag_set(diag, "cl_command_queue %p belongs to another context than %p", (void *)q,
+                     (void *)c);
+        return BT_INVALID_ARG;
+    }
+    bt_status st = open_in(ctx, *idx, c, out, diag);
+    if (st == BT_OK && q && a->clRetainCommandQueue(q) == CL_SUCCESS)
+        (*out)->user_q = q;
+    return st;
+}
+
+static bt_status ocl_buf_wrap(bt__bdev *d, uint64_t native, size_t bytes, bt__bbuf **out,
+                              bt_diag *diag)
+{
+    *out = NULL;
+    const ocl_api *a = d->api;
+    cl_mem m = (cl_mem)(uintptr_t)native;
+    cl_context c = NULL;
+    size_t size = 0;
+    if (!m || !bytes || !a->clGetMemObjectInfo) {
+        bt__diag_set(diag, "wrapping cl_mem %p of %zu bytes: NULL, 0 bytes, or a loader without "
+                     "clGetMemObjectInfo", (void *)m, bytes);
+        return BT_INVALID_ARG;
+    }
+    cl_int err = a->clGetMemObjectInfo(m, CL_MEM_CONTEXT, sizeof c, &c, NULL);
+    if (!err)
+        err = a->clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof size, &size, NULL);
+    if (err) {
+        bt_status st = ocl_fail(diag, BT_INVALID_ARG, "clGetMemObjectInfo", err);
+        bt__diag_prefix(diag, "%p is not a cl_mem: ", (void *)m);
+        return st;
+    }
+    if (c != d->ctx) {
+        bt__diag_set(diag, "cl_mem %p belongs to another context (%p) than the device's (%p)",
+                     (void *)m, (void *)c, (void *)d->ctx);
+        return BT_INVALID_ARG;
+    }
+    if (bytes > size) {
+        bt__diag_set(diag, "cl_mem %p holds %zu bytes, fewer than the %zu bytes given", (void *)m,
+                     size, bytes);
+        return BT_INVALID_ARG;
+    }
+    bt__bbuf *b = calloc(1, sizeof *b);
+    if (!b)
+        return BT_NOMEM;
+    b->mem = m;
+    b->size = bytes;
+    b->borrowed = 1;
+    *out = b;
+    return BT_OK;
+}
+
+static bt_status ocl_launch_on(bt__bdev *d, void *stream, bt__bfn *f, const uint32_t grid[3],
+                               const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
+                               int nargs, bt_diag *diag)
+{
+    (void)dyn_smem;
+    cl_command_queue q = stream ? (cl_command_queue)stream : d->user_q ? d->user_q : d->q;
+    if (q != d->q && q != d->user_q && queue_context(d->api, q) != d->ctx) {
+        bt__diag_set(diag, "cl_command_queue %p belongs to another context than the device's",
+                     (void *)q);
+        return BT_INVALID_ARG;
+    }
+    return launch_in(d, q, f, grid, block, args, nargs, NULL, diag);
+}
+
+/* d's queue waits for what `stream` (a queue) holds so far: a marker there, a barrier here. */
+static bt_status ocl_stream_wait(bt__bdev *d, void *stream, bt_diag *diag)
+{
+    const ocl_api *a = d->api;
+    cl_command_queue q = stream ? (cl_command_queue)stream : d->user_q;
+    if (!q || q == d->q)
+        return BT_OK;
+    if (!has_embed_api(a)) {
+        bt__diag_set(diag, "the OpenCL loader lacks clEnqueueMarkerWithWaitList");
+        return BT_UNSUPPORTED;
+    }
+    cl_event ev = NULL;
+    cl_int err = a->clEnqueueMarkerWithWaitList(q, 0, NULL, &ev);
+    if (!err)
+        err = a->clEnqueueBarrierWithWaitList(d->q, 1, &ev, NULL);
+    if (ev)
+        a->clReleaseEvent(ev);
+    return err ? ocl_fail(diag, ocl_status(err), "clEnqueueMarkerWithWaitList", err) : BT_OK;
+}
+
+static void *ocl_function_native(bt__bfn *f) { return f ? (void *)f->k : NULL; }
+
+/* The payload of a blob: the program binary, or "options\0source" for a source container. */
+static bt_status ocl_blob_image(const void *bin, size_t size, const void **image, size_t *isize,
+                                bt_diag *diag)
+{
+    blob_hdr h;
+    if (!bin || size < sizeof h || memcmp(bin, BLOB_MAGIC, 8)) {
+        bt__diag_set(diag, "not a blocktune OpenCL binary (%zu bytes)", size);
+        return BT_CORRUPT;
+    }
+    memcpy(&h, bin, sizeof h);
+    if (h.size != size - sizeof h) {
+        bt__diag_set(diag, "truncated OpenCL binary (%zu bytes, header says %llu)", size,
+                     (unsigned long long)h.size);
+        return BT_CORRUPT;
+    }
+    *image = (const unsigned char *)bin + sizeof h;
+    *isize = (size_t)h.size;
+    return BT_OK;
+}
 static const char *const ocl_languages[] = {"opencl", NULL};
 
 const bt__backend_iface bt__backend_opencl = {
@@ -1488,5 +1692,11 @@ const bt__backend_iface bt__backend_opencl = {
     .flush_cache = ocl_flush_cache,
     .sync = ocl_sync,
     .launch_graph_timed = NULL, /* OpenCL has no graph capture */
+    .device_wrap = ocl_device_wrap,
+    .buf_wrap = ocl_buf_wrap,
+    .launch_on = ocl_launch_on,
+    .stream_wait = ocl_stream_wait,
+    .function_native = ocl_function_native,
+    .blob_image = ocl_blob_image,
     .timer_started = ocl_timer_started,
 };

@@ -1,0 +1,321 @@
+/*
+ * launch.c — the launch path of a bt_kernel (bt_kernel_launch, bt_kernel_launch_ex): the dispatch
+ * table's hot path with every buffer checked before anything is enqueued (count, device, size
+ * against the spec's size expression for the problem, declared dtype), the caller's stream; a
+ * key's first launch (store and wisdom, else a tune, on scratch copies of the caller's wrapped
+ * buffers unless it allows tuning in place); and the wrapped buffers themselves (bt_buffer_wrap).
+ */
+#include "engine/engine.h"
+
+#include "core/util.h"
+#include "engine/record.h"
+#include "engine/userdata.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The buffers against the entry for p: each one's device, size and declared dtype. Fills the
+ * buffer arguments of e->args. */
+static bt_status check_buffers(const bt_kernel *kn, bt__dispatch *e, bt_buffer *const *buffers,
+                               int nbuffers, bt_diag *diag)
+{
+    const bt_kdesc *k = kn->k;
+    int nb = 0;
+    for (int i = 0; i < k->nargs; i++) {
+        const bt__argspec *a = &k->args[i];
+        if (a->role != BT__KARG_BUFFER)
+            continue;
+        if (nb >= nbuffers || !buffers[nb]) {
+            bt__diag_set(diag, "kernel '%s' takes more than the %d buffers given (argument '%s' "
+                         "is buffer %d)", k->name, nbuffers, a->name, nb);
+            return BT_INVALID_ARG;
+        }
+        const bt_buffer *b = buffers[nb];
+        if (b->dev != kn->dev) {
+            bt__diag_set(diag, "kernel '%s': buffer %d ('%s') belongs to another device (%s) "
+                         "than the kernel's (%s)", k->name, nb, a->name,
+                         bt_device_get_info(b->dev)->id, bt_device_get_info(kn->dev)->id);
+            return BT_INVALID_ARG;
+        }
+        if (b->bytes < e->need[i]) {
+            bt__diag_set(diag, "kernel '%s': buffer %d ('%s') holds %zu bytes, the problem needs "
+                         "%zu (%zu %s elements)", k->name, nb, a->name, b->bytes, e->need[i],
+                         e->need[i] / (size_t)bt__dtype_size(e->dtype[i]),
+                         bt__dtype_name(e->dtype[i]));
+            return BT_INVALID_ARG;
+        }
+        if (b->dtype >= 0 && b->dtype != e->dtype[i]) {
+            bt__diag_set(diag, "kernel '%s': buffer %d ('%s') holds %s, the problem's '%s' is %s",
+                         k->name, nb, a->name, bt__dtype_name(b->dtype), a->name,
+                         bt__dtype_name(e->dtype[i]));
+            return BT_INVALID_ARG;
+        }
+        e->args[i].kind = BT__ARG_BUF;
+        e->args[i].u.buf = b->b;
+        nb++;
+    }
+    if (nb != nbuffers) {
+        bt__diag_set(diag, "kernel '%s' takes %d buffers, %d given", k->name, nb, nbuffers);
+        return BT_INVALID_ARG;
+    }
+    return BT_OK;
+}
+
+/* The geometry and arguments of e for p, evaluated for a problem like p's (the first time this
+ * key is seen, they come from the problem that created the entry). */
+static bt_status entry_for(bt_kernel *kn, const bt_problem *p, const bt__tune_on *on,
+                           bt__dispatch *e, bt_diag *diag)
+{
+    bt__dkey key;
+    bt__dispatch_key(kn, p, &key);
+    if (!bt__dispatch_find(kn, &key, e)) {
+        /* the buffers are checked before a tune reads them (sizes need no config) */
+        const bt_kdesc *k = kn->k;
+        int64_t slots[256];
+        if (k->nslots > 256)
+            return BT_INTERNAL;
+        bt__kdesc_fill_slots(k, NULL, p, &bt_device_get_info(kn->dev)->props, slots);
+        bt_status st = bt__buffer_needs(k, p, slots, e->need, e->dtype, diag);
+        if (!st)
+            st = check_buffers(kn, e, on->buffers, on->nbuffers, diag);
+        if (!st)
+            st = bt__first_launch(kn, p, &key, on, e, diag);
+        if (st)
+            return st;
+    }
+    /* geometry and scalars were evaluated when the winner was stored; only a problem that
+     * differs in a variable outside the key needs them again */
+    if (memcmp(e->pvals, p->values, sizeof e->pvals))
+        return bt__dispatch_eval(kn, p, e, diag);
+    return BT_OK;
+}
+
+bt_status bt_kernel_launch_ex(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
+                              int nbuffers, const bt_launch_options *lo, bt_diag *diag)
+{
+    if (!kn || !p || p->k != kn->k || nbuffers < 0 || (nbuffers && !buffers)) {
+        bt__diag_set(diag, "bt_kernel_launch: NULL kernel or problem, a problem of another "
+                     "kernel, or %d buffers at %p", nbuffers, (const void *)buffers);
+        return BT_INVALID_ARG;
+    }
+    if (!kn->bdev) {
+        bt__diag_set(diag, "the device was lost to a fault; CUDA cannot recover in this process");
+        return BT_LAUNCH;
+    }
+    /* leading size: fields past what the caller's struct holds take their defaults; 0 is the
+     * 0.2.0 layout (up to no_tune) */
+    size_t lsize = !lo ? 0 : lo->size ? lo->size : offsetof(bt_launch_options, no_tune) + sizeof(int);
+    bt__tune_on on = {buffers, nbuffers, NULL, false, false};
+    if (lsize >= offsetof(bt_launch_options, stream) + sizeof lo->stream)
+        on.stream = lo->stream;
+    if (lsize >= offsetof(bt_launch_options, allow_tune_in_place) + sizeof(int))
+        on.in_place = lo->allow_tune_in_place != 0;
+    if (lsize >= offsetof(bt_launch_options, no_tune) + sizeof(int))
+        on.no_tune = lo->no_tune != 0;
+#ifdef BT__ABI_GROWN
+    if (lsize >= offsetof(bt_launch_options, grown_priority) + sizeof(int) &&
+        (lo->grown_priority < 0 || lo->grown_priority > 10)) {
+        bt__diag_set(diag, "grown_priority %d is not 0..10", lo->grown_priority);
+        return BT_INVALID_ARG;
+    }
+#endif
+    if (on.stream && !kn->iface->launch_on) {
+        bt__diag_set(diag, "the %s backend cannot launch on a caller's stream", kn->iface->name);
+        return BT_UNSUPPORTED;
+    }
+    const bt_kdesc *k = kn->k;
+    bt__dispatch e;
+    bt_status st = entry_for(kn, p, &on, &e, diag);
+    if (!st)
+        st = check_buffers(kn, &e, buffers, nbuffers, diag);
+    if (st)
+        return st;
+    if (!e.grid[0] || !e.grid[1] || !e.grid[2])
+        return BT_OK;
+    bt__tmap_blob tm[BT__MAX_TMAPS];
+    if (e.has_tmaps && (st = bt__tmap_bind(k, kn->iface, kn->bdev, e.tm, e.args, tm, diag)))
+        return st;
+    if (kn->has_cmem)
+        pthread_mutex_lock(&kn->cmem_lock);
+    st = bt__cmem_bind(k, kn->iface, kn->bdev, e.mod, p, &bt_device_get_info(kn->dev)->props,
+                       e.args, diag);
+    if (!st && (on.stream || bt_device_is_wrapped(kn->dev)) && kn->iface->launch_on)
+        st = kn->iface->launch_on(kn->bdev, on.stream, e.fn, e.grid, e.block, e.dyn, e.args,
+                                  k->nargs, diag);
+    else if (!st)
+        st = kn->iface->launch(kn->bdev, e.fn, e.grid, e.block, e.dyn, e.args, k->nargs, NULL,
+                               diag);
+    if (kn->has_cmem)
+        pthread_mutex_unlock(&kn->cmem_lock);
+    return st;
+}
+
+/* The looked-up config of p's key into the dispatch table (compiled, not measured). */
+static bt_status from_wisdom(bt_kernel *kn, const bt_problem *p, bt_diag *diag)
+{
+    bt_config c;
+    bt_source src;
+    bool found;
+    bt_status st = bt__resolve(kn, p, &c, &src, &found, diag);
+    if (st == BT_OK && found)
+        st = bt__dispatch_config(kn, p, &c, diag);
+    return st;
+}
+
+/* Tunes p's key on the given buffers (no store or wisdom had it) and logs the winner. */
+static bt_status tune_key(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
+                          int nbuffers, bt_diag *diag)
+{
+    const bt_kdesc *k = kn->k;
+    bt_result *r = NULL;
+    bt_status st = bt__tune(kn, p, &kn->opts, buffers, nbuffers, &r, diag);
+    if (st != BT_OK)
+        return st;
+    kn->tunes++;
+    if (r->winner < 0) {
+        bt__diag_set(diag, "no config of '%s' passed verification for this problem "
+                           "(blocktune tune shows why)", k->name);
+        st = BT_WRONG_RESULT;
+    }
+    bt_config wc;
+    double med = 0;
+    if (st == BT_OK && bt__decision_log_enabled() && bt__result_winner(r, &wc, &med)) {
+        char *cj = bt__config_json(&k->space, &wc);
+        bt__decision_log("%s: tuned %zu configs for this key in %.2f s: winner %s at %.4f ms, "
+                         "margin %.1f%%%s", k->name, r->n, r->t_total, cj ? cj : "?", med,
+                         r->margin * 100, r->tie ? " (tie within noise)" : "");
+        free(cj);
+    }
+    bt_result_destroy(r);
+    return st;
+}
+
+bt_status bt__first_launch(bt_kernel *kn, const bt_problem *p, const bt__dkey *key,
+                           const bt__tune_on *on, bt__dispatch *e, bt_diag *diag)
+{
+    pthread_mutex_lock(&kn->tune_lock);
+    bt_status st = BT_OK;
+    if (!bt__dispatch_find(kn, key, e) && kn->opts.mode != BT_MODE_RETUNE)
+        st = from_wisdom(kn, p, diag); /* store → user → shipped wisdom → ... (no measuring) */
+    if (st != BT_OK && kn->opts.mode == BT_MODE_TUNE && !on->no_tune) {
+        bt__decision_log("%s: the looked-up config failed (%s); tuning instead", kn->k->name,
+                         diag ? diag->msg : bt_strerror(st));
+        st = BT_OK;
+    }
+    if (st == BT_OK && !bt__dispatch_find(kn, key, e)) { /* nobody tuned it meanwhile */
+        if (kn->opts.mode == BT_MODE_WISDOM_ONLY) {
+            bt__diag_set(diag, "wisdom-only mode and no config for this key");
+            st = BT_FORBIDDEN;
+        } else if (on->no_tune) {
+            bt__diag_set(diag, "no config of '%s' for this key in memory, the store or wisdom, "
+                         "and the launch said no_tune", kn->k->name);
+            st = BT_NOT_FOUND;
+        } else {
+            bt_buffer *scratch[BT__MAX_ARGS];
+            bt_buffer *const *bufs = on->buffers;
+            st = bt__scratch_copies(kn, on, scratch, &bufs, diag);
+            if (st == BT_OK)
+                st = tune_key(kn, p, bufs, on->nbuffers, diag);
+            bt__scratch_free(on, scratch);
+        }
+        if (st == BT_OK && !bt__dispatch_find(kn, key, e))
+            st = BT_INTERNAL;
+    }
+    pthread_mutex_unlock(&kn->tune_lock);
+    return st;
+}
+
+bt_status bt_kernel_launch(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
+                           int nbuffers, bt_diag *diag)
+{
+    return bt_kernel_launch_ex(kn, p, buffers, nbuffers, NULL, diag);
+}
+
+/* --- what a first launch tunes on ------------------------------------------------------------ */
+bt_status bt__scratch_copies(bt_kernel *kn, const bt__tune_on *on, bt_buffer *scratch[],
+                             bt_buffer *const **bufs, bt_diag *diag)
+{
+    memset(scratch, 0, sizeof *scratch * BT__MAX_ARGS);
+    *bufs = on->buffers;
+    bool wrapped = false;
+    for (int i = 0; i < on->nbuffers && i < BT__MAX_ARGS; i++)
+        wrapped |= on->buffers[i] && on->buffers[i]->borrowed;
+    const bt__backend_iface *I = kn->iface;
+    /* the tune reads the caller's data on the device's own queue: after what the caller's
+     * stream holds so far (an event, no host wait) */
+    bt_status st = BT_OK;
+    if (wrapped && I->stream_wait)
+        st = I->stream_wait(kn->bdev, on->stream, diag);
+    if (st || !wrapped || on->in_place || on->nbuffers > BT__MAX_ARGS)
+        return st;
+    for (int i = 0; i < on->nbuffers && st == BT_OK; i++) {
+        bt_buffer *b = on->buffers[i];
+        if (!b || b->dev != kn->dev)
+            break; /* the launch's checks name it */
+        st = bt_buffer_create(kn->dev, b->bytes, &scratch[i], diag);
+        if (!st)
+            st = I->buf_copy(kn->bdev, scratch[i]->b, b->b, b->bytes, diag);
+        if (!st)
+            scratch[i]->dtype = b->dtype;
+    }
+    if (st) {
+        bt__diag_prefix(diag, "scratch copies of the caller's buffers for the first launch's "
+                        "tune (allow_tune_in_place avoids them): ");
+        bt__scratch_free(on, scratch);
+        return st;
+    }
+    *bufs = scratch;
+    return BT_OK;
+}
+
+void bt__scratch_free(const bt__tune_on *on, bt_buffer *scratch[])
+{
+    for (int i = 0; i < on->nbuffers && i < BT__MAX_ARGS; i++) {
+        bt_buffer_destroy(scratch[i]);
+        scratch[i] = NULL;
+    }
+}
+
+/* --- wrapped buffers ------------------------------------------------------------------------- */
+bt_status bt_buffer_wrap(bt_device *d, uint64_t native, size_t bytes, bt_buffer **out,
+                         bt_diag *diag)
+{
+    if (!out || !d) {
+        bt__diag_set(diag, "bt_buffer_wrap: NULL device or out");
+        return BT_INVALID_ARG;
+    }
+    *out = NULL;
+    const bt__backend_iface *I = bt__device_iface(d);
+    if (!I->buf_wrap) {
+        bt__diag_set(diag, "the %s backend cannot wrap a caller's memory", I->name);
+        return BT_UNSUPPORTED;
+    }
+    bt_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return BT_NOMEM;
+    bt_status st = I->buf_wrap(bt__device_bdev(d), native, bytes, &b->b, diag);
+    if (st) {
+        free(b);
+        return st;
+    }
+    b->dev = d;
+    b->bytes = bytes;
+    b->borrowed = true;
+    b->dtype = -1;
+    *out = b;
+    return BT_OK;
+}
+
+size_t bt_buffer_size(const bt_buffer *b) { return b ? b->bytes : 0; }
+
+bt_status bt_buffer_set_dtype(bt_buffer *b, const char *dtype, bt_diag *diag)
+{
+    bt__dtype t;
+    if (!b || !dtype || !bt__dtype_parse(dtype, &t)) {
+        bt__diag_set(diag, "bt_buffer_set_dtype: unknown dtype '%s'", dtype ? dtype : "(null)");
+        return BT_INVALID_ARG;
+    }
+    b->dtype = (int)t;
+    return BT_OK;
+}

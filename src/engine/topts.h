@@ -1,0 +1,64 @@
+/*
+ * topts.h — the tune options as the engine reads them (internal): the struct behind the opaque
+ * bt_tune_options of the public API (its setters are in topts.c), with the meaning of each
+ * field. Strings are borrowed from the bt_tune_options that holds them.
+ */
+#ifndef BT_ENGINE_TOPTS_H
+#define BT_ENGINE_TOPTS_H
+
+#include "blocktune.h"
+
+typedef struct bt__tune_opts {
+    double warmup_ms;   /* warm-up budget per config (default 25) */
+    double rep_ms;      /* measurement budget per config (default 100) */
+    const char *strategy; /* search strategy by name ("exhaustive", "random", "model",
+                             "coordinate", "anneal", "forest"; `blocktune tune --help` lists them);
+                             NULL: exhaustive when the plan has at most exhaustive_max valid
+                             configs, else forest. Borrowed: must outlive the tune. An unknown
+                             name fails the tune with BT_INVALID_ARG */
+    int budget;         /* measure at most this many configs, failures included (0: exhaustive
+                           measures every valid config; any other strategy stops after 64
+                           unless time_limit_s is set) */
+    double time_limit_s;/* the whole tune aims to end within this (0: no limit): the search
+                           gets what is left after the data and reference and after the time
+                           kept for the final re-measurement, and starts no round that the
+                           costliest round so far says would end past it; the first round
+                           always runs */
+    int exhaustive_max; /* the default strategy is exhaustive up to this many valid configs
+                           (0: 128) */
+    double target_ms;   /* stop the search once a config's median is within within_pct % of
+                           this time (ms); < 0: the plan's roofline floor; 0: no target. The
+                           budget and the time limit still apply */
+    double within_pct;  /* tolerance of target_ms in percent (0: reach the target itself) */
+    int threads;        /* compile threads (0: all cores); also the search's round size: the
+                           strategy proposes this many configs at a time, compiled in parallel */
+    int verify_boundary;/* also verify at the spec's boundary problem sizes (default 1) */
+    int top_k;          /* finalists re-measured interleaved A B C A B C ... (default 3) */
+    int rounds;         /* interleaved rounds (default 5) */
+    const char *rules;  /* rule set override (NULL: the kernel's own) */
+    uint64_t seed;      /* seeds the input data and the search strategy (default 1): the same
+                           seed and round size (threads) propose the same configs */
+    int progress;       /* 1: a progress line on stderr when it is a terminal */
+    double timeout_s;   /* a config whose single run exceeds this is recorded as timed out (10) */
+    const char *store;  /* results store (SQLite): NULL = the default
+                           ($BLOCKTUNE_CACHE_DIR/blocktune.db ...), "none" = keep nothing */
+    bt_tune_mode mode;  /* default: $BLOCKTUNE_MODE, else BT_MODE_TUNE */
+    int graph;          /* 1: time replays of graph-captured launches (CUDA), for kernels shorter
+                           than ~20 us where launch gaps dominate; no cache flush between them */
+    bt_progress_fn progress_cb; /* after every search round; non-zero cancels (BT_CANCELLED) */
+    void *progress_user;
+} bt__tune_opts;
+
+
+/* Every option at its default (the mode from $BLOCKTUNE_MODE). */
+void bt__tune_opts_default(bt__tune_opts *o);
+
+/* The public options object: the engine's struct and the strings it points at, owned. */
+struct bt_tune_options {
+    bt__tune_opts o;
+    char *strategy, *rules, *store;
+};
+/* A copy of src (strings included) into *dst, made or replaced; BT_NOMEM leaves *dst as it was. */
+bt_status bt__tune_options_clone(const bt_tune_options *src, bt_tune_options **dst);
+
+#endif
