@@ -151,7 +151,7 @@ static void launch_of(const bt_kdesc *k, const char *cfg, int64_t grid[3], int64
     bt_diag d;
     int64_t dyn;
     assert_int_equal(bt_problem_create(k, &p), BT_OK);
-    if (bt_kdesc_parse_config(k, cfg, &c, &d) != BT_OK ||
+    if (bt__kdesc_parse_config(k, cfg, &c, &d) != BT_OK ||
         bt__geometry(k, &c, p, NULL, grid, block, &dyn, &d) != BT_OK)
         fail_msg("%s: %s", cfg, d.msg);
     bt_problem_free(p);
