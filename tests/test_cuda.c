@@ -896,6 +896,11 @@ static void test_smallm_compiles(void **state)
 {
     (void)state;
     NEED_NVRTC();
+    if (getenv("BT_SANITIZED")) {
+        printf("SKIPPED in the sanitizer tree: this sweep compiles kernels with NVRTC (minutes), "
+               "which checks the kernels, not blocktune's C; the plain tree runs it\n");
+        skip();
+    }
     const char *env = getenv("BT_SMALLM_ALL"), *venv = getenv("BT_SMALLM_VERBOSE");
     bool all = env && *env == '1', verbose = venv && *venv == '1';
     bt_gpudb *db = NULL;
