@@ -52,6 +52,16 @@ sed 's/"sources": {"triton": "matmul.py"}/"sources": {"triton": "nothere.py"}/' 
 out=$("$bt" plan "$tmp/missing.json" --gpu h200 2>&1)
 check "a missing .py is named" grep -q "sources.triton: cannot read source '.*nothere.py'" <<<"$out"
 
+# --- tuning (launching) a Triton kernel is refused, saying so, until the launch is built ---
+mock="$(dirname "$bt")/libbt_mock_cuda.so"
+if [ -f "$mock" ]; then
+    out=$(BLOCKTUNE_CUDA_LIBRARY="$mock" "$bt" tune "$src/examples/triton/vector_add.json" --device cuda:0 --n 4096 2>&1)
+    check "tune of a Triton spec fails" test $? -ne 0
+    check "... saying launching Triton kernels is not built yet" grep -q "launching Triton kernels is not built yet" <<<"$out"
+else
+    echo "note: no mock driver beside $bt: the tune refusal is not checked"
+fi
+
 # --- --exact without a usable python: one clear line naming it ---
 one="--config BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,num_warps=4,num_stages=3,GROUP_M=8"
 out=$(BLOCKTUNE_PYTHON=/nonexistent/python "$bt" plan "$mm" --gpu h200 --exact $one 2>&1)
