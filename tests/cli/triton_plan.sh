@@ -68,6 +68,11 @@ out=$(BLOCKTUNE_PYTHON=/nonexistent/python "$bt" plan "$mm" --gpu h200 --exact $
 check "--exact with no python fails" test $? -ne 0
 check "... naming the python and BLOCKTUNE_PYTHON" grep -q "cannot run '/nonexistent/python' .*BLOCKTUNE_PYTHON" <<<"$out"
 
+if command -v python3 >/dev/null && ! python3 -c "import triton" 2>/dev/null; then
+    out=$(BLOCKTUNE_PYTHON=python3 "$bt" plan "$mm" --gpu h200 --exact $one 2>&1)
+    check "--exact with a python lacking Triton names it" grep -q "the Python package 'triton' is not importable by .*python3" <<<"$out"
+fi
+
 # --- --exact with Triton: a few configs compiled for sm_90, no GPU ---
 py=""
 for c in "${BT_TRITON_PYTHON:-}" python3; do
