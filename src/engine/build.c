@@ -3,7 +3,8 @@
  * source) through the kernel cache (a re-tune compiles nothing it compiled before), loading the
  * binary (a stale cache entry is compiled again), and the compile stage of a round on the thread
  * pool with its progress line. Used by the tuner's rounds, its device reference and finals, and
- * by the dispatch of a looked-up config.
+ * by the dispatch of a looked-up config. A Triton source compiles from its config's request
+ * (core: bt__triton_request) past the kernel cache: the Triton compile pool keeps its own.
  */
 #include "engine/build.h"
 
@@ -59,7 +60,7 @@ int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p
     return m + bt__build_defines_common(k, p, g, threads, defs + m);
 }
 
-static void build_req(const bt_kernel *kn, const bt__compile_req *req, bool use_cache,
+static void build_req(const bt_kernel *kn, const bt__compile_req *req, bool use_cache, bool keep,
                       bt__entry *e);
 
 void bt__build_source(const bt_kernel *kn, const bt__ksource *src, const char *entry,
@@ -74,11 +75,11 @@ void bt__build_source(const bt_kernel *kn, const bt__ksource *src, const char *e
     bt__compile_req_of(k, src, dp, nd, names, np, &req);
     if (entry && req.nnames)
         snprintf(names[0], sizeof names[0], "%s", entry);
-    build_req(kn, &req, use_cache, e);
+    build_req(kn, &req, use_cache, true, e);
 }
 
-/* Compiles req into e, through the kernel cache when use_cache. */
-static void build_req(const bt_kernel *kn, const bt__compile_req *req, bool use_cache,
+/* Compiles req into e: from the kernel cache when use_cache, into it when keep. */
+static void build_req(const bt_kernel *kn, const bt__compile_req *req, bool use_cache, bool keep,
                       bt__entry *e)
 {
     const bt_device_info *di = bt_device_get_info(kn->dev);
@@ -98,7 +99,8 @@ static void build_req(const bt_kernel *kn, const bt__compile_req *req, bool use_
         e->error = bt__strdup(bt_strerror(st));
         return;
     }
-    bt__kcache_put(key, &e->blob);
+    if (keep)
+        bt__kcache_put(key, &e->blob);
     free(log);
 }
 
@@ -116,7 +118,7 @@ static void build_triton(const bt_kernel *kn, const bt_problem *p, bt__entry *e)
     }
     const char *names[1] = {kn->k->entry};
     bt__compile_req req = {.lang = "triton", .src = text, .names = names, .nnames = 1};
-    build_req(kn, &req, false, e);
+    build_req(kn, &req, false, false, e);
     free(text);
 }
 

@@ -5,7 +5,7 @@
  * registers, spills, static shared memory and stack read from the compiler, and the exact
  * occupancy by that backend's rules — next to the model's estimates, with large disagreements
  * flagged. Compiles run on every core and their resource reports are kept in the kernel cache,
- * so a second plan compiles nothing.
+ * so a second plan compiles nothing (a Triton source's, in the Triton compile pool's own cache).
  */
 #include "core/plan.h"
 
@@ -29,10 +29,9 @@ typedef struct xjob {
     pthread_mutex_t mu; /* guards the plan's counters */
 } xjob;
 
-/* The resources of ev's config from the kernel cache, or compiled (and then cached): BT_OK with
- * *res filled, *hit saying which; else the compile's status with the reason in d. */
 /* A Triton source's resources: its compile request to the backend, past the kernel cache (the
- * Triton compile pool's own cache keys by the source, its helpers and Triton's version). */
+ * Triton compile pool's own cache keys by the source, its helpers and Triton's version); *hit
+ * when the pool answered from that cache. */
 static bt_status triton_resources(xjob *J, const bt__cfg_eval *ev, bt__kres *res, bool *hit,
                                   bt_diag *d)
 {
@@ -50,6 +49,8 @@ static bt_status triton_resources(xjob *J, const bt__cfg_eval *ev, bt__kres *res
     return st;
 }
 
+/* The resources of ev's config from the kernel cache, or compiled (and then cached): BT_OK with
+ * *res filled, *hit saying which; else the compile's status with the reason in d. */
 static bt_status resources_of(xjob *J, const bt__cfg_eval *ev, bt__kres *res, bool *hit,
                               bt_diag *d)
 {
