@@ -847,7 +847,7 @@ static void test_offline_entries(void **state)
     bt__offline_target t;
     const bt_gpu *row = NULL;
     for (size_t i = 0; !row && i < bt_gpudb_count(db); i++)
-        if (g.I->offline_target(bt_gpudb_at(db, i), NULL, &t, &d) == BT_OK)
+        if (g.I->offline_target(bt_gpudb_at(db, i), NULL, NULL, &t, &d) == BT_OK)
             row = bt_gpudb_at(db, i);
     assert_non_null(row);
     assert_true(t.target[0] && t.compiler[0] && t.version[0]);
@@ -870,7 +870,7 @@ static void test_offline_entries(void **state)
     }
     bt_gpu none = *row;
     none.cc_major = none.cc_minor = 0;
-    assert_int_equal(g.I->offline_target(&none, NULL, &t, &d), BT_UNSUPPORTED);
+    assert_int_equal(g.I->offline_target(&none, NULL, NULL, &t, &d), BT_UNSUPPORTED);
     assert_true(d.msg[0] != '\0');
     bt_gpudb_destroy(db);
 }

@@ -56,6 +56,8 @@ typedef struct bt__kres {
     int max_threads_per_block;/* the kernel's limit (may be below the device's) */
     int preferred_multiple;   /* OpenCL: preferred work-group size multiple */
     int64_t spill_bytes;      /* spill stores + loads, from the compiler's report */
+    bool from_cache;          /* offline_compile: the compiler answered from a cache of its own
+                                 (Triton's compile pool), nothing was compiled */
 } bt__kres;
 
 /* What an offline compile for a GPU builds: the target ("sm_90a") and the compiler that builds it
@@ -66,10 +68,15 @@ typedef struct bt__offline_target {
     char version[32];
 } bt__offline_target;
 
-/* One compile: the source, its defines ("NAME=value" each), extra compiler options (may be NULL),
- * the target (NULL: the device's own architecture, or for an offline compile the target that
- * offline_target named), and the names to resolve (may be NULL; see compile()). */
+/* One compile: the source's language (NULL: the backend's first), the source, its defines
+ * ("NAME=value" each), extra compiler options (may be NULL), the target (NULL: the device's own
+ * architecture, or for an offline compile the target that offline_target named), and the names to
+ * resolve (may be NULL; see compile()). For the language "triton" src is not source text but the
+ * Triton compile request of one config (bt__triton_request, kdesc.h: a JSON object naming the
+ * .py file, the entry, the signature, constexprs and options); defines and options are unused
+ * and names[0] is the entry. */
 typedef struct bt__compile_req {
+    const char *lang;
     const char *src;
     const char *const *defines;
     int ndefines;
@@ -244,12 +251,13 @@ typedef struct bt__backend_iface {
     int (*timer_started)(bt__bdev *d, bt__btimer *t);
 
     /* --- offline (optional; no device, no load() needed) -------------------------------------
-     * offline_target: the target a compile for GPU g builds (`want` when the kernel names one,
-     * else g's own: "sm_90") and the compiler that builds it, into *out. BT_UNSUPPORTED when g
+     * offline_target: the target a compile of a source in language lang (NULL: the backend's
+     * first) for GPU g builds (`want` when the kernel names one, else g's own: "sm_90") and the
+     * compiler that builds it, into *out. BT_UNSUPPORTED when g
      * has no target of this backend (no compute capability), BT_NO_BACKEND when the compiler is
      * absent; diag says why. Whether g can run `want` is the compile's to say, per config. */
-    bt_status (*offline_target)(const bt_gpu *g, const char *want, bt__offline_target *out,
-                                bt_diag *diag);
+    bt_status (*offline_target)(const bt_gpu *g, const char *lang, const char *want,
+                                bt__offline_target *out, bt_diag *diag);
     /* Compiles req for GPU g and req->target (from offline_target; a target g cannot run fails
      * with BT_UNSUPPORTED) and reports the resources of the kernel req->names[0] (the entry,
      * which must be given) into *res: registers, spills, static shared memory, and the stack

@@ -161,6 +161,7 @@ typedef enum bt__ref_kind {
 typedef struct bt__ksource {
     char lang[BT__LANG_MAX];
     char *text;
+    char *path; /* the file, absolute, for a language compiled from its file (triton); else NULL */
     char target[BT__TARGET_MAX];
 } bt__ksource;
 
@@ -261,6 +262,15 @@ bt__dtype bt__arg_dtype(const bt_kdesc *k, const bt__argspec *a, const bt_proble
 
 /* k's source in language lang, NULL when it has none. */
 const bt__ksource *bt__kdesc_source(const bt_kdesc *k, const char *lang);
+/* The Triton compile request (docs/triton.md#requests) of config c of k for problem p on GPU g
+ * (may be NULL), from k's "triton" source s: source, entry, signature (buffers as pointers, every
+ * buffer divisible by 16), constexprs (the parameters that are not launch options, and the
+ * "defines"), integer scalars in "specialize" with their values, and the launch options
+ * (num_warps, num_stages, num_ctas, maxnreg) from the parameters of those roles. A malloc'd JSON
+ * object text into *out (triton_req.c). */
+bt_status bt__triton_request(const bt_kdesc *k, const bt__ksource *s, const bt_config *c,
+                             const bt_problem *p, const bt_gpu *g, char **out, bt_diag *diag);
+
 /* The hash that keys what is measured of k compiled from source s (stores, wisdom, the kernel
  * cache): the source text, then k's compiler options. */
 uint64_t bt__kdesc_source_hash(const bt_kdesc *k, const bt__ksource *s);

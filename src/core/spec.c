@@ -700,6 +700,10 @@ static bt_status load_code(bt__ld *L, const json_t *root)
     if ((v = json_object_get(root, "sources"))) {
         BT__TRY(bt__ld_sources(L, v, "sources", json_object_get(root, "prelude"), "prelude",
                                k->src, &k->nsrc));
+        for (int i = 0; i < k->nsrc; i++) /* Triton imports its file: the path is kept */
+            if (!strcmp(k->src[i].lang, "triton"))
+                BT__TRY(bt__ld_triton_source(L, json_object_get(v, "triton"), "sources.triton",
+                                             &k->src[i]));
         json_t *x;
         if (!(x = json_object_get(root, "entry")))
             return bt__ld_fail(L, "", "a spec with sources needs \"entry\" (the kernel function "
@@ -754,6 +758,7 @@ static bt_status load_root(bt__ld *L, const json_t *root)
         "args",           "outputs", "reset_to_zero", "restore_value", "key",       "tolerance",
         "reference",      "boundary", "defines",      "prelude",  NULL};
     BT__TRY(bt__ld_keys(L, root, "", keys));
+    L->triton = bt__ld_is_triton(root);
     BT__TRY(load_header(L, root));
     BT__TRY(load_space(L, root));
     BT__TRY(bt__ld_launch(L, json_object_get(root, "launch")));
@@ -769,6 +774,8 @@ static bt_status load_root(bt__ld *L, const json_t *root)
     BT__TRY(load_tolerance(L, json_object_get(root, "tolerance")));
     BT__TRY(load_reference(L, json_object_get(root, "reference")));
     BT__TRY(load_boundary(L, json_object_get(root, "boundary")));
+    if (L->triton)
+        BT__TRY(bt__ld_triton_check(L, root));
     return check_files_and_boundary(L);
 }
 
@@ -792,8 +799,10 @@ void bt_kdesc_destroy(bt_kdesc *k)
     free(k->description);
     free(k->file);
     free(k->dir);
-    for (int i = 0; i < k->nsrc; i++)
+    for (int i = 0; i < k->nsrc; i++) {
         free(k->src[i].text);
+        free(k->src[i].path);
+    }
     free(k->entry);
     free(k->options);
     bt__space_clear(&k->space);
@@ -815,8 +824,10 @@ void bt_kdesc_destroy(bt_kdesc *k)
     bt__ld_args_free(k);
     for (int i = 0; i < k->npdefines; i++)
         bt__kexpr_free(&k->pdefines[i].value);
-    for (int i = 0; i < k->nref_src; i++)
+    for (int i = 0; i < k->nref_src; i++) {
         free(k->ref_src[i].text);
+        free(k->ref_src[i].path);
+    }
     free(k->ref_entry);
     bt__symtab_free(k->syms);
     free(k);
@@ -849,7 +860,7 @@ static bt_status load_text(const char *text, const char *file, const char *dir, 
     kdesc_init(k);
     k->file = bt__strdup(file);
     k->dir = bt__strdup(dir);
-    bt__ld L = {k, file, pos, diag, embedded, NULL};
+    bt__ld L = {k, file, pos, diag, embedded, NULL, false};
     bt_status st = (k->file && k->dir) ? BT_OK : BT_NOMEM;
     bt__ldmap map = {0};
     if (!st && bt__t1_is(root)) { /* a T1 file: loaded as the spec it says, errors at its fields */

@@ -119,6 +119,8 @@ static bt_status grid_from_div(bt__ld *L, const json_t *ps, const json_t *gd)
 bt_status bt__ld_launch(bt__ld *L, const json_t *l)
 {
     bt_kdesc *k = L->k;
+    if (!l && L->triton)
+        return bt__ld_fail(L, "", "a Triton spec needs \"launch\": {\"grid\": ...}");
     if (!l) { /* the block may still come from block_size_x/y/z, for the model */
         for (int d = 0; d < 3; d++)
             if (bt__ld_param(k, block_params[d]) >= 0)
@@ -140,7 +142,9 @@ bt_status bt__ld_launch(bt__ld *L, const json_t *l)
                            "missing");
     if (!g && !ps)
         return bt__ld_fail(L, "launch", "missing \"grid\" (or \"problem_size\" with \"grid_div\")");
-    if (b)
+    if (L->triton)
+        BT__TRY(bt__ld_triton_launch(L, l));
+    else if (b)
         BT__TRY(load_dims(L, b, "launch.block", k->block));
     else
         BT__TRY(block_from_params(L, "launch"));

@@ -50,6 +50,7 @@ typedef struct bt__ld {
     bt_diag *diag;
     bool embedded;         /* sources resolve against the embedded files */
     const bt__ldmap *map;  /* NULL, or where the spec's fields came from (pos is the original's) */
+    bool triton;           /* the spec has a "triton" source (spec_triton.c) */
 } bt__ld;
 
 #define BT__TRY(x)                                                                                 \
@@ -110,5 +111,13 @@ bt_status bt__ld_answers(bt__ld *L, const json_t *v);         /* reference.answe
 bt_status bt__ld_launch(bt__ld *L, const json_t *launch);     /* launch */
 bt_status bt__ld_defines(bt__ld *L, const json_t *defines);   /* defines */
 void bt__ld_args_free(bt_kdesc *k);
+
+/* Triton specs (spec_triton.c): whether root has a "triton" source; that source's file (one
+ * name, its absolute path into s->path); the launch without "block" (32 * num_warps threads) and
+ * "local_mem"; the whole spec once loaded (one source, arguments Triton passes). */
+bool bt__ld_is_triton(const json_t *root);
+bt_status bt__ld_triton_source(bt__ld *L, const json_t *v, const char *path, bt__ksource *s);
+bt_status bt__ld_triton_launch(bt__ld *L, const json_t *launch);
+bt_status bt__ld_triton_check(bt__ld *L, const json_t *root);
 
 #endif

@@ -3,7 +3,8 @@
  * source) through the kernel cache (a re-tune compiles nothing it compiled before), loading the
  * binary (a stale cache entry is compiled again), and the compile stage of a round on the thread
  * pool with its progress line. Used by the tuner's rounds, its device reference and finals, and
- * by the dispatch of a looked-up config.
+ * by the dispatch of a looked-up config. A Triton source compiles from its config's request
+ * (core: bt__triton_request) past the kernel cache: the Triton compile pool keeps its own.
  */
 #include "engine/build.h"
 
@@ -59,11 +60,13 @@ int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p
     return m + bt__build_defines_common(k, p, g, threads, defs + m);
 }
 
+static void build_req(const bt_kernel *kn, const bt__compile_req *req, bool use_cache, bool keep,
+                      bt__entry *e);
+
 void bt__build_source(const bt_kernel *kn, const bt__ksource *src, const char *entry,
                       const char *const *dp, int nd, bool use_cache, bt__entry *e)
 {
     const bt_kdesc *k = kn->k;
-    const bt_device_info *di = bt_device_get_info(kn->dev);
     /* the names it resolves: the entry (entry, when given, in place of k's), then k's
      * constant-memory symbols */
     char names[BT__MAX_NAMES][136];
@@ -72,15 +75,23 @@ void bt__build_source(const bt_kernel *kn, const bt__ksource *src, const char *e
     bt__compile_req_of(k, src, dp, nd, names, np, &req);
     if (entry && req.nnames)
         snprintf(names[0], sizeof names[0], "%s", entry);
+    build_req(kn, &req, use_cache, true, e);
+}
+
+/* Compiles req into e: from the kernel cache when use_cache, into it when keep. */
+static void build_req(const bt_kernel *kn, const bt__compile_req *req, bool use_cache, bool keep,
+                      bt__entry *e)
+{
+    const bt_device_info *di = bt_device_get_info(kn->dev);
     double t0 = bt__now();
-    uint64_t key = bt__kcache_key(kn->iface->name, di->name, di->compiler_version, &req);
+    uint64_t key = bt__kcache_key(kn->iface->name, di->name, di->compiler_version, req);
     if (use_cache && bt__kcache_get(key, &e->blob)) {
         e->compile_s = bt__now() - t0;
         e->cached = true;
         return;
     }
     char *log = NULL;
-    bt_status st = kn->iface->compile(kn->bdev, &req, &e->blob, &log);
+    bt_status st = kn->iface->compile(kn->bdev, req, &e->blob, &log);
     e->compile_s = bt__now() - t0;
     if (st != BT_OK) {
         e->status = BT__CS_COMPILE;
@@ -88,12 +99,35 @@ void bt__build_source(const bt_kernel *kn, const bt__ksource *src, const char *e
         e->error = bt__strdup(bt_strerror(st));
         return;
     }
-    bt__kcache_put(key, &e->blob);
+    if (keep)
+        bt__kcache_put(key, &e->blob);
     free(log);
+}
+
+/* A Triton source: the config's compile request to the backend, past the kernel cache (the
+ * Triton compile pool's own cache keys by the source, its helpers and Triton's version). */
+static void build_triton(const bt_kernel *kn, const bt_problem *p, bt__entry *e)
+{
+    const bt_device_info *di = bt_device_get_info(kn->dev);
+    char *text = NULL;
+    bt_diag d = {0};
+    if (bt__triton_request(kn->k, kn->src, &e->ev.cfg, p, &di->props, &text, &d) != BT_OK) {
+        e->status = BT__CS_COMPILE;
+        e->error = bt__strdup(d.msg);
+        return;
+    }
+    const char *names[1] = {kn->k->entry};
+    bt__compile_req req = {.lang = "triton", .src = text, .names = names, .nnames = 1};
+    build_req(kn, &req, false, false, e);
+    free(text);
 }
 
 void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_cache)
 {
+    if (!strcmp(kn->src->lang, "triton")) {
+        build_triton(kn, p, e);
+        return;
+    }
     const bt_device_info *di = bt_device_get_info(kn->dev);
     char defs[BT__MAX_DEFINES][96];
     const char *dp[BT__MAX_DEFINES];

@@ -5,7 +5,7 @@
  * registers, spills, static shared memory and stack read from the compiler, and the exact
  * occupancy by that backend's rules — next to the model's estimates, with large disagreements
  * flagged. Compiles run on every core and their resource reports are kept in the kernel cache,
- * so a second plan compiles nothing.
+ * so a second plan compiles nothing (a Triton source's, in the Triton compile pool's own cache).
  */
 #include "core/plan.h"
 
@@ -29,6 +29,26 @@ typedef struct xjob {
     pthread_mutex_t mu; /* guards the plan's counters */
 } xjob;
 
+/* A Triton source's resources: its compile request to the backend, past the kernel cache (the
+ * Triton compile pool's own cache keys by the source, its helpers and Triton's version); *hit
+ * when the pool answered from that cache. */
+static bt_status triton_resources(xjob *J, const bt__cfg_eval *ev, bt__kres *res, bool *hit,
+                                  bt_diag *d)
+{
+    bt_plan *pl = J->pl;
+    char *text = NULL;
+    bt_status st = bt__triton_request(pl->k, J->src, &ev->cfg, &pl->problem, &pl->gpu, &text, d);
+    if (st != BT_OK)
+        return st;
+    const char *names[1] = {pl->k->entry};
+    bt__compile_req req = {.lang = "triton", .src = text, .target = J->t.target, .names = names,
+                           .nnames = 1};
+    st = J->I->offline_compile(&pl->gpu, &req, res, NULL, d);
+    free(text);
+    *hit = st == BT_OK && res->from_cache;
+    return st;
+}
+
 /* The resources of ev's config from the kernel cache, or compiled (and then cached): BT_OK with
  * *res filled, *hit saying which; else the compile's status with the reason in d. */
 static bt_status resources_of(xjob *J, const bt__cfg_eval *ev, bt__kres *res, bool *hit,
@@ -36,6 +56,9 @@ static bt_status resources_of(xjob *J, const bt__cfg_eval *ev, bt__kres *res, bo
 {
     bt_plan *pl = J->pl;
     const bt_kdesc *k = pl->k;
+    *hit = false;
+    if (!strcmp(J->src->lang, "triton"))
+        return triton_resources(J, ev, res, hit, d);
     char defs[BT__MAX_DEFINES][96];
     const char *dp[BT__MAX_DEFINES];
     int nd = bt__build_defines(k, &ev->cfg, &pl->problem, &pl->gpu, defs);
@@ -78,7 +101,7 @@ static bt_status resources_of(xjob *J, const bt__cfg_eval *ev, bt__kres *res, bo
 static void exact_one(xjob *J, bt__cfg_eval *ev)
 {
     bt_plan *pl = J->pl;
-    bt__kres res;
+    bt__kres res = {0};
     bool hit = false;
     bt_diag d = {0};
     bt_status st = resources_of(J, ev, &res, &hit, &d);
@@ -150,7 +173,8 @@ static bt_status plan_exact(bt_plan *pl, bt_diag *diag)
     bt_status st = pick_backend(&J, pl->k, diag);
     if (st != BT_OK)
         return st;
-    st = J.I->offline_target(&pl->gpu, J.src->target[0] ? J.src->target : NULL, &J.t, diag);
+    st = J.I->offline_target(&pl->gpu, J.src->lang, J.src->target[0] ? J.src->target : NULL, &J.t,
+                             diag);
     if (st != BT_OK) {
         bt__diag_prefix(diag, "--exact: ");
         return st;

@@ -39,6 +39,7 @@ void bt__compile_req_of(const bt_kdesc *k, const bt__ksource *src, const char *c
             }
     }
     *req = (bt__compile_req){
+        .lang = src->lang,
         .src = src->text,
         .defines = defines,
         .ndefines = ndefines,

@@ -27,6 +27,8 @@
  */
 #include "backends/cuda/cuda.h"
 
+#include "backends/cuda/blob.h"
+
 #include "backends/cuda/cuda_api.h"
 #include "backends/cuda/nvrtc.h"
 #include "core/kdesc.h"
@@ -978,23 +980,6 @@ static bt_status cu_buf_copy(bt__bdev *d, bt__bbuf *dst, bt__bbuf *src, size_t n
  * Compile and load
  * ========================================================================================== */
 
-/* Blob container: header, then (BTCUBIN2) names_bytes of resolved names — nnames pairs of
- * NUL-terminated strings, padded to 8 bytes — then the CUBIN of `size` bytes. sm is the target
- * (90), flags bit 0 the "a" variant; the checksum is FNV-1a of the names and the CUBIN. BTCUBIN1
- * blobs (no names) still load. */
-#define BLOB_MAGIC "BTCUBIN2"
-#define BLOB_MAGIC_V1 "BTCUBIN1"
-typedef struct blob_hdr {
-    char magic[8];
-    uint32_t sm;
-    uint32_t flags;
-    uint64_t size;
-    uint64_t hash;
-    uint32_t nnames, names_bytes; /* BTCUBIN2 only */
-} blob_hdr;
-#define BLOB_HDR_V1 32 /* the BTCUBIN1 header: no names fields */
-enum { BLOB_SM_A = 1 };
-
 /* The name the binary has for `name` (a kernel, or "&symbol") in m's table; name itself when the
  * compile did not resolve it. */
 static const char *lowered_name(const bt__bmod *m, const char *name)
@@ -1039,6 +1024,8 @@ static bt_status cu_compile(bt__bdev *d, const bt__compile_req *req, bt__blob *o
 {
     out->data = NULL;
     out->size = 0;
+    if (req->lang && !strcmp(req->lang, "triton"))
+        return bt__cuda_triton_compile(d->cc_major, d->cc_minor, d->smem_optin, req, out, log);
     bt__blob cubin = {0};
     bt_diag diag = {0};
     char **low = NULL;
@@ -1057,80 +1044,10 @@ static bt_status cu_compile(bt__bdev *d, const bt__compile_req *req, bt__blob *o
                                  arch_specific, names, nnames, &low, &cubin, log, &diag);
     if (st != BT_OK)
         return st;
-    size_t nb = 0;
-    for (int i = 0; i < nnames; i++)
-        nb += strlen(names[i]) + strlen(low[i]) + 2;
-    size_t padded = (nb + 7) & ~(size_t)7;
-    blob_hdr h;
-    memset(&h, 0, sizeof h);
-    memcpy(h.magic, BLOB_MAGIC, 8);
-    h.sm = (uint32_t)(major * 10 + minor);
-    h.flags = arch_specific ? BLOB_SM_A : 0;
-    h.size = cubin.size;
-    h.nnames = (uint32_t)nnames;
-    h.names_bytes = (uint32_t)padded;
-    unsigned char *data = calloc(1, sizeof h + padded + cubin.size);
-    if (!data) {
-        free(cubin.data);
-        bt__nvrtc_names_free(low, nnames);
-        return BT_NOMEM;
-    }
-    unsigned char *p = data + sizeof h;
-    for (int i = 0; i < nnames; i++) {
-        size_t a = strlen(names[i]) + 1, b = strlen(low[i]) + 1;
-        memcpy(p, names[i], a);
-        memcpy(p + a, low[i], b);
-        p += a + b;
-    }
+    st = bt__cuda_blob_pack(major * 10 + minor, arch_specific, names, (const char *const *)low,
+                            nnames, &cubin, out);
     bt__nvrtc_names_free(low, nnames);
-    memcpy(data + sizeof h + padded, cubin.data, cubin.size);
-    free(cubin.data);
-    h.hash = bt__fnv1a(data + sizeof h, padded + h.size, BT__FNV_SEED);
-    memcpy(data, &h, sizeof h);
-    out->data = data;
-    out->size = sizeof h + padded + h.size;
-    return BT_OK;
-}
-
-/* Checks a blob made by cu_compile (or by a blocktune before names: BTCUBIN1): the
- * header into *h, *hlen its length. BT_CORRUPT with the reason otherwise. */
-static bt_status blob_check(const void *bin, size_t size, blob_hdr *h, size_t *hlen,
-                            bt_diag *diag)
-{
-    memset(h, 0, sizeof *h);
-    if (!bin || size < BLOB_HDR_V1) {
-        bt__diag_set(diag, "module_load: blob of %zu bytes is too short", size);
-        return BT_CORRUPT;
-    }
-    bool v1 = !memcmp(bin, BLOB_MAGIC_V1, 8);
-    if (!v1 && (memcmp(bin, BLOB_MAGIC, 8) != 0 || size < sizeof *h)) {
-        bt__diag_set(diag, "module_load: not a blocktune CUDA binary (bad magic)");
-        return BT_CORRUPT;
-    }
-    *hlen = v1 ? BLOB_HDR_V1 : sizeof *h;
-    memcpy(h, bin, *hlen);
-    uint64_t rest = size - *hlen;
-    if (h->names_bytes % 8 || h->names_bytes > rest || h->size != rest - h->names_bytes) {
-        bt__diag_set(diag, "module_load: truncated or malformed binary (%zu bytes, header says "
-                     "%llu + %u + %zu)", size, (unsigned long long)h->size, h->names_bytes, *hlen);
-        return BT_CORRUPT;
-    }
-    const unsigned char *payload = (const unsigned char *)bin + *hlen;
-    if (bt__fnv1a(payload, (size_t)rest, BT__FNV_SEED) != h->hash) {
-        bt__diag_set(diag, "module_load: binary checksum mismatch");
-        return BT_CORRUPT;
-    }
-    /* the names: nnames pairs of NUL-terminated strings inside names_bytes */
-    const char *p = (const char *)payload, *end = p + h->names_bytes;
-    for (uint32_t i = 0; i < 2 * h->nnames; i++) {
-        const char *z = memchr(p, '\0', (size_t)(end - p));
-        if (!z) {
-            bt__diag_set(diag, "module_load: malformed name table");
-            return BT_CORRUPT;
-        }
-        p = z + 1;
-    }
-    return BT_OK;
+    return st;
 }
 
 /* Loads a blob made by cu_compile into d's context. BT_CORRUPT for a blob that is not one (bad
@@ -1142,7 +1059,7 @@ static bt_status cu_module_load(bt__bdev *d, const void *bin, size_t size, bt__b
     *out = NULL;
     blob_hdr h;
     size_t hlen;
-    bt_status st = blob_check(bin, size, &h, &hlen, diag);
+    bt_status st = bt__cuda_blob_check(bin, size, &h, &hlen, diag);
     if (st)
         return st;
     const unsigned char *names = (const unsigned char *)bin + hlen;
@@ -2126,7 +2043,7 @@ static bt_status cu_blob_image(const void *bin, size_t size, const void **image,
 {
     blob_hdr h;
     size_t hlen = 0;
-    bt_status st = blob_check(bin, size, &h, &hlen, diag);
+    bt_status st = bt__cuda_blob_check(bin, size, &h, &hlen, diag);
     if (st != BT_OK)
         return st;
     *image = (const unsigned char *)bin + hlen + h.names_bytes;
@@ -2136,7 +2053,7 @@ static bt_status cu_blob_image(const void *bin, size_t size, const void **image,
 
 static int cu_device_lost(bt__bdev *d) { return d->slot->lost; }
 
-static const char *const cu_languages[] = {"cuda", NULL};
+static const char *const cu_languages[] = {"cuda", "triton", NULL};
 
 const bt__backend_iface bt__backend_cuda = {
     .api_version = BT__BACKEND_API_VERSION,

@@ -39,12 +39,22 @@ const char *bt__cuda_error_name(int code);
 /* The vtable's offline entries (offline.c; backend.h says what each does) and its occupancy rules
  * over a compiled function (occupancy.c: bt__cuda_occupancy, -1 for a GPU without a compute
  * capability). */
-bt_status bt__cuda_offline_target(const bt_gpu *g, const char *want, bt__offline_target *out,
-                                  bt_diag *diag);
+bt_status bt__cuda_offline_target(const bt_gpu *g, const char *lang, const char *want,
+                                  bt__offline_target *out, bt_diag *diag);
 bt_status bt__cuda_offline_compile(const bt_gpu *g, const bt__compile_req *req, bt__kres *res,
                                    char **log, bt_diag *diag);
 int bt__cuda_occupancy_of(const bt_gpu *g, const bt__kres *res, int threads, int64_t dyn_smem,
                           const char **limiter);
+
+/* The "triton" language (triton.c, over the compile pool of tpool.h): compile for a device of
+ * compute capability major.minor whose opt-in shared memory per block is max_shared (the blob of
+ * the CUBIN Triton built, its entry named as the Python function), and the offline entries. */
+bt_status bt__cuda_triton_compile(int major, int minor, size_t max_shared,
+                                  const bt__compile_req *req, bt__blob *out, char **log);
+bt_status bt__cuda_triton_target(const bt_gpu *g, const char *want, bt__offline_target *out,
+                                 bt_diag *diag);
+bt_status bt__cuda_triton_offline(const bt_gpu *g, const bt__compile_req *req, bt__kres *res,
+                                  char **log, bt_diag *diag);
 
 /* The architecture name of a compute capability ("hopper" for 9.0), static, "unknown" when the
  * major version is not one blocktune knows. */

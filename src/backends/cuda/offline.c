@@ -3,6 +3,7 @@
  * compile for a GPU of the hardware table builds, and a compile for it with NVRTC whose resources
  * (registers, spills, static shared memory, stack frame) come from ptxas's report, or from the
  * CUBIN when the log has none. What `plan --exact` runs on a machine with NVRTC and no GPU.
+ * Triton sources go to triton.c.
  */
 #include "backends/cuda/cuda.h"
 
@@ -13,9 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-bt_status bt__cuda_offline_target(const bt_gpu *g, const char *want, bt__offline_target *out,
-                                  bt_diag *diag)
+bt_status bt__cuda_offline_target(const bt_gpu *g, const char *lang, const char *want,
+                                  bt__offline_target *out, bt_diag *diag)
 {
+    if (lang && !strcmp(lang, "triton"))
+        return bt__cuda_triton_target(g, want, out, diag);
     if (g->cc_major <= 0) {
         bt__diag_set(diag, "a CUDA compile needs the GPU's compute capability; '%s' has none in "
                      "the table", g->name);
@@ -44,6 +47,8 @@ bt_status bt__cuda_offline_compile(const bt_gpu *g, const bt__compile_req *req, 
     res->max_threads_per_block = res->preferred_multiple = -1;
     if (log)
         *log = NULL;
+    if (req->lang && !strcmp(req->lang, "triton"))
+        return bt__cuda_triton_offline(g, req, res, log, diag);
     int major, minor;
     bool arch_specific;
     if (!req->nnames || !req->names || !bt__nvrtc_target_parse(req->target, &major, &minor,

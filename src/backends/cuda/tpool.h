@@ -1,0 +1,29 @@
+/*
+ * tpool.h — the Triton compile pool as the CUDA backend runs it (internal): one
+ * `python3 -m blocktune.triton_compile --workers N` process (python/blocktune/, docs/triton.md)
+ * per process of ours, started at the first Triton compile, kept for every later one (a tune's,
+ * a plan's) and ended at exit; any thread may send a request at any time.
+ *
+ * Python: $BLOCKTUNE_PYTHON, else python3 on PATH; the package from $BLOCKTUNE_PYTHONPATH, else
+ * the source tree's python/ (a build tree), else the installed <datadir>/blocktune/python.
+ */
+#ifndef BT_BACKENDS_CUDA_TPOOL_H
+#define BT_BACKENDS_CUDA_TPOOL_H
+
+#include "blocktune.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+/* Sends the request (a JSON object's text, bt__triton_request) with target ("sm_90") and
+ * max_shared (bytes; 0: the pool's default for the target) added, and waits for its answer
+ * (a new reference into *answer: "ok" true, or "error" {"kind", "message"}). A pool that cannot
+ * start is BT_NO_BACKEND (no such python, no Triton in it, no blocktune package: diag names
+ * which); one that ended is BT_INTERNAL. */
+bt_status bt__tpool_request(const char *request, const char *target, int64_t max_shared,
+                            json_t **answer, bt_diag *diag);
+
+/* The installed Triton's version ("3.6.0") into out, starting the pool when it is not running. */
+bt_status bt__tpool_version(char *out, size_t size, bt_diag *diag);
+
+#endif
