@@ -969,44 +969,51 @@ static void test_vllm_export(void **state)
     int64_t ms[] = {4096, 16, 256};
     for (int i = 0; i < 3; i++) {
         char key[128], kj[160];
-        snprintf(key, sizeof key, "M=%lld,N=4096,K=4096,dtype=fp16", (long long)ms[i]);
-        snprintf(kj, sizeof kj, "{\"M\":%lld,\"N\":4096,\"K\":4096,\"dtype\":\"fp16\"}",
+        snprintf(key, sizeof key, "M=%lld,N=14336,E=8,dtype=fp16", (long long)ms[i]);
+        snprintf(kj, sizeof kj, "{\"M\":%lld,\"N\":14336,\"E\":8,\"dtype\":\"fp16\"}",
                  (long long)ms[i]);
         bt__measurement m;
         char cfg[200];
         fill(&m, "NVIDIA H200", key, kj, i, cfg, sizeof cfg);
         snprintf(cfg, sizeof cfg,
-                 "{\"BLOCK_M\":%d,\"BLOCK_N\":128,\"BLOCK_K\":64,\"num_warps\":8,"
-                 "\"num_stages\":3,\"GROUP_M\":8}", 32 << i);
+                 "{\"BLOCK_SIZE_M\":%d,\"BLOCK_SIZE_N\":128,\"BLOCK_SIZE_K\":64,\"num_warps\":8,"
+                 "\"num_stages\":3,\"GROUP_SIZE_M\":8}", 32 << i);
         assert_int_equal(bt__store_put_winner(s, &m, 0.1, 0, NULL, &d), BT_OK);
     }
-    char p[600];
-    path_in(p, sizeof p, "vllm.json");
-    FILE *f = fopen(p, "w");
-    assert_int_equal(bt__wisdom_export_vllm(s, "gemm", "NVIDIA H200", "fp16", 4096, 4096, f, &d),
-                     BT_OK);
-    fclose(f);
+    char dir[600], p[700];
+    path_in(dir, sizeof dir, "vllmdir");
+    int n = 0;
+    assert_int_equal(bt__wisdom_export_vllm_dir(s, "gemm", NULL, dir, &n, &d), BT_OK);
+    assert_int_equal(n, 1);
+    /* fp16 files carry no dtype in vLLM's names */
+    snprintf(p, sizeof p, "%s/E=8,N=14336,device_name=NVIDIA_H200.json", dir);
     char *t = bt__read_file(p, NULL);
     assert_non_null(t);
-    printf("%s", t);
     char *a = strstr(t, "\"16\""), *b = strstr(t, "\"256\""), *c = strstr(t, "\"4096\"");
     assert_true(a && b && c && a < b && b < c); /* sorted by M as numbers */
     assert_non_null(strstr(t, "\"BLOCK_SIZE_M\": 64"));
     assert_non_null(strstr(t, "\"GROUP_SIZE_M\": 8"));
     assert_non_null(strstr(t, "\"num_stages\": 3"));
     free(t);
-    f = fopen(p, "w");
-    assert_int_equal(bt__wisdom_export_vllm(s, "gemm", "NVIDIA H200", "fp16", 1, 1, f, &d),
-                     BT_NOT_FOUND);
-    fclose(f);
-    char dir[600];
-    path_in(dir, sizeof dir, "vllmdir");
-    int n = 0;
-    assert_int_equal(bt__wisdom_export_vllm_dir(s, "gemm", "NVIDIA H200", dir, &n, &d), BT_OK);
-    assert_int_equal(n, 1);
-    char f2[700];
-    snprintf(f2, sizeof f2, "%s/N=4096,K=4096,device_name=NVIDIA_H200,dtype=fp16.json", dir);
-    assert_int_equal(access(f2, R_OK), 0);
+    char name[300];
+    assert_true(bt__vllm_file_name("NVIDIA H100 80GB HBM3", 64, 1280, "fp8_w8a8", 128, 128, name,
+                                   sizeof name));
+    assert_string_equal(name, "E=64,N=1280,device_name=NVIDIA_H100_80GB_HBM3,dtype=fp8_w8a8,"
+                              "block_shape=[128,128].json");
+    assert_false(bt__vllm_file_name("a/b", 1, 1, "", 0, 0, name, sizeof name));
+    /* a second K for the same (E, N): two groups would share one file */
+    bt__measurement m;
+    char cfg[200];
+    fill(&m, "NVIDIA H200", "M=1,N=14336,E=8,K=1,dtype=fp16",
+         "{\"M\":1,\"N\":14336,\"E\":8,\"K\":1,\"dtype\":\"fp16\"}", 3, cfg, sizeof cfg);
+    snprintf(cfg, sizeof cfg, "{\"BLOCK_SIZE_M\":16,\"BLOCK_SIZE_N\":16,\"BLOCK_SIZE_K\":16,"
+                              "\"num_warps\":4,\"num_stages\":2}");
+    assert_int_equal(bt__store_put_winner(s, &m, 0.1, 0, NULL, &d), BT_OK);
+    assert_int_equal(bt__wisdom_export_vllm_dir(s, "gemm", NULL, dir, &n, &d), BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "share vLLM's file"));
+    /* no winner keyed by E: nothing to write, and the message says what is needed */
+    assert_int_equal(bt__wisdom_export_vllm_dir(s, "softmax", NULL, dir, &n, &d), BT_NOT_FOUND);
+    assert_non_null(strstr(d.msg, "M, E and N"));
     bt__store_close(s);
 }
 

@@ -311,14 +311,17 @@ typedef struct bt__lookup_result {
 bt_status bt__wisdom_lookup(bt__store *store, const bt__wisdom *user, const bt__wisdom *shipped,
                             const bt__lookup_query *q, bt__lookup_result *out, bt_diag *diag);
 
-/* vLLM's fused-GEMM config layout: {"<M>": {"BLOCK_SIZE_M":..,"BLOCK_SIZE_N":..,"BLOCK_SIZE_K":..,
- * "GROUP_SIZE_M":..,"num_warps":..,"num_stages":..}, ...} for the winners of `kernel` on `device`
- * with the given dtype and N, K. BT_NOT_FOUND when there are none. */
-bt_status bt__wisdom_export_vllm(bt__store *s, const char *kernel, const char *device,
-                                 const char *dtype, int64_t n, int64_t k, FILE *f, bt_diag *diag);
-/* One vLLM file per (N, K, dtype) in dir: "N=<N>,K=<K>,device_name=<name>[,dtype=<dtype>].json". */
+/* vllm.c: the winners of kernel (NULL: every kernel) on device (NULL: every device) whose key has
+ * M, E and N, in vLLM's fused-MoE layout: one file per (E, N, device, dtype, block shape) in dir,
+ * named as vLLM's get_config_file_name names it, mapping M to the config (docs/wisdom.md#vllm).
+ * BT_NOT_FOUND when no winner fits; BT_INVALID_ARG when two groups of keys would share a file. */
 bt_status bt__wisdom_export_vllm_dir(bt__store *s, const char *kernel, const char *device,
                                      const char *dir, int *nfiles, bt_diag *diag);
+/* vLLM's file name: "E=<E>,N=<N>,device_name=<device, spaces as _>[,dtype=<dtype>]
+ * [,block_shape=[<bn>,<bk>]].json" (dtype "" and a zero block size leave theirs out); false when
+ * the device name cannot be a file name or buf is too small. */
+bool bt__vllm_file_name(const char *device, int64_t e, int64_t n, const char *dtype,
+                        int64_t block_n, int64_t block_k, char *buf, size_t size);
 
 /* ---------------------------------------------------------------------------------------------
  * Decisions log and modes
