@@ -221,10 +221,22 @@ void bt__keyvals_format(const bt__keyvals *k, char *buf, size_t size);
 char *bt__keyvals_json(const bt__keyvals *k);
 /* Parses the canonical text form; BT_PARSE on anything else. */
 bt_status bt__keyvals_parse(const char *text, bt__keyvals *out);
-/* Distance between problem sizes: the sum over variables of |log2(a) - log2(b)| (values below 1
- * count as 1). Negative when the keys are not comparable: different variable names or order, or
- * a different dtype. 0 for the same key. */
-double bt__keyvals_distance(const bt__keyvals *a, const bt__keyvals *b);
+/* How far a tuned key b is from a wanted key a, for the nearest-size look-up (docs/wisdom.md):
+ * tier 0 when b has a's other keys (it differs in at most one variable, var, where b has value):
+ * d = |a - b| there, vLLM's rule for M; tier 1 otherwise: d = the sum over variables of
+ * |log2(a) - log2(b)| (values below 1 count as 1). tier -1 when not comparable: different
+ * variable names or order, or a different dtype. The same key: tier 0, d 0. */
+typedef struct bt__kdist {
+    int tier;
+    double d;
+    int64_t value;
+    int var; /* -1: none (the same key, or tier 1) */
+} bt__kdist;
+bt__kdist bt__keyvals_distance(const bt__keyvals *a, const bt__keyvals *b);
+/* x is closer than y: a lower tier, else a smaller d, else (tier 0) the earlier variable, else
+ * the smaller value (a tie between M=2048 and M=4096 for M=3072 goes to 2048, as in vLLM's files,
+ * whose M keys are in increasing order). */
+bool bt__kdist_closer(const bt__kdist *x, const bt__kdist *y);
 
 /* ---------------------------------------------------------------------------------------------
  * Wisdom files (wisdom.c; format in docs/wisdom.md)
@@ -278,7 +290,7 @@ typedef enum bt__wisdom_source {
     BT__SRC_STORE = 0,     /* "store": this store, exact key */
     BT__SRC_USER,          /* "user-wisdom": exact key */
     BT__SRC_SHIPPED,       /* "shipped-wisdom": exact key */
-    BT__SRC_NEAREST,       /* "nearest-size": same device, nearest key (bt__keyvals_distance) */
+    BT__SRC_NEAREST,       /* "nearest-size": same device, nearest key (bt__kdist_closer) */
     BT__SRC_SAME_ARCH,     /* "same-arch": another device of the same arch */
     BT__SRC_DEFAULT,       /* "default": nothing found; use the kernel's default config */
 } bt__wisdom_source;
@@ -299,7 +311,7 @@ typedef struct bt__lookup_result {
     char *config_json;        /* malloc'd; NULL for BT__SRC_DEFAULT */
     char matched_key[256];    /* the key the config was tuned for */
     char matched_device[128];
-    double distance;          /* bt__keyvals_distance to matched_key */
+    double distance;          /* bt__keyvals_distance(key, matched_key).d */
     double median_ms;         /* of the matched entry (-1 when unknown) */
 } bt__lookup_result;
 

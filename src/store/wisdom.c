@@ -1089,16 +1089,16 @@ const char *bt__wisdom_source_name(bt__wisdom_source s)
 /* The best candidate found so far. */
 typedef struct cand {
     bool found;
-    double dist;
+    bt__kdist dist;
     char *config;
     char key[256];
     char device[128];
     double median;
 } cand;
 
-static void cand_offer(cand *c, const bt__measurement *m, double dist)
+static void cand_offer(cand *c, const bt__measurement *m, bt__kdist dist)
 {
-    if (dist < 0 || (c->found && dist >= c->dist))
+    if (dist.tier < 0 || (c->found && !bt__kdist_closer(&dist, &c->dist)))
         return;
     char *cfg = bt__strdup(m->config_json);
     if (!cfg)
@@ -1134,8 +1134,8 @@ static void scan_set(const bt__wisdom *w, const bt__lookup_query *q, bool by_arc
         if (by_arch ? !(q->arch && q->arch[0] && !strcmp(e->m.device_arch, q->arch))
                     : !bt__streq_nocase(e->m.device_name, q->device_name))
             continue;
-        double d = bt__keyvals_distance(q->key, &e->kv);
-        if (exact && d != 0)
+        bt__kdist d = bt__keyvals_distance(q->key, &e->kv);
+        if (exact && (d.tier != 0 || d.d != 0))
             continue;
         cand_offer(c, &e->m, d);
     }
@@ -1192,7 +1192,7 @@ bt_status bt__wisdom_lookup(bt__store *store, const bt__wisdom *user, const bt__
             bt__winner w;
             bt_status st = bt__store_get_winner(store, &id, &w, diag);
             if (st == BT_OK) {
-                cand_offer(&c, &w.m, 0);
+                cand_offer(&c, &w.m, (bt__kdist){0, 0, 0, -1});
                 src = BT__SRC_STORE;
             } else if (st != BT_NOT_FOUND) {
                 result = st;
@@ -1239,14 +1239,20 @@ bt_status bt__wisdom_lookup(bt__store *store, const bt__wisdom *user, const bt__
     out->source = src;
     if (c.found) {
         out->config_json = c.config;
-        out->distance = c.dist;
+        out->distance = c.dist.d;
         out->median_ms = c.median;
         snprintf(out->matched_key, sizeof out->matched_key, "%s", c.key);
         snprintf(out->matched_device, sizeof out->matched_device, "%s", c.device);
-        bt__decision_log("%s [%s] on %s: %s from %s (tuned for [%s] on %s, distance %.2f, "
-                         "median %.4f ms)",
+        char how[160] = "the same key";
+        if (c.dist.tier == 0 && c.dist.var >= 0)
+            snprintf(how, sizeof how, "the nearest %s, %.0f away, with the same other keys",
+                     q->key->names[c.dist.var], c.dist.d);
+        else if (c.dist.tier == 1)
+            snprintf(how, sizeof how, "no key with the same other keys; log2 distance %.2f",
+                     c.dist.d);
+        bt__decision_log("%s [%s] on %s: %s from %s (tuned for [%s] on %s: %s; median %.4f ms)",
                          q->kernel, key, q->device_name, c.config, bt__wisdom_source_name(src),
-                         c.key, c.device, c.dist, c.median);
+                         c.key, c.device, how, c.median);
     } else {
         bt__decision_log("%s [%s] on %s: no wisdom; the kernel's default config", q->kernel, key,
                          q->device_name);

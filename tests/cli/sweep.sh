@@ -2,7 +2,8 @@
 # sweep.sh — `blocktune tune` over several sizes (tools/sweep.c): bad lists are refused; a sweep of
 # M = 1,3,16 of tests/data/moe_gemm.json stores each key as a normal winner, shares the compiled
 # binaries between keys (M is no define), prints one table row per key, and writes a sweep JSON
-# document and an HTML page with the sweep drawn; Ctrl-C (SIGINT to the process group) ends it
+# document (which `blocktune report` reads; a bad member is named) and an HTML page with the
+# sweep drawn; Ctrl-C (SIGINT to the process group) ends it
 # with the table of the keys finished, which the store keeps; `cache export --vllm` writes the
 # file vLLM's fused-MoE look-up opens, read back the way vLLM reads it (vllm_lookup.py; skipped,
 # visibly, without python3).
@@ -42,6 +43,12 @@ n=$("$BT" cache --db "$T/s.db" list | grep -c "moe_gemm .*M=[0-9]*,N=64,K=32,E=2
 grep -q '"schema": "blocktune-sweep/1"' "$T/sw.json" || fail "sweep JSON schema"
 [ "$(grep -c '"schema": "blocktune-tune/1"' "$T/sw.json")" -eq 3 ] || fail "3 tune documents"
 grep -q 'class="sweep"' "$T/sw.html" || fail "the HTML page draws no sweep"
+"$BT" report "$T/sw.json" -o "$T/r.html" 2>&1 | grep -q "(3 tunes)" || fail "report of the sweep JSON"
+grep -q 'class="sweep"' "$T/r.html" || fail "report of the sweep JSON draws no sweep"
+printf '{"schema": "blocktune-sweep/1", "sweep": [{"schema": "blocktune-tune/1", "kernel": "k",\n "problem": {}, "configs": [{"config": {"B": 1}, "status": "ok"}]}]}\n' > "$T/bad.json"
+"$BT" report "$T/bad.json" -o "$T/bad.html" 2>&1 | grep -q "bad.json:.*sweep\[0\].configs\[0\].median_ms" \
+    || fail "a bad sweep member is not named"
+[ -e "$T/bad.html" ] && fail "a page was written from a bad sweep document"
 
 # Ctrl-C: the keys finished are reported and kept
 setsid "$BT" tune "$SPEC" --M 1..40 "${FAST[@]}" --store "$T/i.db" > "$T/int" 2> "$T/interr" &
