@@ -15,6 +15,7 @@
 #include "report/report.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +228,13 @@ int bt_sweep_tune(bt_sweep *s, bt_kernel *kn, bt_problem *p, const bt_tune_optio
                   bool restart, int restart_rc)
 {
     int rc = 0;
+    for (int v = 0; v < s->nvar; v++) { /* a name the kernel lacks ends the sweep at once */
+        bt_diag d = {0};
+        if (bt_problem_set(p, s->names[v], s->vals[v][0], &d) == BT_NOT_FOUND) {
+            fprintf(stderr, "blocktune tune: unknown option or size --%s: %s\n", s->names[v], d.msg);
+            return 2;
+        }
+    }
     snprintf(s->sh->device, sizeof s->sh->device, "%s", bt_device_get_info(kn->dev)->name);
     snprintf(s->sh->kernel, sizeof s->sh->kernel, "%s", kn->k->name);
     for (size_t i = s->sh->done; i < s->nkeys; i++) {
@@ -313,6 +321,8 @@ static int write_docs(const bt_sweep *s, const char *kernel, const char *json, c
 int bt_sweep_report(bt_sweep *s, const char *kernel, const char *json, const char *html, int rc)
 {
     const shared *sh = s->sh;
+    if (!sh->done && rc && rc != 128 + SIGINT)
+        return rc; /* nothing was tuned (the kernel, the device...): the child said why */
     int w = 6;
     for (size_t i = 0; i < sh->done; i++)
         if (sh->k[i].state == 1 && (int)strlen(sh->k[i].cfg) > w)

@@ -23,6 +23,8 @@ for bad in "pow2:0..4" "5..1" "1,,x" "pow2:3"; do
     [ $? -eq 2 ] || fail "--M $bad was not refused as a usage error"
     grep -q -- "--M" "$T/out" || fail "--M $bad: the message does not name the option"
 done
+"$BT" tune "$SPEC" --Q 1,2 --store none > "$T/out" 2>&1
+[ $? -eq 2 ] && grep -q "no problem variable 'Q'" "$T/out" || fail "a swept name the kernel lacks: $(cat "$T/out")"
 "$BT" tune "$SPEC" --M 1,2 --csv "$T/x.csv" --store none 2>&1 | grep -q "not with a sweep" \
     || fail "--csv with a sweep"
 
