@@ -3,7 +3,7 @@
 # M = 1,3,16 of tests/data/moe_gemm.json stores each key as a normal winner, shares the compiled
 # binaries between keys (M is no define), prints one table row per key, and writes a sweep JSON
 # document (which `blocktune report` reads; a bad member is named) and an HTML page with the
-# sweep drawn; Ctrl-C (SIGINT to the process group) ends it
+# sweep drawn; a kernel that crashes the process in a sweep costs a restart, not the sweep; Ctrl-C (SIGINT to the process group) ends it
 # with the table of the keys finished, which the store keeps; `cache export --vllm` writes the
 # file vLLM's fused-MoE look-up opens, read back the way vLLM reads it (vllm_lookup.py; skipped,
 # visibly, without python3).
@@ -68,6 +68,20 @@ grep -Eq "^  M=2 +BLOCK_SIZE_M" "$T/int" || fail "the interrupted sweep's table 
 grep -Eq "^  M=40 +not tuned" "$T/int" || fail "the interrupted sweep's table lacks 'not tuned'"
 grep -q "resumes the sweep" "$T/int" || fail "the interrupted sweep does not say it resumes"
 "$BT" cache --db "$T/i.db" list | grep -q "M=1,N=64" || fail "the store lost M=1"
+
+# a crash inside a sweep (a CPU device runs kernels in-process): the supervisor restarts the
+# child, which resumes the same key past the config recorded as failed, then the next key
+if "$BT" devices --json 2>/dev/null | grep -A12 '"opencl:0"' | grep -q '"is_gpu": *false'; then
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0" "$BT" tune \
+        "$SRC/tests/data/crash.json" --n 4096,8192 "${FAST[@]}" --finalists 1 \
+        --store "$T/c.db" > "$T/crash" 2> "$T/crasherr" || fail "a sweep with crashes: $(tail -3 "$T/crasherr")"
+    [ "$(grep -c 'died (signal 11' "$T/crasherr")" -eq 4 ] || fail "not 4 crashes named: $(cat "$T/crasherr")"
+    for n in 4096 8192; do
+        grep -Eq "^  n=$n +BLOCK=[0-9]+ CRASH=0 " "$T/crash" || fail "no CRASH=0 winner for n=$n"
+    done
+else
+    echo "note: opencl:0 is a GPU: the crash in a sweep is not checked"
+fi
 
 # vLLM's layout, read the way vLLM reads it
 "$BT" cache --db "$T/s.db" export --vllm "$T/vllm" > "$T/vout" 2>&1 || fail "export --vllm: $(cat "$T/vout")"
