@@ -855,12 +855,18 @@ static void test_lookup_order(void **state)
         {"M=1024,N=4096,K=4096,dtype=fp16", BT__SRC_STORE, "\"BLOCK_M\":18"},
         {"M=2048,N=4096,K=4096,dtype=fp16", BT__SRC_USER, "\"BLOCK_M\":64"},
         {"M=8192,N=4096,K=4096,dtype=fp16", BT__SRC_SHIPPED, "\"BLOCK_M\":128"},
-        /* 300: |log2 300 - log2 256| = 0.23 beats 2048 (2.77) and 1024 (1.77). */
+        /* the nearest M by absolute difference, the same N and K (vLLM's rule): */
+        /* 300: the store's 256 (44 away) beats 1024 (724) and the user's 2048 (1748). */
         {"M=300,N=4096,K=4096,dtype=fp16", BT__SRC_NEAREST, "\"BLOCK_M\":17"},
-        /* 16384: nearest is the shipped 8192 (1.0) over the user's 2048 (3.0). */
+        /* 16384: the shipped 8192 (8192 away) beats the store's 4096 (12288). */
         {"M=16384,N=4096,K=4096,dtype=fp16", BT__SRC_NEAREST, "\"BLOCK_M\":128"},
-        /* 2500: the user's 2048 (0.29) beats the store's 4096 (0.71). */
-        {"M=2500,N=4096,K=4096,dtype=fp16", BT__SRC_NEAREST, "\"BLOCK_M\":64"},
+        /* 3000: the user's 2048 (952 away) beats the store's 4096 (1096), though 4096 is
+         * nearer in log2 (0.45 against 0.55) */
+        {"M=3000,N=4096,K=4096,dtype=fp16", BT__SRC_NEAREST, "\"BLOCK_M\":64"},
+        /* 3072: 2048 and 4096 are 1024 away each: the smaller M */
+        {"M=3072,N=4096,K=4096,dtype=fp16", BT__SRC_NEAREST, "\"BLOCK_M\":64"},
+        /* no key has the same N and K: the log2 sum over M, N and K, where 256 is nearest */
+        {"M=300,N=2000,K=5000,dtype=fp16", BT__SRC_NEAREST, "\"BLOCK_M\":17"},
     };
     for (size_t i = 0; i < BT__ARRAY_LEN(cases); i++) {
         kv = kv_of(cases[i].key);
@@ -870,6 +876,20 @@ static void test_lookup_order(void **state)
         assert_non_null(strstr(r.config_json, cases[i].cfg_part));
         free(r.config_json);
     }
+    /* the choice is logged: which key, how far, and by which rule */
+    char logf[600];
+    path_in(logf, sizeof logf, "decisions.log");
+    unlink(logf);
+    setenv("BLOCKTUNE_LOG", logf, 1);
+    kv = kv_of("M=3000,N=4096,K=4096,dtype=fp16");
+    assert_int_equal(bt__wisdom_lookup(s, user, shipped, &q, &r, &d), BT_OK);
+    free(r.config_json);
+    unsetenv("BLOCKTUNE_LOG");
+    char *logt = bt__read_file(logf, NULL);
+    assert_non_null(logt);
+    assert_non_null(strstr(logt, "tuned for [M=2048,N=4096,K=4096,dtype=fp16] on NVIDIA H200: "
+                                 "the nearest M, 952 away, with the same other keys"));
+    free(logt);
     /* Another dtype on this device: nothing comparable; another sm_90 device has it? no -> the
      * same arch only offers fp16 too, so default. */
     kv = kv_of("M=1024,N=4096,K=4096,dtype=bf16");
@@ -937,12 +957,28 @@ static void test_keys_and_distance(void **state)
 {
     (void)state;
     bt__keyvals a = kv_of("M=4096,N=1024,dtype=fp16"), b = kv_of("M=1024,N=2048,dtype=fp16");
-    assert_true(bt__keyvals_distance(&a, &b) == 3.0);
-    assert_true(bt__keyvals_distance(&a, &a) == 0.0);
+    /* two variables differ: tier 1, the log2 sum */
+    bt__kdist t1 = bt__keyvals_distance(&a, &b);
+    assert_int_equal(t1.tier, 1);
+    assert_true(t1.d == 3.0);
+    bt__kdist same = bt__keyvals_distance(&a, &a);
+    assert_true(same.tier == 0 && same.d == 0.0);
     bt__keyvals c = kv_of("M=4096,N=1024,dtype=bf16");
-    assert_true(bt__keyvals_distance(&a, &c) < 0);
+    assert_int_equal(bt__keyvals_distance(&a, &c).tier, -1);
     bt__keyvals e = kv_of("M=4096,K=1024,dtype=fp16");
-    assert_true(bt__keyvals_distance(&a, &e) < 0);
+    assert_int_equal(bt__keyvals_distance(&a, &e).tier, -1);
+    /* the same other keys: tier 0, |dM| (vLLM's rule); it beats any tier 1 key */
+    bt__keyvals q = kv_of("M=3072,N=1024,dtype=fp16"), m2 = kv_of("M=2048,N=1024,dtype=fp16"),
+                m4 = kv_of("M=4096,N=1024,dtype=fp16"), near2 = kv_of("M=3072,N=1025,dtype=fp16");
+    bt__kdist d2 = bt__keyvals_distance(&q, &m2), d4 = bt__keyvals_distance(&q, &m4);
+    assert_true(d2.tier == 0 && d2.d == 1024 && d2.var == 0 && d2.value == 2048);
+    assert_true(d4.tier == 0 && d4.d == 1024);
+    assert_true(bt__kdist_closer(&d2, &d4)); /* a tie goes to the smaller M */
+    assert_false(bt__kdist_closer(&d4, &d2));
+    bt__kdist dn = bt__keyvals_distance(&q, &near2); /* only N differs, by 1 */
+    assert_true(dn.tier == 0 && dn.d == 1 && dn.var == 1);
+    assert_true(bt__kdist_closer(&dn, &d2));
+    assert_true(bt__kdist_closer(&d4, &t1) && !bt__kdist_closer(&t1, &d4));
     char buf[256];
     bt__keyvals_format(&a, buf, sizeof buf);
     assert_string_equal(buf, "M=4096,N=1024,dtype=fp16");
@@ -969,44 +1005,51 @@ static void test_vllm_export(void **state)
     int64_t ms[] = {4096, 16, 256};
     for (int i = 0; i < 3; i++) {
         char key[128], kj[160];
-        snprintf(key, sizeof key, "M=%lld,N=4096,K=4096,dtype=fp16", (long long)ms[i]);
-        snprintf(kj, sizeof kj, "{\"M\":%lld,\"N\":4096,\"K\":4096,\"dtype\":\"fp16\"}",
+        snprintf(key, sizeof key, "M=%lld,N=14336,E=8,dtype=fp16", (long long)ms[i]);
+        snprintf(kj, sizeof kj, "{\"M\":%lld,\"N\":14336,\"E\":8,\"dtype\":\"fp16\"}",
                  (long long)ms[i]);
         bt__measurement m;
         char cfg[200];
         fill(&m, "NVIDIA H200", key, kj, i, cfg, sizeof cfg);
         snprintf(cfg, sizeof cfg,
-                 "{\"BLOCK_M\":%d,\"BLOCK_N\":128,\"BLOCK_K\":64,\"num_warps\":8,"
-                 "\"num_stages\":3,\"GROUP_M\":8}", 32 << i);
+                 "{\"BLOCK_SIZE_M\":%d,\"BLOCK_SIZE_N\":128,\"BLOCK_SIZE_K\":64,\"num_warps\":8,"
+                 "\"num_stages\":3,\"GROUP_SIZE_M\":8}", 32 << i);
         assert_int_equal(bt__store_put_winner(s, &m, 0.1, 0, NULL, &d), BT_OK);
     }
-    char p[600];
-    path_in(p, sizeof p, "vllm.json");
-    FILE *f = fopen(p, "w");
-    assert_int_equal(bt__wisdom_export_vllm(s, "gemm", "NVIDIA H200", "fp16", 4096, 4096, f, &d),
-                     BT_OK);
-    fclose(f);
+    char dir[600], p[700];
+    path_in(dir, sizeof dir, "vllmdir");
+    int n = 0;
+    assert_int_equal(bt__wisdom_export_vllm_dir(s, "gemm", NULL, dir, &n, &d), BT_OK);
+    assert_int_equal(n, 1);
+    /* fp16 files carry no dtype in vLLM's names */
+    snprintf(p, sizeof p, "%s/E=8,N=14336,device_name=NVIDIA_H200.json", dir);
     char *t = bt__read_file(p, NULL);
     assert_non_null(t);
-    printf("%s", t);
     char *a = strstr(t, "\"16\""), *b = strstr(t, "\"256\""), *c = strstr(t, "\"4096\"");
     assert_true(a && b && c && a < b && b < c); /* sorted by M as numbers */
     assert_non_null(strstr(t, "\"BLOCK_SIZE_M\": 64"));
     assert_non_null(strstr(t, "\"GROUP_SIZE_M\": 8"));
     assert_non_null(strstr(t, "\"num_stages\": 3"));
     free(t);
-    f = fopen(p, "w");
-    assert_int_equal(bt__wisdom_export_vllm(s, "gemm", "NVIDIA H200", "fp16", 1, 1, f, &d),
-                     BT_NOT_FOUND);
-    fclose(f);
-    char dir[600];
-    path_in(dir, sizeof dir, "vllmdir");
-    int n = 0;
-    assert_int_equal(bt__wisdom_export_vllm_dir(s, "gemm", "NVIDIA H200", dir, &n, &d), BT_OK);
-    assert_int_equal(n, 1);
-    char f2[700];
-    snprintf(f2, sizeof f2, "%s/N=4096,K=4096,device_name=NVIDIA_H200,dtype=fp16.json", dir);
-    assert_int_equal(access(f2, R_OK), 0);
+    char name[300];
+    assert_true(bt__vllm_file_name("NVIDIA H100 80GB HBM3", 64, 1280, "fp8_w8a8", 128, 128, name,
+                                   sizeof name));
+    assert_string_equal(name, "E=64,N=1280,device_name=NVIDIA_H100_80GB_HBM3,dtype=fp8_w8a8,"
+                              "block_shape=[128,128].json");
+    assert_false(bt__vllm_file_name("a/b", 1, 1, "", 0, 0, name, sizeof name));
+    /* a second K for the same (E, N): two groups would share one file */
+    bt__measurement m;
+    char cfg[200];
+    fill(&m, "NVIDIA H200", "M=1,N=14336,E=8,K=1,dtype=fp16",
+         "{\"M\":1,\"N\":14336,\"E\":8,\"K\":1,\"dtype\":\"fp16\"}", 3, cfg, sizeof cfg);
+    snprintf(cfg, sizeof cfg, "{\"BLOCK_SIZE_M\":16,\"BLOCK_SIZE_N\":16,\"BLOCK_SIZE_K\":16,"
+                              "\"num_warps\":4,\"num_stages\":2}");
+    assert_int_equal(bt__store_put_winner(s, &m, 0.1, 0, NULL, &d), BT_OK);
+    assert_int_equal(bt__wisdom_export_vllm_dir(s, "gemm", NULL, dir, &n, &d), BT_INVALID_ARG);
+    assert_non_null(strstr(d.msg, "share vLLM's file"));
+    /* no winner keyed by E: nothing to write, and the message says what is needed */
+    assert_int_equal(bt__wisdom_export_vllm_dir(s, "softmax", NULL, dir, &n, &d), BT_NOT_FOUND);
+    assert_non_null(strstr(d.msg, "M, E and N"));
     bt__store_close(s);
 }
 

@@ -31,8 +31,10 @@ static void help(FILE *f)
             "  export [--device NAME] [--kernel NAME] [--top K] [--vllm] FILE|DIR\n"
             "                            write wisdom (winners, and with --top K the K fastest of\n"
             "                            each key) as JSON; a DIR (existing, or ending in '/')\n"
-            "                            gets one file per device. --vllm writes vLLM's layout,\n"
-            "                            one file per (N, K, dtype) of the gemm winners, into DIR\n"
+            "                            gets one file per device. --vllm writes vLLM's fused-MoE\n"
+            "                            config files into DIR: one per (E, N, device, dtype, block\n"
+            "                            shape) of the winners keyed by M, E and N, mapping M to\n"
+            "                            BLOCK_SIZE_M/N/K, GROUP_SIZE_M, num_warps, num_stages\n"
             "  import FILE|DIR           read wisdom, or a Kernel Tuner cache (.json or .json.gz:\n"
             "                            every recorded config with every field, failures too,\n"
             "                            its fastest the winner); all or nothing (errors say\n"
@@ -238,7 +240,7 @@ static int cmd_export(bt__store *s, int argc, char **argv)
     bt_status st;
     int n = 0;
     if (vllm) {
-        st = bt__wisdom_export_vllm_dir(s, o.kernel ? o.kernel : "gemm", o.device, target, &n, &d);
+        st = bt__wisdom_export_vllm_dir(s, o.kernel, o.device, target, &n, &d);
         if (st == BT_OK)
             printf("wrote %d vLLM config file%s to %s\n", n, n == 1 ? "" : "s", target);
     } else if (!strcmp(target, "-")) {

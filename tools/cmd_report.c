@@ -99,7 +99,30 @@ static int parse(int argc, char **argv, args *A)
     return 0;
 }
 
-/* The documents: the files, then the store's keys. */
+/* A file's documents into the list: a tune document, or each key's of a sweep document. */
+static int expand_sweep(json_t *doc, const char *file, json_t ***docs, char ***src, size_t *n)
+{
+    const json_t *sw = json_object_get(doc, "sweep");
+    size_t m = json_is_array(sw) ? json_array_size(sw) : 1;
+    json_t **g = realloc(*docs, sizeof *g * (*n + m + 1));
+    char **gs = g ? realloc(*src, sizeof *gs * (*n + m + 1)) : NULL;
+    if (g)
+        *docs = g;
+    if (gs)
+        *src = gs;
+    if (!g || !gs) {
+        json_decref(doc);
+        return 1;
+    }
+    for (size_t i = 0; i < m; i++) {
+        (*docs)[*n] = json_is_array(sw) ? json_incref(json_array_get(sw, i)) : json_incref(doc);
+        (*src)[(*n)++] = bt__strdup(file);
+    }
+    json_decref(doc);
+    return 0;
+}
+
+/* The documents: the files (each key of a sweep file), then the store's keys. */
 static int gather(const args *A, json_t ***docs, char ***src, size_t *n)
 {
     bt_diag d = {0};
@@ -108,10 +131,12 @@ static int gather(const args *A, json_t ***docs, char ***src, size_t *n)
     if (!*docs || !*src)
         return 1;
     for (int i = 0; i < A->nfiles; i++) {
-        bt_status st = bt__report_load_tune(A->files[i], &(*docs)[*n], &d);
+        json_t *doc = NULL;
+        bt_status st = bt__report_load_tune(A->files[i], &doc, &d);
         if (st)
             return bt_cli_fail(st, &d);
-        (*src)[(*n)++] = bt__strdup(A->files[i]);
+        if (expand_sweep(doc, A->files[i], docs, src, n))
+            return 1;
     }
     if (!A->store)
         return 0;

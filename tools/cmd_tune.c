@@ -7,6 +7,7 @@
  */
 #include "cli.h"
 #include "cli_num.h"
+#include "sweep.h"
 
 #include "core/util.h"
 #include "engine/record.h"
@@ -54,6 +55,14 @@ static void tune_help(FILE *f)
         "  --device ID       opencl:0, cuda:0 ... (default: a GPU, else a CPU device;\n"
         "                    'blocktune devices' lists them)\n"
         "  sizes             problem variables by name, e.g. --n 16777216, --m 512 --n 512 --k 512\n"
+        "                    A list or range sweeps a variable: --m 1,2,4,8, --m 64..256:64,\n"
+        "                    --m pow2:1..4096 (and lists of them, --m 1,pow2:8..64); each size\n"
+        "                    (with several swept variables: each combination) is tuned as its\n"
+        "                    own key and stored as a normal winner, compiled binaries shared\n"
+        "                    between keys; the report is a table of the keys (winner, median,\n"
+        "                    efficiency), --json one document holding a tune document per key\n"
+        "                    (docs/tune-json.md#sweeps), --html the sweep's page; --time-limit\n"
+        "                    is then each key's; Ctrl-C reports the keys finished\n"
         "  --dtype T         fp32, fp16, bf16 (default: the kernel's first)\n"
         "  --strategy NAME   search strategy (default: exhaustive when the plan has at most\n"
         "                    --exhaustive-max valid configs, else forest), one of:\n");
@@ -110,7 +119,8 @@ static void tune_help(FILE *f)
         "\n"
         "examples:\n"
         "  blocktune tune vector_add --n 16777216\n"
-        "  blocktune tune gemm --m 4096 --n 4096 --k 4096 --strategy forest --budget 200\n");
+        "  blocktune tune gemm --m 4096 --n 4096 --k 4096 --strategy forest --budget 200\n"
+        "  blocktune tune gemm --m pow2:1..4096 --n 8192 --k 8192 --budget 100\n");
 }
 
 /* A child's exit status asking the supervisor for a fresh process: the store holds every
@@ -126,6 +136,7 @@ typedef struct tune_cmd {
     const char **set_names, **set_values;
     bool keep;           /* a store is kept (not --store none) */
     double time_limit_s; /* the user's: a deadline for all the tune's processes together */
+    bt_sweep *sweep;     /* several sizes (sweep.c), NULL: one */
 } tune_cmd;
 
 static bool g_keep; /* for on_hang: the store is kept */
@@ -191,7 +202,11 @@ static int supervise(tune_cmd *c)
                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (note == MAP_FAILED) /* unsupervised: a crash ends blocktune */
         return run_tune(c, "");
-    double limit = c->time_limit_s, deadline = limit > 0 ? bt__now() + limit : 0;
+    /* a sweep's time limit is each key's; Ctrl-C ends its child, the supervisor reports */
+    double limit = c->time_limit_s, deadline = limit > 0 && !c->sweep ? bt__now() + limit : 0;
+    size_t swept = bt_sweep_done(c->sweep);
+    if (c->sweep)
+        signal(SIGINT, SIG_IGN);
     char final[300] = "";
     bool gave_up = false;
     int rc = 1;
@@ -211,6 +226,7 @@ static int supervise(tune_cmd *c)
         }
         if (pid == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL); /* ends with the supervisor */
+            signal(SIGINT, SIG_DFL);
             if (getppid() != parent)
                 _exit(1);
             bt__inflight_share(note);
@@ -229,6 +245,8 @@ static int supervise(tune_cmd *c)
             rc = gave_up ? 1 : WEXITSTATUS(status);
             break;
         }
+        if (bt_sweep_done(c->sweep) > swept) /* a sweep's restarts count per key */
+            swept = bt_sweep_done(c->sweep), restarts = 0;
         if (final[0] || (WIFSIGNALED(status) && !crashed(WTERMSIG(status), note, c->keep)))
             break; /* the last child, or a crash nothing can resume past */
         if ((gave_up = ++restarts > MAX_RESTARTS))
@@ -245,6 +263,8 @@ static int supervise(tune_cmd *c)
                     restarts);
     }
     munmap(note, sizeof *note);
+    if (c->sweep)
+        signal(SIGINT, SIG_DFL);
     return rc;
 }
 
@@ -404,8 +424,16 @@ int bt_cmd_tune(int argc, char **argv)
     if (!kernel)
         return bt_cli_usage_error("tune", "which kernel? give a built-in name or a spec file");
     tune_cmd c = {kernel, device, dtype, json, csv, html, o, nset, set_names, set_values,
-                  !(o.store && !strcmp(o.store, "none")), o.time_limit_s};
-    return supervise(&c);
+                  !(o.store && !strcmp(o.store, "none")), o.time_limit_s, NULL};
+    int rc = bt_sweep_plan(nset, set_names, set_values, json || html, &c.sweep);
+    if (rc || !c.sweep)
+        return rc ? rc : supervise(&c);
+    if (csv)
+        rc = bt_cli_usage_error("tune", "--csv writes one tune's configs: not with a sweep (use --json)");
+    else
+        rc = bt_sweep_report(c.sweep, kernel, json, html, supervise(&c));
+    bt_sweep_free(c.sweep);
+    return rc;
 }
 
 /* The tune itself, in the supervisor's child: the kernel, the problem, the device, the tune and
@@ -434,6 +462,8 @@ static int run_tune(tune_cmd *c, const char *stored_only)
         goto out;
     }
     for (int i = 0; i < c->nset; i++) {
+        if (bt_sweep_swept(c->sweep, c->set_names[i]))
+            continue;
         int64_t v;
         if (!bt_cli_parse_i64(c->set_values[i], &v)) {
             rc = bt_cli_usage_error("tune", "size --%s needs a decimal integer, got '%s'",
@@ -472,6 +502,10 @@ static int run_tune(tune_cmd *c, const char *stored_only)
     g_keep = c->keep;
     bt_kernel_set_hang_handler(kn, on_hang, NULL);
     bt__kernel_stored_only(kn, stored_only);
+    if (c->sweep) {
+        rc = bt_sweep_tune(c->sweep, kn, p, &c->o, c->keep && !stored_only[0], RESTART_EXIT);
+        goto out;
+    }
     if ((st = bt__kernel_tune_opts(kn, p, &c->o, &r, &d))) {
         /* A fault poisoned the device for this process; the store holds every outcome so far,
          * the faulting config included: a fresh process resumes past it. */

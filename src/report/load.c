@@ -70,14 +70,38 @@ static bt_status check_config(const json_t *x, size_t i, const char *text, const
     return BT_OK;
 }
 
+/* A sweep document (blocktune tune --json over several sizes): each member of "sweep" a tune
+ * document; a failure names sweep[i] and the member's field (no line: the member's own path). */
+static bt_status check_sweep(json_t *doc, const char *text, const char *name, bt_diag *diag)
+{
+    const json_t *sw = json_object_get(doc, "sweep");
+    if (!json_is_array(sw))
+        return fail_at(diag, text, name, "sweep", "must be an array of tune documents");
+    for (size_t i = 0; i < json_array_size(sw); i++) {
+        bt_status st = bt__report_check_tune(json_array_get(sw, i), NULL, name, diag);
+        if (st && diag) {
+            char f[sizeof diag->field], m[sizeof diag->msg];
+            snprintf(f, sizeof f, "sweep[%zu]%s%.90s", i, diag->field[0] ? "." : "", diag->field);
+            snprintf(m, sizeof m, "%.900s", diag->msg);
+            return fail_at(diag, text, name, f, m);
+        }
+        if (st)
+            return st;
+    }
+    return BT_OK;
+}
+
 bt_status bt__report_check_tune(json_t *doc, const char *text, const char *name, bt_diag *diag)
 {
     if (!json_is_object(doc))
         return fail_at(diag, text, name, "", "a tune document is a JSON object");
     const char *schema = bt__jstr(doc, "schema", "");
+    if (!strcmp(schema, "blocktune-sweep/1"))
+        return check_sweep(doc, text, name, diag);
     if (strcmp(schema, "blocktune-tune/1"))
         return fail_at(diag, text, name, "schema", "not a tune document: schema must be "
-                       "\"blocktune-tune/1\" (blocktune tune --json writes one)");
+                       "\"blocktune-tune/1\" or \"blocktune-sweep/1\" (blocktune tune --json "
+                       "writes one)");
     if (!bt__jstr(doc, "kernel", NULL))
         return fail_at(diag, text, name, "kernel", "must be a string");
     if (!json_is_object(json_object_get(doc, "problem")))

@@ -78,19 +78,40 @@ bt_status bt__keyvals_parse(const char *text, bt__keyvals *out)
     return out->n || out->dtype[0] ? BT_OK : BT_PARSE;
 }
 
-double bt__keyvals_distance(const bt__keyvals *a, const bt__keyvals *b)
+bt__kdist bt__keyvals_distance(const bt__keyvals *a, const bt__keyvals *b)
 {
+    bt__kdist r = {-1, 0, 0, -1};
     if (a->n != b->n || strcmp(a->dtype, b->dtype) != 0)
-        return -1;
-    double d = 0;
+        return r;
+    double logd = 0;
+    int ndiff = 0;
     for (int i = 0; i < a->n; i++) {
         if (strcmp(a->names[i], b->names[i]) != 0)
-            return -1;
+            return r;
         double x = a->v[i] < 1 ? 1.0 : (double)a->v[i];
         double y = b->v[i] < 1 ? 1.0 : (double)b->v[i];
-        d += fabs(log2(x) - log2(y));
+        logd += fabs(log2(x) - log2(y));
+        if (a->v[i] != b->v[i] && ndiff++ == 0) {
+            r.var = i;
+            r.value = b->v[i];
+            r.d = fabs((double)a->v[i] - (double)b->v[i]);
+        }
     }
-    return d;
+    r.tier = ndiff > 1;
+    if (r.tier)
+        r.d = logd, r.var = -1, r.value = 0;
+    return r;
+}
+
+bool bt__kdist_closer(const bt__kdist *x, const bt__kdist *y)
+{
+    if (x->tier < 0)
+        return false;
+    if (y->tier < 0 || x->tier != y->tier)
+        return y->tier < 0 || x->tier < y->tier;
+    if (x->d != y->d)
+        return x->d < y->d;
+    return x->tier == 0 && (x->var < y->var || (x->var == y->var && x->value < y->value));
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -222,10 +222,22 @@ void bt__keyvals_format(const bt__keyvals *k, char *buf, size_t size);
 char *bt__keyvals_json(const bt__keyvals *k);
 /* Parses the canonical text form; BT_PARSE on anything else. */
 bt_status bt__keyvals_parse(const char *text, bt__keyvals *out);
-/* Distance between problem sizes: the sum over variables of |log2(a) - log2(b)| (values below 1
- * count as 1). Negative when the keys are not comparable: different variable names or order, or
- * a different dtype. 0 for the same key. */
-double bt__keyvals_distance(const bt__keyvals *a, const bt__keyvals *b);
+/* How far a tuned key b is from a wanted key a, for the nearest-size look-up (docs/wisdom.md):
+ * tier 0 when b has a's other keys (it differs in at most one variable, var, where b has value):
+ * d = |a - b| there, vLLM's rule for M; tier 1 otherwise: d = the sum over variables of
+ * |log2(a) - log2(b)| (values below 1 count as 1). tier -1 when not comparable: different
+ * variable names or order, or a different dtype. The same key: tier 0, d 0. */
+typedef struct bt__kdist {
+    int tier;
+    double d;
+    int64_t value;
+    int var; /* -1: none (the same key, or tier 1) */
+} bt__kdist;
+bt__kdist bt__keyvals_distance(const bt__keyvals *a, const bt__keyvals *b);
+/* x is closer than y: a lower tier, else a smaller d, else (tier 0) the earlier variable, else
+ * the smaller value (a tie between M=2048 and M=4096 for M=3072 goes to 2048, as in vLLM's files,
+ * whose M keys are in increasing order). */
+bool bt__kdist_closer(const bt__kdist *x, const bt__kdist *y);
 
 /* ---------------------------------------------------------------------------------------------
  * Wisdom files (wisdom.c; format in docs/wisdom.md)
@@ -279,7 +291,7 @@ typedef enum bt__wisdom_source {
     BT__SRC_STORE = 0,     /* "store": this store, exact key */
     BT__SRC_USER,          /* "user-wisdom": exact key */
     BT__SRC_SHIPPED,       /* "shipped-wisdom": exact key */
-    BT__SRC_NEAREST,       /* "nearest-size": same device, nearest key (bt__keyvals_distance) */
+    BT__SRC_NEAREST,       /* "nearest-size": same device, nearest key (bt__kdist_closer) */
     BT__SRC_SAME_ARCH,     /* "same-arch": another device of the same arch */
     BT__SRC_DEFAULT,       /* "default": nothing found; use the kernel's default config */
 } bt__wisdom_source;
@@ -300,7 +312,7 @@ typedef struct bt__lookup_result {
     char *config_json;        /* malloc'd; NULL for BT__SRC_DEFAULT */
     char matched_key[256];    /* the key the config was tuned for */
     char matched_device[128];
-    double distance;          /* bt__keyvals_distance to matched_key */
+    double distance;          /* bt__keyvals_distance(key, matched_key).d */
     double median_ms;         /* of the matched entry (-1 when unknown) */
 } bt__lookup_result;
 
@@ -312,14 +324,17 @@ typedef struct bt__lookup_result {
 bt_status bt__wisdom_lookup(bt__store *store, const bt__wisdom *user, const bt__wisdom *shipped,
                             const bt__lookup_query *q, bt__lookup_result *out, bt_diag *diag);
 
-/* vLLM's fused-GEMM config layout: {"<M>": {"BLOCK_SIZE_M":..,"BLOCK_SIZE_N":..,"BLOCK_SIZE_K":..,
- * "GROUP_SIZE_M":..,"num_warps":..,"num_stages":..}, ...} for the winners of `kernel` on `device`
- * with the given dtype and N, K. BT_NOT_FOUND when there are none. */
-bt_status bt__wisdom_export_vllm(bt__store *s, const char *kernel, const char *device,
-                                 const char *dtype, int64_t n, int64_t k, FILE *f, bt_diag *diag);
-/* One vLLM file per (N, K, dtype) in dir: "N=<N>,K=<K>,device_name=<name>[,dtype=<dtype>].json". */
+/* vllm.c: the winners of kernel (NULL: every kernel) on device (NULL: every device) whose key has
+ * M, E and N, in vLLM's fused-MoE layout: one file per (E, N, device, dtype, block shape) in dir,
+ * named as vLLM's get_config_file_name names it, mapping M to the config (docs/wisdom.md#vllm).
+ * BT_NOT_FOUND when no winner fits; BT_INVALID_ARG when two groups of keys would share a file. */
 bt_status bt__wisdom_export_vllm_dir(bt__store *s, const char *kernel, const char *device,
                                      const char *dir, int *nfiles, bt_diag *diag);
+/* vLLM's file name: "E=<E>,N=<N>,device_name=<device, spaces as _>[,dtype=<dtype>]
+ * [,block_shape=[<bn>,<bk>]].json" (dtype "" and a zero block size leave theirs out); false when
+ * the device name cannot be a file name or buf is too small. */
+bool bt__vllm_file_name(const char *device, int64_t e, int64_t n, const char *dtype,
+                        int64_t block_n, int64_t block_k, char *buf, size_t size);
 
 /* ---------------------------------------------------------------------------------------------
  * Settings made through the public API (settings.c): each wins over its environment variable;

@@ -1,7 +1,7 @@
 /*
  * wisdom.c — wisdom files (docs/wisdom.md): export of a store's winners (and top-k) as JSON, the
  * transactional import that rejects malformed or hostile input naming file:line:column, the
- * in-memory user/shipped wisdom sets, the lookup order, and the vLLM config export.
+ * in-memory user/shipped wisdom sets and the lookup order (vllm.c writes vLLM's layout).
  */
 #include "store/store.h"
 
@@ -1094,16 +1094,16 @@ const char *bt__wisdom_source_name(bt__wisdom_source s)
 /* The best candidate found so far. */
 typedef struct cand {
     bool found;
-    double dist;
+    bt__kdist dist;
     char *config;
     char key[256];
     char device[128];
     double median;
 } cand;
 
-static void cand_offer(cand *c, const bt__measurement *m, double dist)
+static void cand_offer(cand *c, const bt__measurement *m, bt__kdist dist)
 {
-    if (dist < 0 || (c->found && dist >= c->dist))
+    if (dist.tier < 0 || (c->found && !bt__kdist_closer(&dist, &c->dist)))
         return;
     char *cfg = bt__strdup(m->config_json);
     if (!cfg)
@@ -1139,8 +1139,8 @@ static void scan_set(const bt__wisdom *w, const bt__lookup_query *q, bool by_arc
         if (by_arch ? !(q->arch && q->arch[0] && !strcmp(e->m.device_arch, q->arch))
                     : !bt__streq_nocase(e->m.device_name, q->device_name))
             continue;
-        double d = bt__keyvals_distance(q->key, &e->kv);
-        if (exact && d != 0)
+        bt__kdist d = bt__keyvals_distance(q->key, &e->kv);
+        if (exact && (d.tier != 0 || d.d != 0))
             continue;
         cand_offer(c, &e->m, d);
     }
@@ -1197,7 +1197,7 @@ bt_status bt__wisdom_lookup(bt__store *store, const bt__wisdom *user, const bt__
             bt__winner w;
             bt_status st = bt__store_get_winner(store, &id, &w, diag);
             if (st == BT_OK) {
-                cand_offer(&c, &w.m, 0);
+                cand_offer(&c, &w.m, (bt__kdist){0, 0, 0, -1});
                 src = BT__SRC_STORE;
             } else if (st != BT_NOT_FOUND) {
                 result = st;
@@ -1244,14 +1244,20 @@ bt_status bt__wisdom_lookup(bt__store *store, const bt__wisdom *user, const bt__
     out->source = src;
     if (c.found) {
         out->config_json = c.config;
-        out->distance = c.dist;
+        out->distance = c.dist.d;
         out->median_ms = c.median;
         snprintf(out->matched_key, sizeof out->matched_key, "%s", c.key);
         snprintf(out->matched_device, sizeof out->matched_device, "%s", c.device);
-        bt__decision_log("%s [%s] on %s: %s from %s (tuned for [%s] on %s, distance %.2f, "
-                         "median %.4f ms)",
+        char how[160] = "the same key";
+        if (c.dist.tier == 0 && c.dist.var >= 0)
+            snprintf(how, sizeof how, "the nearest %s, %.0f away, with the same other keys",
+                     q->key->names[c.dist.var], c.dist.d);
+        else if (c.dist.tier == 1)
+            snprintf(how, sizeof how, "no key with the same other keys; log2 distance %.2f",
+                     c.dist.d);
+        bt__decision_log("%s [%s] on %s: %s from %s (tuned for [%s] on %s: %s; median %.4f ms)",
                          q->kernel, key, q->device_name, c.config, bt__wisdom_source_name(src),
-                         c.key, c.device, c.dist, c.median);
+                         c.key, c.device, how, c.median);
     } else {
         bt__decision_log("%s [%s] on %s: no wisdom; the kernel's default config", q->kernel, key,
                          q->device_name);
@@ -1259,182 +1265,3 @@ bt_status bt__wisdom_lookup(bt__store *store, const bt__wisdom *user, const bt__
     return result == BT_OK ? BT_OK : BT_OK; /* the look-up itself always answers */
 }
 
-/* ---------------------------------------------------------------------------------------------
- * vLLM export
- * ------------------------------------------------------------------------------------------- */
-typedef struct vllm_ctx {
-    const char *dtype;
-    int64_t n, k;
-    json_t *rows;      /* M (string) -> config object */
-    int64_t *ms;
-    size_t nm;
-    /* dir mode: the distinct (N, K, dtype) triples */
-    bool collect;
-    struct triple {
-        int64_t n, k;
-        char dtype[24];
-    } *t;
-    size_t nt;
-    char devname[128]; /* the first winner's device name */
-    bool many_devices;
-} vllm_ctx;
-
-static int kv_get(const bt__keyvals *kv, const char *name, int64_t *v)
-{
-    for (int i = 0; i < kv->n; i++)
-        if (bt__streq_nocase(kv->names[i], name)) {
-            *v = kv->v[i];
-            return 1;
-        }
-    return 0;
-}
-
-static int vllm_cb(const bt__winner *w, void *user)
-{
-    vllm_ctx *c = user;
-    bt__keyvals kv;
-    int64_t m, n, k;
-    if (bt__keyvals_parse(w->m.key, &kv) != BT_OK || !kv_get(&kv, "M", &m) ||
-        !kv_get(&kv, "N", &n) || !kv_get(&kv, "K", &k))
-        return 0;
-    if (c->collect) {
-        if (!c->devname[0])
-            snprintf(c->devname, sizeof c->devname, "%s", w->m.device_name);
-        else if (strcmp(c->devname, w->m.device_name) != 0)
-            c->many_devices = true;
-        for (size_t i = 0; i < c->nt; i++)
-            if (c->t[i].n == n && c->t[i].k == k && !strcmp(c->t[i].dtype, kv.dtype))
-                return 0;
-        void *nt = realloc(c->t, (c->nt + 1) * sizeof *c->t);
-        if (!nt)
-            return BT_NOMEM;
-        c->t = nt;
-        c->t[c->nt].n = n;
-        c->t[c->nt].k = k;
-        snprintf(c->t[c->nt].dtype, sizeof c->t[c->nt].dtype, "%s", kv.dtype);
-        c->nt++;
-        return 0;
-    }
-    if (n != c->n || k != c->k || (c->dtype && strcmp(kv.dtype, c->dtype) != 0))
-        return 0;
-    json_t *cfg = json_loads(w->m.config_json, 0, NULL);
-    if (!cfg)
-        return 0;
-    static const char *map[][2] = {{"BLOCK_M", "BLOCK_SIZE_M"}, {"BLOCK_N", "BLOCK_SIZE_N"},
-                                   {"BLOCK_K", "BLOCK_SIZE_K"}, {"GROUP_M", "GROUP_SIZE_M"},
-                                   {"num_warps", "num_warps"},  {"num_stages", "num_stages"}};
-    json_t *o = json_object();
-    for (size_t i = 0; o && i < BT__ARRAY_LEN(map); i++) {
-        json_t *v = json_object_get(cfg, map[i][0]);
-        if (!v && i == 3)
-            v = json_integer(1), json_object_set_new(o, map[i][1], v);
-        else if (json_is_integer(v))
-            json_object_set(o, map[i][1], v);
-        else {
-            json_decref(o);
-            o = NULL;
-        }
-    }
-    json_decref(cfg);
-    if (!o)
-        return 0; /* not a GEMM-shaped config */
-    char mk[32];
-    snprintf(mk, sizeof mk, "%lld", (long long)m);
-    if (json_object_get(c->rows, mk)) {
-        json_decref(o);
-        return 0;
-    }
-    json_object_set_new(c->rows, mk, o);
-    int64_t *nm = realloc(c->ms, (c->nm + 1) * sizeof *nm);
-    if (!nm)
-        return BT_NOMEM;
-    c->ms = nm;
-    c->ms[c->nm++] = m;
-    return 0;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-bt_status bt__wisdom_export_vllm(bt__store *s, const char *kernel, const char *device,
-                                 const char *dtype, int64_t n, int64_t k, FILE *f, bt_diag *diag)
-{
-    vllm_ctx c = {.dtype = dtype, .n = n, .k = k, .rows = json_object()};
-    if (!c.rows)
-        return BT_NOMEM;
-    bt_status st = bt__store_winners(s, kernel, device, vllm_cb, &c, diag);
-    if (st == BT_OK && c.nm == 0) {
-        bt__diag_set(diag, "no %s winners with N=%lld, K=%lld%s%s on %s", kernel, (long long)n,
-                     (long long)k, dtype ? ", dtype=" : "", dtype ? dtype : "",
-                     device ? device : "any device");
-        st = BT_NOT_FOUND;
-    }
-    if (st == BT_OK) {
-        /* Keys sorted by M as numbers, as vLLM's files are. */
-        qsort(c.ms, c.nm, sizeof *c.ms, cmp_i64);
-        json_t *sorted = json_object();
-        for (size_t i = 0; sorted && i < c.nm; i++) {
-            char mk[32];
-            snprintf(mk, sizeof mk, "%lld", (long long)c.ms[i]);
-            json_object_set(sorted, mk, json_object_get(c.rows, mk));
-        }
-        if (!sorted || json_dumpf(sorted, f, JSON_INDENT(4) | JSON_PRESERVE_ORDER) != 0)
-            st = sorted ? BT_IO : BT_NOMEM;
-        else
-            fputc('\n', f);
-        json_decref(sorted);
-    }
-    json_decref(c.rows);
-    free(c.ms);
-    return st;
-}
-
-bt_status bt__wisdom_export_vllm_dir(bt__store *s, const char *kernel, const char *device,
-                                     const char *dir, int *nfiles, bt_diag *diag)
-{
-    if (nfiles)
-        *nfiles = 0;
-    vllm_ctx c = {.collect = true};
-    bt_status st = bt__store_winners(s, kernel, device, vllm_cb, &c, diag);
-    if (st == BT_OK && c.nt == 0) {
-        bt__diag_set(diag, "no %s winners keyed by M, N, K to export", kernel);
-        st = BT_NOT_FOUND;
-    }
-    if (st == BT_OK && mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        bt__diag_set(diag, "cannot create directory %s: %s", dir, strerror(errno));
-        st = BT_IO;
-    }
-    if (st == BT_OK && !device && c.many_devices) {
-        bt__diag_set(diag, "the store holds %s winners of several devices; pick one (--device)",
-                     kernel);
-        st = BT_INVALID_ARG;
-    }
-    /* vLLM names files by its device name with spaces as '_'. */
-    char dev[160];
-    sanitize(device ? device : c.devname, dev, sizeof dev);
-    for (size_t i = 0; st == BT_OK && i < c.nt; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/N=%lld,K=%lld,device_name=%s%s%s.json", dir,
-                 (long long)c.t[i].n, (long long)c.t[i].k, dev, c.t[i].dtype[0] ? ",dtype=" : "",
-                 c.t[i].dtype);
-        FILE *f = fopen(path, "w");
-        if (!f) {
-            bt__diag_set(diag, "cannot create %s: %s", path, strerror(errno));
-            st = BT_IO;
-            break;
-        }
-        st = bt__wisdom_export_vllm(s, kernel, device, c.t[i].dtype[0] ? c.t[i].dtype : NULL,
-                                    c.t[i].n, c.t[i].k, f, diag);
-        if (fclose(f) != 0 && st == BT_OK) {
-            bt__diag_set(diag, "cannot write %s", path);
-            st = BT_IO;
-        }
-        if (st == BT_OK && nfiles)
-            (*nfiles)++;
-    }
-    free(c.t);
-    return st;
-}

@@ -1,0 +1,396 @@
+/*
+ * sweep.c — a sweep of problem sizes (sweep.h): parsing the lists and ranges, the keys (the
+ * product of the swept variables, the first outermost), tuning them one by one in the supervised
+ * child with what each found kept in memory shared with the supervisor (so that a child that
+ * crashes, hangs or is interrupted loses nothing finished), and the sweep's report.
+ */
+#include "sweep.h"
+
+#include "cli_num.h"
+
+#include "cli.h"
+#include "core/space.h"
+#include "core/util.h"
+#include "engine/engine.h"
+#include "engine/record.h"
+#include "engine/report.h"
+#include "report/report.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define MAX_VARS 8
+
+/* What a child found for one key, in memory the supervisor reads. */
+typedef struct key_rec {
+    int state; /* 0 not tuned, 1 a winner, 2 no winner, 3 failed (msg) */
+    bool store_failed, eff_known, mem;
+    double median_ms, eff, rate; /* rate: GB/s (mem) or TFLOP/s */
+    char cfg[256];
+    char msg[256];
+} key_rec;
+
+typedef struct shared {
+    size_t done;
+    char device[128], kernel[64];
+    key_rec k[];
+} shared;
+
+struct bt_sweep {
+    int nvar;
+    const char *names[MAX_VARS];
+    int64_t *vals[MAX_VARS];
+    size_t nval[MAX_VARS];
+    size_t nkeys;
+    char dir[64]; /* the keys' tune JSON documents; "" when not kept */
+    shared *sh;
+    size_t sh_size;
+};
+
+/* A decimal integer at s (an optional '-', then digits: as the tool reads every size, no octal or
+ * hexadecimal) into *v, *end past it; false when there is none or it does not fit. */
+static bool scan_i64(const char *s, const char **end, long long *v)
+{
+    const char *p = s + (*s == '-');
+    size_t nd = strspn(p, "0123456789"), len = (size_t)(p - s) + nd;
+    char buf[24];
+    int64_t x;
+    if (!nd || len >= sizeof buf)
+        return false;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    if (!bt_cli_parse_i64(buf, &x))
+        return false;
+    *v = x;
+    *end = s + len;
+    return true;
+}
+
+/* One item of a list: N, A..B, A..B:S or pow2:A..B, appended to v (at most BT_SWEEP_MAX_KEYS).
+ * Returns false after saying what is wrong. */
+static bool parse_item(const char *name, const char *it, int64_t *v, size_t *n)
+{
+    bool pow2 = !strncmp(it, "pow2:", 5);
+    const char *s = pow2 ? it + 5 : it, *end = s;
+    long long a = 0, b = 0, step = 1;
+    bool ok = scan_i64(s, &end, &a);
+    b = a;
+    if (ok && !strncmp(end, "..", 2)) {
+        ok = scan_i64(end + 2, &end, &b);
+        if (ok && *end == ':' && !pow2)
+            ok = scan_i64(end + 1, &end, &step) && step > 0;
+    } else if (pow2)
+        ok = false;
+    if (!ok || *end || b < a || (pow2 && a < 1)) {
+        bt_cli_usage_error("tune", "--%s: '%s' is not N, A..B, A..B:STEP or pow2:A..B with "
+                                   "A <= B (pow2: A >= 1)", name, it);
+        return false;
+    }
+    for (long long x = pow2 ? 1 : a; x <= b; x = pow2 ? x * 2 : x + step) {
+        if (x < a)
+            continue;
+        if (*n == BT_SWEEP_MAX_KEYS) {
+            bt_cli_usage_error("tune", "--%s: more than %d values", name, BT_SWEEP_MAX_KEYS);
+            return false;
+        }
+        v[(*n)++] = x;
+        if (x > INT64_MAX / 2)
+            break;
+    }
+    return true;
+}
+
+static bool is_sweep_value(const char *v)
+{
+    return strchr(v, ',') || strstr(v, "..") || !strncmp(v, "pow2:", 5);
+}
+
+int bt_sweep_plan(int nset, const char *const *names, const char *const *values, bool docs,
+                  bt_sweep **out)
+{
+    *out = NULL;
+    bt_sweep *s = calloc(1, sizeof *s);
+    if (!s)
+        return 1;
+    s->nkeys = 1;
+    for (int i = 0; i < nset; i++) {
+        if (!is_sweep_value(values[i]))
+            continue;
+        if (s->nvar == MAX_VARS || !(s->vals[s->nvar] = malloc(sizeof(int64_t) * BT_SWEEP_MAX_KEYS))) {
+            bt_sweep_free(s);
+            return bt_cli_usage_error("tune", "at most %d swept sizes", MAX_VARS);
+        }
+        size_t n = 0;
+        char *list = bt__strdup(values[i]), *save = NULL;
+        bool ok = list != NULL;
+        for (char *it = list ? strtok_r(list, ",", &save) : NULL; ok && it;
+             it = strtok_r(NULL, ",", &save))
+            ok = parse_item(names[i], it, s->vals[s->nvar], &n);
+        free(list);
+        s->names[s->nvar] = names[i];
+        s->nval[s->nvar++] = n;
+        if (!ok || (s->nkeys *= n) > BT_SWEEP_MAX_KEYS || !n) {
+            if (ok)
+                bt_cli_usage_error("tune", "a sweep of %s keys: at most %d", n ? "so many" : "no",
+                                   BT_SWEEP_MAX_KEYS);
+            bt_sweep_free(s);
+            return 2;
+        }
+    }
+    if (!s->nvar) {
+        bt_sweep_free(s);
+        return 0;
+    }
+    s->sh_size = sizeof *s->sh + s->nkeys * sizeof(key_rec);
+    s->sh = mmap(NULL, s->sh_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (s->sh == MAP_FAILED) {
+        s->sh = NULL;
+        bt_sweep_free(s);
+        fprintf(stderr, "blocktune tune: cannot map the sweep's record: %s\n", strerror(errno));
+        return 1;
+    }
+    if (docs) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(s->dir, sizeof s->dir, "%.40s/bt-sweep-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+        if (!mkdtemp(s->dir)) {
+            fprintf(stderr, "blocktune tune: cannot create %s: %s\n", s->dir, strerror(errno));
+            bt_sweep_free(s);
+            return 1;
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+bool bt_sweep_swept(const bt_sweep *s, const char *name)
+{
+    for (int i = 0; s && i < s->nvar; i++)
+        if (!strcmp(s->names[i], name))
+            return true;
+    return false;
+}
+
+size_t bt_sweep_done(const bt_sweep *s)
+{
+    return s && s->sh ? s->sh->done : 0;
+}
+
+/* Key i's value of swept variable v: the first variable outermost. */
+static int64_t key_value(const bt_sweep *s, size_t i, int v)
+{
+    for (int j = s->nvar - 1; j > v; j--)
+        i /= s->nval[j];
+    return s->vals[v][i % s->nval[v]];
+}
+
+static void key_name(const bt_sweep *s, size_t i, char *buf, size_t size)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int v = 0; v < s->nvar && o < size; v++)
+        o += (size_t)snprintf(buf + o, size - o, "%s%s=%" PRId64, v ? " " : "", s->names[v],
+                              key_value(s, i, v));
+}
+
+static void doc_path(const bt_sweep *s, size_t i, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%zu.json", s->dir, i);
+}
+
+/* What the tune of key i found, into its record (and its document into the sweep's folder). */
+static int record_key(bt_sweep *s, size_t i, const bt_result *r)
+{
+    key_rec *k = &s->sh->k[i];
+    int rc = 0;
+    if (r->winner >= 0) {
+        const bt__entry *w = &r->e[r->winner];
+        k->state = 1;
+        k->median_ms = w->st.median;
+        k->eff_known = bt__result_roofline_known(r, &k->mem);
+        k->eff = w->eff;
+        k->rate = k->mem ? w->gbps : w->tflops;
+        bt__config_format(&r->k->space, &w->ev.cfg, " ", k->cfg, sizeof k->cfg);
+    } else {
+        k->state = 2;
+        rc = 1;
+    }
+    char note[2200];
+    if (bt__result_store_note(r, note, sizeof note)) {
+        fprintf(stderr, "blocktune tune: %s\n", note);
+        k->store_failed = true;
+        rc = 1;
+    }
+    if (s->dir[0]) {
+        char path[128];
+        doc_path(s, i, path, sizeof path);
+        FILE *f = fopen(path, "w");
+        bt_status st = f ? bt_result_write_json(r, f) : BT_IO;
+        if ((f && fclose(f)) || st) {
+            fprintf(stderr, "blocktune tune: cannot write %s\n", path);
+            rc = 1;
+        }
+    }
+    return rc;
+}
+
+int bt_sweep_tune(bt_sweep *s, bt_kernel *kn, bt_problem *p, const bt__tune_opts *o,
+                  bool restart, int restart_rc)
+{
+    int rc = 0;
+    for (int v = 0; v < s->nvar; v++) { /* a name the kernel lacks ends the sweep at once */
+        bt_diag d = {0};
+        if (bt_problem_set(p, s->names[v], s->vals[v][0], &d) == BT_NOT_FOUND) {
+            fprintf(stderr, "blocktune tune: unknown option or size --%s: %s\n", s->names[v], d.msg);
+            return 2;
+        }
+    }
+    snprintf(s->sh->device, sizeof s->sh->device, "%s", bt_device_get_info(kn->dev)->name);
+    snprintf(s->sh->kernel, sizeof s->sh->kernel, "%s", kn->k->name);
+    for (size_t i = s->sh->done; i < s->nkeys; i++) {
+        key_rec *k = &s->sh->k[i];
+        char name[256];
+        key_name(s, i, name, sizeof name);
+        memset(k, 0, sizeof *k);
+        bt_diag d = {0};
+        bt_status st = BT_OK;
+        for (int v = 0; v < s->nvar && !st; v++)
+            st = bt_problem_set(p, s->names[v], key_value(s, i, v), &d);
+        if (o->progress && isatty(2))
+            fprintf(stderr, "blocktune tune: sweep key %zu of %zu: %s\n", i + 1, s->nkeys, name);
+        bt_result *r = NULL;
+        if (!st)
+            st = bt__kernel_tune_opts(kn, p, o, &r, &d);
+        if (st && bt_kernel_device_lost(kn) && restart)
+            return restart_rc; /* a fresh process resumes this key from the store */
+        if (st) {
+            k->state = 3;
+            snprintf(k->msg, sizeof k->msg, "%.200s", d.msg[0] ? d.msg : bt_strerror(st));
+            fprintf(stderr, "blocktune tune: %s: %s\n", name, k->msg);
+            rc = 1;
+        } else
+            rc |= record_key(s, i, r);
+        bt_result_free(r);
+        s->sh->done = i + 1;
+    }
+    return rc;
+}
+
+/* The keys' documents, in key order: the sweep's --json and --html. */
+static int write_docs(const bt_sweep *s, const char *kernel, const char *json, const char *html)
+{
+    bt__report_doc *rd = calloc(s->nkeys + 1, sizeof *rd);
+    json_t *arr = json_array(), *top = json_object();
+    size_t n = 0;
+    int rc = rd && arr && top ? 0 : 1;
+    for (size_t i = 0; !rc && i < s->sh->done; i++) {
+        char path[128];
+        doc_path(s, i, path, sizeof path);
+        json_t *o = s->sh->k[i].state == 1 || s->sh->k[i].state == 2
+                        ? json_load_file(path, 0, NULL) : NULL;
+        if (!o)
+            continue;
+        rd[n++] = (bt__report_doc){o, "this sweep (blocktune tune --html)"};
+        json_array_append(arr, o);
+    }
+    if (!rc && json) {
+        json_t *sw = json_array();
+        for (int v = 0; sw && v < s->nvar; v++)
+            json_array_append_new(sw, json_string(s->names[v]));
+        json_object_set_new(top, "schema", json_string("blocktune-sweep/1"));
+        json_object_set_new(top, "kernel", json_string(kernel));
+        json_object_set_new(top, "swept", sw);
+        json_object_set_new(top, "keys", json_integer((json_int_t)s->nkeys));
+        json_object_set(top, "sweep", arr);
+        char *text = json_dumps(top, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));
+        bt_diag d = {0};
+        if (!text || bt__write_file_atomic(json, text, strlen(text), &d)) {
+            fprintf(stderr, "blocktune tune: cannot write %s: %s\n", json, d.msg);
+            rc = 1;
+        }
+        free(text);
+    }
+    if (!rc && html) {
+        errno = 0;
+        FILE *f = fopen(html, "w");
+        bt_status st = f ? bt__report_html(rd, n, NULL, f, NULL) : BT_IO;
+        if ((f && fclose(f)) || st) {
+            fprintf(stderr, "blocktune tune: cannot write %s: %s\n", html,
+                    errno ? strerror(errno) : bt_strerror(st));
+            rc = 1;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        json_decref(rd[i].doc);
+    free(rd);
+    json_decref(arr);
+    json_decref(top);
+    return rc;
+}
+
+int bt_sweep_report(bt_sweep *s, const char *kernel, const char *json, const char *html, int rc)
+{
+    const shared *sh = s->sh;
+    if (!sh->done && rc && rc != 128 + SIGINT)
+        return rc; /* nothing was tuned (the kernel, the device...): the child said why */
+    int w = 6;
+    for (size_t i = 0; i < sh->done; i++)
+        if (sh->k[i].state == 1 && (int)strlen(sh->k[i].cfg) > w)
+            w = (int)strlen(sh->k[i].cfg);
+    printf("\nSweep: %s on %s, %zu of %zu key(s) tuned (", sh->kernel[0] ? sh->kernel : kernel,
+           sh->device[0] ? sh->device : "the device", sh->done, s->nkeys);
+    for (int v = 0; v < s->nvar; v++)
+        printf("%s%s: %zu value(s)", v ? ", " : "", s->names[v], s->nval[v]);
+    printf(s->nvar > 1 ? ", every combination)\n" : ")\n");
+    printf("  %-16s %-*s %10s  %s\n", "key", w, "winner", "median us", "efficiency");
+    for (size_t i = 0; i < s->nkeys; i++) {
+        const key_rec *k = &sh->k[i];
+        char name[256], eff[64];
+        key_name(s, i, name, sizeof name);
+        if (i >= sh->done) {
+            printf("  %-16s %s\n", name, "not tuned");
+            continue;
+        }
+        if (k->state != 1) {
+            printf("  %-16s %s\n", name, k->state == 2 ? "no winner: no config passed" : k->msg);
+            continue;
+        }
+        if (k->eff_known)
+            snprintf(eff, sizeof eff, "%.1f%% (%.2f %s)", k->eff * 100, k->rate,
+                     k->mem ? "GB/s" : "TFLOP/s");
+        else
+            snprintf(eff, sizeof eff, "no roofline (%.2f %s)", k->rate, k->mem ? "GB/s" : "TFLOP/s");
+        printf("  %-16s %-*s %10.2f  %s%s\n", name, w, k->cfg, k->median_ms * 1e3, eff,
+               k->store_failed ? "  (not stored)" : "");
+    }
+    if (sh->done < s->nkeys)
+        printf("  the store keeps every measurement: the same command resumes the sweep\n");
+    fflush(stdout);
+    if (json || html)
+        rc |= write_docs(s, kernel, json, html);
+    return rc;
+}
+
+void bt_sweep_free(bt_sweep *s)
+{
+    if (!s)
+        return;
+    if (s->dir[0]) {
+        for (size_t i = 0; i < s->nkeys; i++) {
+            char path[128];
+            doc_path(s, i, path, sizeof path);
+            unlink(path);
+        }
+        rmdir(s->dir);
+    }
+    if (s->sh)
+        munmap(s->sh, s->sh_size);
+    for (int v = 0; v < s->nvar; v++)
+        free(s->vals[v]);
+    free(s);
+}
