@@ -263,7 +263,9 @@ static void write_winner(const bt_result *r, FILE *f, bool known, bool mem)
         fprintf(f, "  %s\n  median %.2f us (p20 %.2f, p80 %.2f, min %.2f, MAD %.3f us, %d runs), ",
                 cfg, w->st.median * 1e3, w->st.p20 * 1e3, w->st.p80 * 1e3, w->st.min * 1e3,
                 w->st.mad * 1e3, w->st.n);
-        if (!known)
+        if (!(rf->flops > 0) && !(rf->bytes > 0)) /* not 0 GB/s: nothing to divide by */
+            fprintf(f, "no throughput (the spec gives no flops or bytes expression)\n");
+        else if (!known)
             fprintf(f, "%.2f %s (no roofline for this device)\n", mem ? w->gbps : w->tflops,
                     mem ? "GB/s" : "TFLOP/s");
         else if (mem)
