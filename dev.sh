@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # dev.sh — one entry point that sets up a fresh Debian 12 machine, builds and runs blocktune.
 #
 #   ./dev.sh run [blocktune args...]   install what is missing, build, run build/blocktune ARGS
@@ -119,6 +120,6 @@ case "$cmd" in
         echo "== fuzz smoke (each target 5 s; docs/fuzzing.md) =="
         tests/fuzz/run.sh all 5 ;;
     *)
-        sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'
         exit 2 ;;
 esac

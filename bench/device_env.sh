@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # device_env.sh — sourced by bench/run.sh and the scripts of bench/experiments/ on the device
 # machine (repository root, build/ and .carry/ carried along). Everything is written to a work
 # folder, $OUT, and packed into $FINAL/<name>.tgz on exit with summary.txt beside it (the device

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """gemm_table.py — issue 6's table from one bench/experiments/h200_gemm.sh run: blocktune's tuned winner per
 shape and dtype (the faster of the two families, with the tune's wall time), beside cuBLAS and
 Triton from the same run, against the targets. Usage: python3 bench/gemm_table.py RUN_FOLDER

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * launch_overhead.c — host cost of a cached launch through blocktune against the bare driver
  * call, on a tiny kernel (vector_add, n = 1024): (a) bt_kernel_launch (key lookup, geometry and

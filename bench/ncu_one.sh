@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ncu_one.sh — Nsight Compute on one config of a built-in spec, for the "why" in bench/NOTES.md.
 #   bash bench/ncu_one.sh SPEC 'NAME=V,NAME=V,...' OUTFILE blocktune-tune-size-options...
 # writes a one-config copy of the spec (/tmp/ncu_<spec>.json, bench/spec_variant.py), tunes it under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * nvrtc_log.c — prints the log NVRTC gives for a small kernel compiled for sm_90, and what the
  * ptxas resource parser reads from it: the check that `plan --exact` and the tuner's resource

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * quality.c — measurement quality on a CUDA device: five independent tunes of the same kernel and
  * problem (no store, a fresh kernel each time) must pick the same winner or call a tie within the

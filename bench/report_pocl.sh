@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # report_pocl.sh OUT — a small example of the HTML report on the CPU (PoCL): softmax at three
 # sizes (a sweep) and the planted spec (failures of two kinds), each tune writing its text report,
 # JSON, CSV and page into OUT and every measurement into one results store; then one page over the

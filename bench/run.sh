@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh SUITE [--device ID] [--out DIR] — blocktune's benchmark suites, on any device.
 #
 #   memory-bound  vector_add, softmax, layernorm and reduce tuned at the shapes of the results
@@ -21,7 +22,7 @@
 # bench/results/README.md. One-off experiments are not suites: they are numbered entries of
 # bench/NOTES.md with their scripts in bench/experiments/.
 set -u
-usage() { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '3,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit "${1:-2}"; }
 suite=${1:-}
 [ -n "$suite" ] || usage 2
 shift

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # simulate.sh — judges every search strategy on the five recorded Kernel Tuner spaces
 # (tests/data/kt/) with `blocktune simulate`, 100 seeded runs each, then what `tune` does by
 # default (the default strategy under the default measurement budget, both read from

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """spec_variant.py — a copy of a built-in spec with some parameter lists replaced, for experiments
 and profiles (bench/ncu_one.sh, bench/experiments/h200_gemm_exp.sh):
     python3 bench/spec_variant.py SPEC OUT.json 'P=v,P=v1|v2,...' ['CONSTRAINT' ...]

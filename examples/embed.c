@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * embed.c — how an engine embeds blocktune: open the default device, load a kernel spec, allocate
  * its own buffers, and call bt_kernel_launch in a loop. The first launch for a problem key tunes

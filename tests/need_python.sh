@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # need_python.sh — sourced by the tests that run a Python package (tests/cli/kt_python.sh,
 # tests/python/triton.sh):
 #   need_python VAR "IMPORTS" "MESSAGE"

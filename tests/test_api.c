@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_api.c — the 0.2.0 public API beyond launches (test_embed has those): version, diags and
  * their size, the tune options' setters and ranges, configs, the store and wisdom calls, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_backends.c — the backend conformance suite: every test here runs against every registered
  * backend (bt__backends()) through its vtable, the same assertions for each, so that a backend

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_cuda.c — the CUDA backend: error names, loading (a missing driver, the toolkit's stub),
  * exact occupancy against known cases, the ptxas -v parser against NVRTC 13's real wording, NVRTC

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_default_quality.c — the winner quality of what `tune` does by default (the default
  * strategy for the space, under the default measurement budget BT__SEARCH_DEFAULT_BUDGET), on two

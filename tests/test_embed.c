@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_embed.c — blocktune inside an engine, on OpenCL (PoCL here): the engine's own context,
  * queue and cl_mem wrapped (bt_device_wrap_opencl, bt_buffer_wrap), launches on its queue, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_embed_cuda.c — blocktune inside an engine, on CUDA, against the mock driver
  * (tests/mock/mock_cuda.c, which plays the GPU: device memory is host memory): the primary

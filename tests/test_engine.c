@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_engine.c — the tuning engine end to end on the default OpenCL device (PoCL on the CPU in
  * CI): every built-in kernel tuned and verified at boundary sizes, planted wrong and uncompilable

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_expr.c — tests of the expression language (src/core/expr.c): symbol table, precedence,
  * functions, short-circuit, evaluation and parse errors with their exact messages and columns,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_hostref.c — the fp64 host references of the built-in kernels: the GEMM references (B as
  * K×N and as a linear layer's N×K weight) give the product of the inputs they are handed, and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_hwdb.c — the hardware table: the shipped rows and the numbers the model depends on, loose
  * name lookup, diagnostics for malformed tables (file:line:column, row and field), and user

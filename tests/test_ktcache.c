@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_ktcache.c — Kernel Tuner cache files: loading (plain and gzip), the space and records they
  * give, errors with line:column or the offending field, a write/read round trip; every recorded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_ktstyle.c — kernels written the way Kernel Tuner users write them (tests/data/kt_*), tuned
  * unmodified end to end: on OpenCL (PoCL on the CPU in CI) and on CUDA (the H200, or here

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_opencl.c — what only the OpenCL backend has (the contract every backend keeps is checked
  * by test_backends.c): CL error names, what an OpenCL device reports of itself, a missing OpenCL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_plan.c — the analytic model and the planner against the seeds' worked numbers, the rule
  * sets, spec loading errors and the speed of filtering a large space.

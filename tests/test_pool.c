@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_pool.c — the one thread pool (src/core/pool.c): every job runs exactly once whatever the
  * thread count, progress is reported once per job in order, the caller works too, and when no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_report.c — the report layer without a device (src/report, docs/report.md): the rule an
  * elimination is grouped under, axes and their ticks, numbers and escaping, the checks of tune and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_resume.c — the tuner killed with SIGKILL at random points, 50 times: the results store
  * always passes PRAGMA integrity_check, never loses a committed measurement (the count of stored

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_search.c — the search strategies and the driver on a synthetic space: budgets (measurement
  * count, simulated time, within-X%-of-target), determinism per seed, invalid configs never

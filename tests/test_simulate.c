@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_simulate.c — search strategies on the recorded Kernel Tuner spaces of tests/data/kt/ (in
  * the repository, with their licence): the five caches load (gzip), a simulated exhaustive run

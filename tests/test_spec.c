@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_spec.c — the spec loader: every list it keeps in a fixed-size array bounded with an error
  * at file:line:column (params, problem variables, key, args, tiles, boundary sizes, dtypes, tensor

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_store.c — the results store and wisdom: round trips, upsert, resume, a SIGKILL loop, two
  * concurrent writers, wisdom export/forget/import, hostile wisdom files, the lookup order and the

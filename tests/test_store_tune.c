@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_store_tune.c — what a tune does with a results store that is not what it should be, on the
  * default device (PoCL here): stored rows that cannot be trusted (a median of -5 ms, 0, text) are

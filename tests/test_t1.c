@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_t1.c — T1 input files read as specs (src/core/t1.c, t1py.c; docs/t1.md): the Python of
  * "Values" and "Size" evaluated as Kernel Tuner evaluates it; Kernel Tuner's own T1 test files

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_triton.c — Triton sources (docs/triton.md): the compile request that a config of
  * the examples/triton specs makes (no Python: signature, divisibility, specialized scalars,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_util.h — what every cmocka test includes: cmocka itself, the public header, and small
  * helpers (time, sanitizer detection, skipping with a visible reason).

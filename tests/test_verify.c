@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_verify.c — what a tune's verification claims is what ran, on the default OpenCL device
  * (PoCL on the CPU in CI): a spec's reference kernel is compiled and run once per problem (the

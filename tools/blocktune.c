@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * blocktune.c — the CLI entry point: dispatches to the subcommands of the table below. Each
  * subcommand lives in tools/cmd_<name>.c and is thin over the public API.

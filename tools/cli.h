@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cli.h — shared pieces of the blocktune command-line tool: the subcommand table entry type and
  * the helpers every subcommand uses to report errors.

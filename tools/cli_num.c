@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cli_num.c — parsing of numeric option values for the command-line tool (cli_num.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cli_num.h — the command-line tool's parsing of numeric option values (cli_num.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_cache.c — `blocktune cache`: list, show, export, import, forget and verify the results
  * store (src/store/store.h) and its wisdom files.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_devices.c — `blocktune devices [--json]`: every device of every backend that loaded, the
  * default marked, and why each backend that did not load is missing.

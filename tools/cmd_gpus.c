@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_gpus.c — `blocktune gpus`: prints the hardware table (every row as a table, one row in full
  * with the source of its numbers, or either as a gpus.json document), after overlaying the user's

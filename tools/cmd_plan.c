@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_plan.c — `blocktune plan`: the analytic model over a kernel's space for a GPU of the
  * hardware table, with no device.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_report.c — `blocktune report`: one self-contained HTML page (docs/report.md) over tune JSON
  * files (`blocktune tune --json`) and/or the results store (a kernel, a key, or everything), with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_simulate.c — `blocktune simulate`: replays recorded spaces (Kernel Tuner cache files, or
  * the measurements of one kernel and key in a blocktune results store) as if they were devices and reports, over seeded runs, how many measurements each search strategy

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_tune.c — `blocktune tune`: compile, verify, measure and select on a device, and print the
  * tune report (engine/report.c). The tune runs in a child process under a supervisor (supervise): a kernel that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report_store.c — tune documents (docs/tune-json.md) made from the results store for `blocktune
  * report --store`: one per (kernel, device, key) that the filters select, holding the key's

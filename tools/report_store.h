@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report_store.h — tune documents made from the results store, for `blocktune report --store`
  * (report_store.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sweep.c — a sweep of problem sizes (sweep.h): parsing the lists and ranges, the keys (the
  * product of the swept variables, the first outermost), tuning them one by one in the supervised

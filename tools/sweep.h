@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sweep.h — `blocktune tune` over several problem sizes (a sweep): the sizes given as lists or
  * ranges, each combination tuned as its own key inside the tune's supervised child (cmd_tune.c),

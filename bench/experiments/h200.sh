@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # h200.sh — the CUDA issue's measurements on the H200, blocktune and the peers in one run.
 # Runs on the device machine from the repository root, with the build folder `build` (built on
 # the development machine) and .carry/lib (libcmocka for the tests) carried along:

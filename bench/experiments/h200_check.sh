@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # h200_check.sh — the CUDA code paths' tests on the H200 (no benchmarks): NVRTC's log on that
 # machine, the CUDA backend tests, the engine tests on the GPU (the planted fault included), and
 # plan --exact. Run on the device machine from the repository root with build/ and .carry/.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # h200_embed.sh — the 0.2.0 embedding on the H200 (issue 14) and the CUDA tests after the round's
 # merges: examples/engine's engine_cuda (CUDA runtime memory and stream, softmax → GEMM →
 # layernorm through blocktune, then by lookup with the engine's own cuLaunchKernel, and the host

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # h200_final.sh — CUDA tests once more, the row-wise kernels re-tuned with the streaming-load
 # parameter (CS) beside Triton in the same run, and the shipped wisdom produced: every built-in
 # kernel tuned at its common shapes into one store, exported as wisdom/<device>.json.

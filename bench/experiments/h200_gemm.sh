@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # h200_gemm.sh — issue 6's table in one run on the H200: blocktune tunes both tensor-core GEMM
 # families (gemm_wgmma: sm_90a, TMA + wgmma; gemm_mma: mma.sync) at every shape and dtype of the
 # table, then cuBLAS and Triton are timed in the same run (bench/peers/gemm_h200.py), and

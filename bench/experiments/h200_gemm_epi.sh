@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # h200_gemm_epi.sh — bench/NOTES.md 21: the tensor-core GEMMs' epilogue in 16-byte stores (EPI=1:
 # quad exchanges, whole 32-byte sectors) against 4-byte pair stores (EPI=0), on the configs that
 # win the large shapes; every candidate verified at the problem and the boundary sizes, and all

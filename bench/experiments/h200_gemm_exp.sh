@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # h200_gemm_exp.sh — the experiments of bench/NOTES.md 16–18 in one device call:
 #   16. the fp32-output path (OUT_FP32=1) of both tensor-core families, and the CUDA tests;
 #   17. why 2-CTA clusters were slower: cluster-scope vs CTA-scope remote releases (RREL), all

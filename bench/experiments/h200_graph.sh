@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # h200_graph.sh — graph-captured timing of a short kernel against launch-by-launch timing, and the
 # exact blocks-per-SM column, on the H200.
 set -u

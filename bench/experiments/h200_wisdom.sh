@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # h200_wisdom.sh KERNEL... — the shipped H200 wisdom (wisdom/NVIDIA_H200*.json) after a change to the
 # sources of the named built-in kernels: every other entry is imported as it is, the named
 # kernels' entries are dropped and each of their keys is tuned again (time limit 20 s), and the

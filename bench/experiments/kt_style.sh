@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kt_style.sh — issue 12's device run: the kernels of tests/data written in Kernel Tuner's style
 # (C++ names, a template entry, a __constant__ filter, sizes as defines, block_size_x/y as the
 # block, the grid as the problem divided by parameters, data and answers from files) tuned

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # smallm.sh — issue 18 item 1 on the H200, in one device call of about 5 minutes (bench/NOTES.md
 # 24 has the prediction and the record):
 #  1. blocktune tunes the TMA small-M kernels (sm_90a: gemm_smallm_nt_tma, B as

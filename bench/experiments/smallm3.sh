@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # smallm3.sh — issue 18 item 1 on the H200, third run (bench/NOTES.md 26 has the change and the
 # prediction), in one device call of at most ~200 s:
 #  1. blocktune tunes the TMA small-M kernels (gemm_smallm_nt_tma: B as torch.nn.functional.linear's

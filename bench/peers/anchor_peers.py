@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """anchor_peers.py — the peers' timings that bench/peers/triton_h200_mem.py records
 (triton_h200_mem.json) as a blocktune peers file for `blocktune report --peers`
 (docs/report.md#peers).

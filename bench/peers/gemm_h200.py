@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """gemm_h200.py — the GEMM peers in the same run as blocktune: cuBLAS (torch.matmul) and Triton.
 
 For each shape and dtype: cuBLAS, and Triton at the configs that won its brute-force search of

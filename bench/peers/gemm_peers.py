@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """gemm_peers.py — the GEMM peers that bench/peers/gemm_h200.py records (gemm_peers.json) as a
 blocktune peers file for `blocktune report --peers` (docs/report.md#peers).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """smallm_peers.py — cuBLAS at issue 18's small-M shapes, timed the way blocktune times, beside
 blocktune's tuned winners from the same run (bench/experiments/smallm.sh).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Peer baseline on an H200, part 2: memory-bound kernels and host launch cost (Triton, torch).
 
 From shared/anchors/ (the project's own peer script), extended with torch layer_norm and sum so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine_cuda.c — blocktune inside an engine written the way engines are: the CUDA runtime owns
  * the memory (cudaMalloc) and the stream (its own non-blocking cudaStream_t); each step of the

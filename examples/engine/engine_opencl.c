@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine_opencl.c — the OpenCL twin of engine_cuda.c: the engine owns its context, its in-order
  * queue and its cl_mem tensors; softmax -> GEMM -> layernorm (fp32) runs through blocktune on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine_ref.h — what both engine examples share: the model step (softmax over the rows of X,
  * then H = P · W, then layernorm over the rows of H with gamma and beta) as three blocktune

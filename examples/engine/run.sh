@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh [OUT_DIR] — the engine examples on this machine's GPU, as the integrator runs them on the
 # H200: install blocktune into a temporary prefix, build examples/engine against it with
 # find_package and with pkg-config, run engine_cuda (tune mode, then wisdom-only, at two sizes)

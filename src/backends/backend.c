@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * backend.c — the registry of compute backends: the table bt__backends() returns, what a kernel
  * takes from a backend through its declared identity (the source in a language it compiles, the

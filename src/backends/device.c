@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * device.c — the device layer: loads every registered backend once per process, lists the devices
  * of those that load (with the default marked), and opens devices by id into bt_device handles

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * device.h — the device layer's internals for the engine and the CLI: the backend vtable and the
  * backend device behind a bt_device, the hardware-table merge and why backends did not load.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cfgstatus.c — names of the config statuses (the list is BT__CFG_STATUSES in cfgstatus.h).
  */

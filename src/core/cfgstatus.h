@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cfgstatus.h — the status of one config in a tune, one list for every layer (internal): the
  * names reports print, the store keeps and the interop formats map from. X(ID, name, older name):

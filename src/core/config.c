@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * config.c — the public face of a config (bt_config is opaque since 0.2): its parameters' count,
  * names and values, a value by name, and its text and JSON forms, made on request and kept in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * datadir.c — where the installed data folder is (gpus.json, wisdom/, kernels/): found relative
  * to the library itself (or to the program a static library is linked into), so that an install

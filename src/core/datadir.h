@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * datadir.h — the installed data folder, found relative to the library (see datadir.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * datafile.c — .npy and raw binary arrays (datafile.h). A .npy file is the magic "\x93NUMPY", a
  * version, a header length and a Python dict literal {'descr': '<f4', 'fortran_order': False,

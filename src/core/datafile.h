@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * datafile.h — arrays read from files named in a spec (internal): input data and expected
  * outputs, as Kernel Tuner users keep them: NumPy .npy files (format 1.0 to 3.0, C order,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dtype.c — element types: names, sizes, parsing; and the device symbols that expressions see.
  */

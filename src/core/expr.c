@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * expr.c — the expression language of expr.h: the symbol table, the tokenizer, a recursive-descent
  * parser that emits flat stack-machine bytecode (with jumps for && || ?:), the evaluator and the

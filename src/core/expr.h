@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * expr.h — the constraint and geometry expression language (internal).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hwdb.c — the hardware table: the GPUs blocktune can plan for without a device.
  *

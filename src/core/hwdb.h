@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hwdb.h — internal side of the hardware table (hwdb.c): loading from text, the name key used
  * for loose matching, where each row came from, and a row's JSON form (the gpus.json format).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * jpos.c — a one-pass JSON scanner that records the position of every value, and of the key of
  * every object member, by path (see jpos.h). The one JSON position finder of the tree: the spec

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * jpos.h — source positions of JSON values (internal).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kdesc.c — a loaded kernel description in use: problems (bt_problem_*), its configs (count, the
  * i-th, --config text), the symbol slots of a config/problem/GPU, expressions evaluated with their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kdesc.h — the in-memory kernel description that a JSON spec loads into (internal).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model.c — the analytic model of one config (seeds 000 §1-4, 001 §1-8) with the validity rules it
  * checks (their names and sets: rules.c), and the roofline of a problem. docs/model.md explains

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * plan.c — the planner: runs the model over a kernel's whole space for a GPU with no device, ranks
  * the valid configs by predicted time, keeps every eliminated config with all its reasons, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * plan.h — the planner's result object (internal view of bt_plan), shared by the writers, the
  * engine (exact counts, and the tuner, which starts from a plan) and the tests.

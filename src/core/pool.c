@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pool.c — the one thread pool (see pool.h): a shared job counter under a mutex, threads made
  * for one run and joined at its end; the calling thread takes jobs like any worker.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pool.h — the library's one thread pool (internal): run n independent jobs of one function over
  * at most t threads, the calling thread working too. Every caller that spreads work over cores

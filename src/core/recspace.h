@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * recspace.h — a recorded config space (internal): the configs of a space, each either without a
  * record (an invalid config) or recorded with its time or its failure and what measuring it cost.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rng.c — xoshiro256** seeded through splitmix64 (see rng.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rng.h — the one seeded random number generator of the library (internal): xoshiro256** seeded
  * through splitmix64. Deterministic per (seed, salt) on every platform: the search strategies and

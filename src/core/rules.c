@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rules.c — the validity rules a plan applies (names) and the rule sets that group them (triton,
  * cuda, limits, all), parsed from a spec's "rules" or --rules. The model (model.c) checks them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * space.c — parameter value expansion and index <-> config decoding for config spaces, and the
  * one formatter of a config (as text and as JSON) that reports, plans, the store and wisdom use.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * space.h — config spaces: named integer parameters and deterministic enumeration (internal).
  *

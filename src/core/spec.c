@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spec.c — loads a kernel spec (JSON, docs/spec.md) into a bt_kdesc: the root and the sections of
  * the config space (params, problem, configs, constraints, rules), the model, the tuning key,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spec_args.c — the spec's kernel arguments (docs/spec.md#arguments): buffers, scalars, local
  * memory, constant memory and tensor maps with their dtypes, sizes and initialisers or input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spec_launch.c — the spec's launch geometry and problem defines (docs/spec.md#launch):
  *   - "launch": {"grid": [...], "block": [...], "local_mem": e}, or Kernel Tuner's way: the block

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * spec_triton.c — what a spec with a Triton source (`"sources": {"triton": "matmul.py"}`,
  * docs/spec.md#triton-kernels) loads differently: the source is one Python file whose absolute

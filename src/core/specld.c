@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * specld.c — the spec loader's helpers (specld.h): errors at a field's file:line:column, typed
  * getters, expressions, files relative to the spec (checked to be readable regular files) and

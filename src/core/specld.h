@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * specld.h — the spec loader's shared context and helpers (internal to src/core/spec*.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * status.c — status codes (bt_strerror, bt_err_name), diag formatting and the version string.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t1.c — a T1 input file translated into the blocktune spec that spec.c loads (t1.h,
  * docs/t1.md): the tuning parameters and conditions, the kernel (file, name, language, compiler

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t1.h — T1 input files (the community's kernel-tuning problem description, JSON schema
  * kernel_tuner/schema/T1/1.0.0/input-schema.json) read as blocktune specs (internal; docs/t1.md).

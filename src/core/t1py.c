@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t1py.c — the Python that T1 files hold (t1.h): a tuning parameter's "Values" (a list, a
  * tuple, a list comprehension over range() or a list, list(...), range(...)) evaluated to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * triton_req.c — the Triton compile request of one config (kdesc.h: bt__triton_request): the
  * JSON object that python/blocktune/triton_compile.py compiles (docs/triton.md#requests), made

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * util.h — small internal helpers shared by every layer: diag setters, checked allocation,
  * string utilities, embedded files and monotonic time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * api_store.c — the public calls for the results store and wisdom (what `blocktune cache` does),
  * the strategy and backend listings: thin wrappers over store/, search/ and the device layer,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * args.c — a config's launch for a problem: its geometry (grid, block, dynamic shared memory),
  * its scalar and local-memory arguments, and its tensor-map arguments (TMA): a spec's "tensormap"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench.c — do_bench: statistics of timed runs and the measurement loop with time budgets, cache
  * flushes and device timers (seed 000 §6 and the peers' lessons in shared/references.md).

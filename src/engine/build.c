@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * build.c — the build stage: a config's -D defines, compiling one config (or a reference kernel's
  * source) through the kernel cache (a re-tune compiles nothing it compiled before), loading the

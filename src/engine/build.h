@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * build.h — the build stage (internal; build.c): a config's -D defines, compiling one config
  * through the kernel cache, loading it, and compiling many on the thread pool. The tuner's rounds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dispatch.c — the dispatch table of a kernel: problem key (key variables and dtype) → compiled
  * winner with its launch geometry and scalar arguments evaluated once. An rwlock-guarded

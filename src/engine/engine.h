@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine.h — the tuning engine's internal types (internal): per-config entries with typed
  * statuses, timing statistics, the do_bench loop, the result object and the kernel handle's

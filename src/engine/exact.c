@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * exact.c — the public bt_plan_create: the model's plan (core/plan.c) and, with opts->exact
  * (`plan --exact`), every candidate compiled offline for the plan's GPU by the first backend that

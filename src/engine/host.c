@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * host.c — host buffers, random initialisers, fp16/bf16 conversion, poison patterns and the
  * allclose comparison (see host.h).

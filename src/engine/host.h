@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * host.h — host-side data for tuning (internal): buffers in their storage dtype, seeded random
  * initialisers, fp16/bf16 conversion, poison patterns, the comparison against a reference, and

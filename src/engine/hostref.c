@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hostref.c — fp64 host references of the built-in kernels, computed from the very inputs the
  * device saw (read back in their storage dtype), so only the device's arithmetic is judged.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kcache.c — the on-disk cache of compiled kernels: a re-tune compiles nothing it compiled
  * before. Key = hash of (backend, device name, compiler version, source, defines, options);

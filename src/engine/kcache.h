@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kcache.h — the on-disk cache of compiled kernels (internal); see kcache.c.
  */

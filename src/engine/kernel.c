@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kernel.c — the bt_kernel handle: the source its device's backend takes, its options, tuning on
  * request, what a key's first launch finds without measuring (store, wisdom, the model) and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * launch.c — the launch path of a bt_kernel (bt_kernel_launch, bt_kernel_launch_ex): the dispatch
  * table's hot path with every buffer checked before anything is enqueued (count, device, size

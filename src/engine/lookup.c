@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lookup.c — bt_kernel_lookup and the bt_choice it returns: the config a launch of a problem
  * would use (the dispatch table, then the store and wisdom as a first launch looks them up; in

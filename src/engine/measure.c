@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * measure.c — the search's rounds: a strategy (src/search) proposes configs; each round makes
  * their entries (a measurement the store holds is not repeated), compiles them in parallel

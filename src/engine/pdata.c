@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pdata.c — the data of one problem for the tuner: the problem checked before anything runs
  * (every buffer at least one element, the data within the device's and the host's memory); host

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * progress.c — the whole tune's progress on a terminal: one line on stderr, redrawn in place,
  * with the configs measured of those planned (failures counted), the rounds, the best median so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * progress.h — the whole tune's progress line on a terminal (internal; progress.c). The tuner's
  * hooks, each one line where it is called:

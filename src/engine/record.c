@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * record.c — the engine's side of the results store: canonical keys, configs read back from
  * JSON, entries to and from store rows (statuses by their names, status.c; a stored row is used

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * record.h — the engine's side of the results store (internal); see record.c.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * reference.c — the device references and the problems' data. A spec's reference can run on the
  * device: a baseline config of the kernel ("reference": {"config": ...}) or a reference kernel

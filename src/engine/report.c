@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report.c — the tune report (candidate table with measured median and spread, GB/s or TFLOP/s
  * and efficiency against the roofline, eliminated and failed configs with their reasons, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report.h — what the tune's writers share (internal): the text table's columns of one config,
  * the measured configs fastest first, whether the device's roofline is known, and the result as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report_csv.c — the tune as CSV (bt_result_write_csv): one row per measured config, the ones
  * that measured fastest first with their rank, then the failures in the order they were measured;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report_html.c — the tune as one self-contained HTML page (bt_result_write_html): the result's
  * tune JSON document (report.c) drawn by the report layer (src/report, docs/report.md), the same

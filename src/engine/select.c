@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * select.c — choosing the winner: the configs with the best first medians (the finalists) are
  * loaded again and re-measured interleaved A B C A B C ... so that drift hits them alike; a

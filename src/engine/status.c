@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * status.c — a config's status in the engine (the list and its names: core/cfgstatus.h): how a
  * failed device call maps to a status, a status back to what a search strategy is told, marking

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * topts.c — the public tune options object (bt_tune_options): made with every default, one
  * setter per option with its range checked, copied (strings included) where a kernel keeps it.

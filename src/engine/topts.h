@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * topts.h — the tune options as the engine reads them (internal): the struct behind the opaque
  * bt_tune_options of the public API (its setters are in topts.c), with the meaning of each

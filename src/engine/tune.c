@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tune.c — the tuning pipeline's driver (bt__tune): the options and the problem checked before
  * anything runs (budgets within their bounds, every buffer at least one element, the data within

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tune_ctx.h — what the stages of one tune share (internal to src/engine): the data of a problem,
  * the tuning context, and each stage's entry points. The stages, lowest first:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * userdata.c — a spec's own data and names in a tune (userdata.h): problem defines, the names a
  * CUDA compile resolves, constant memory, input files and expected outputs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * userdata.h — what a spec of the user's own brings to a tune beyond the built-in kernels
  * (internal): problem defines among a config's -D defines, the names a compile resolves (C++ and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * verify.c — checking one config on one problem's data: outputs poisoned (NaN for floats), one
  * run, every output read back and compared with the reference (or, with no reference, checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * watchdog.c — every run on the device is watched by a thread: a run that the device has been
  * running for longer than its allowance (the timeout) is marked timed out and recorded in the

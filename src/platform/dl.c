@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dl.c — dlopen/dlsym wrappers with a search over candidate names and directories.
  */

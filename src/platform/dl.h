@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dl.h — loading shared libraries at run time (the only place that calls dlopen/dlsym).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * chart_param.c — time against each parameter: one chart per parameter of the space, its values
  * in order along x, every measured config a point at its median (log y, with throughput on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * chart_roof.c — the roofline of the device (log-log): attainable FLOP/s against arithmetic
  * intensity (FLOP/B), the memory roof (bandwidth × intensity) up to the ridge and the compute

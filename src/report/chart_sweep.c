@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * chart_sweep.c — several keys of one kernel on one device (a sweep, or a store holding several
  * sizes): the winner's efficiency (its median against the roofline's time floor, in %) against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * load.c — reading the report's inputs: a tune JSON document (docs/tune-json.md) and a peers file
  * (docs/report.md#peers), each checked for what the report reads, every error naming

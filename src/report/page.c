@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * page.c — the HTML page of the report: the head (inline style, light and dark by
  * prefers-color-scheme, no external resource of any kind), a table of contents, a sweep section

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rep_int.h — what the files of src/report share (internal to src/report; report.h lists them):
  * the view of one tune document, the SVG chart frame and scales, the charts and the tables.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report.h — the HTML report (internal; docs/report.md): one self-contained page (inline CSS,
  * inline SVG drawn here, a few lines of our own JavaScript for highlighting; no network) over one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svg.c — the charts' drawing: escaping for HTML, tick-label numbers, linear and log axes fitted
  * to tick bounds, and the chart frame (an inline SVG with a title and description for screen

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tables.c — the report's tables: the summary of a tune (winner, margin or tie, the search), the
  * candidate table as the text report has it, the failed configs with their errors and compiler

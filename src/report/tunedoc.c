@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tunedoc.c — the report's reading of one tune document (docs/tune-json.md): numbers and strings
  * with defaults, a config's text, the winner and runner-up among the configs, the throughput unit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * common.c — the RNG, index map, valid-config set and ordinal view shared by the strategies.
  */

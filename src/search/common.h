@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * common.h — pieces shared by the search strategies (internal to src/search/): a seeded RNG, a
  * hash map from config index to value, the set of valid configs, and the ordinal view of a space

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * driver.c — bt__search_run and bt__search_run_batch: run a strategy under a budget, one config
  * or one round of configs at a time, measuring through a callback, and record the trace. The driver is where the strategy rules are enforced: an invalid config is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * registry.c — the table of search strategies (FFTW-solver style: adding a strategy is one file
  * and one line here) and the choice of the default one.

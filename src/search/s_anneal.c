@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * s_anneal.c — the `anneal` strategy: simulated annealing over neighbouring configs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * s_coordinate.c — the `coordinate` strategy: coordinate descent over one parameter at a time,
  * as PyTorch Inductor's coordinate-descent tuner does, with random restarts.

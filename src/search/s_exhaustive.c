@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * s_exhaustive.c — the `exhaustive` strategy: every valid config once, in index order. The
  * default for small spaces; the reference the other strategies are judged against.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * s_forest.c — the `forest` strategy: model-based search with a random-forest surrogate fitted on
  * the measurements so far (in the spirit of SMAC), plus a cheap main-effects model and a

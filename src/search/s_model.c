@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * s_model.c — the `model` strategy: rank the valid configs by a performance model (ctx->prior:
  * blocktune's analytic model, or a kernel-supplied perf expression as Triton's perf_model) and

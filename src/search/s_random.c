@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * s_random.c — the `random` strategy: uniform sampling of the valid configs without replacement,
  * seeded. The baseline every other strategy must beat.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * simulate.c — the replay device and bt__simulate: seeded runs of a strategy on a recorded space,
  * reduced to the statistics `blocktune simulate` reports (see simulate.h).

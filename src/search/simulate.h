@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * simulate.h — judging search strategies on recorded spaces (internal).
  *

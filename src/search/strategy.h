@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * strategy.h — search strategies and the driver that runs one under a budget (internal).
  *

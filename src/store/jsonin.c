@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * jsonin.c — one JSON document from a file or memory, plain or gzip, streamed into jansson's
  * callback reader: raw bytes are read (or taken from memory) in chunks, inflated chunk by chunk

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * jsonin.h — reading one JSON document from a file or from memory, plain or gzip (detected from
  * the magic bytes), streamed into jansson in chunks (internal; see jsonin.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * keys.c — problem keys (canonical text, JSON, the nearest-size distance), the decisions log
  * (BLOCKTUNE_LOG) and the tuning modes (tune, wisdom-only, retune).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ktcache.c — reading and writing Kernel Tuner cache files (plain JSON or gzip), see ktcache.h.
  *

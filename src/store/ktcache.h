@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ktcache.h — Kernel Tuner cache files (internal): reading one into a config space plus one record
  * per recorded config, and writing one back.

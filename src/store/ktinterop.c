@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ktinterop.c — Kernel Tuner caches in and out of the results store, without loss: every recorded
  * config of a cache becomes a measurement row (failures with Kernel Tuner's own strings), its

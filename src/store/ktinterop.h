@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ktinterop.h — Kernel Tuner caches in and out of the results store (internal); see ktinterop.c.
  */

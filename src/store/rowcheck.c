@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rowcheck.c — what a measurement row must hold before anything trusts it (see
  * bt__measurement_check in store.h): a store is a file that other programs, old versions, a

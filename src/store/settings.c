@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * settings.c — process-wide settings an embedder makes through the public API instead of the
  * environment: the cache folder, the wisdom folders, the default mode and where the decisions

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * store.c — the SQLite results store: opening (WAL, busy timeout, versioned schema and its
  * migrations), per-config measurement rows, winners, iteration, forgetting and verification.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * store.h — the results store (SQLite) and the wisdom layer built on it (internal).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t4.c — a store key's measurements as T4 results, the community's auto-tuning results format
  * (the schema Kernel Tuner ships as kernel_tuner/schema/T4/1.0.0/results-schema.json; a copy with

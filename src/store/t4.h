@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * t4.h — the results of a store key in the T4 format (internal; see t4.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * vllm.c — the store's winners in vLLM's fused-MoE config layout (docs/wisdom.md#vllm): one file
  * per (E, N, device, dtype, block shape), named as vLLM's lookup names the file it opens, mapping

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wisdom.c — wisdom files (docs/wisdom.md): export of a store's winners (and top-k) as JSON, the
  * transactional import that rejects malformed or hostile input naming file:line:column, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * consumer.c — a program written against blocktune 0.2.0 and compiled against the frozen copy of
  * its header (blocktune-0.2.0.h, never edited after the release), run against the library of

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # exports.sh LIB — the shared library exports only the public API: every defined dynamic symbol
 # is a bt_ name (no bt__ internal, no helper of a dependency), and the public calls are there.
 set -e

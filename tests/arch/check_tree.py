@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """check_tree.py ROOT [OBJECT...] — the structure rules of the tree, checked from its sources and
 (when given) its compiled objects. Exits 1 naming every breach, 0 when there is none.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """check_report.py — loads a `blocktune report` page in a real headless browser (Chromium from
 Debian, driven over the DevTools protocol on a pipe: Python's standard library only) and checks it
 against the tune JSON files it was made from.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # cache.sh — `blocktune cache`: import a wisdom file, list, show, export, forget, re-import (the
 # same winners), verify, and a garbled file that imports nothing and says file:line:column; a
 # store path that does not exist is never created by a command that reads; a damaged store is

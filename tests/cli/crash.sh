@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # crash.sh — kernels that crash the process on a CPU device (tests/data/crash.cl writes far out
 # of bounds when CRASH > 0; PoCL runs kernels in-process, so blocktune dies by SIGSEGV):
 #  1. with a store, the supervisor names the config that crashed, which is recorded as

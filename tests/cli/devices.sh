@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # devices.sh — `blocktune devices`: lists the devices with the default marked, --json is valid
 # JSON with every field, --help teaches, and with the OpenCL or CUDA library missing
 # (BLOCKTUNE_OPENCL_LIBRARY / BLOCKTUNE_CUDA_LIBRARY pointing nowhere) the command still exits 0

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # gpus.sh — `blocktune gpus`: the table, one GPU in full, loose names, --json round trip through
 # --gpu-file, an overlay that replaces a row, and one clear stderr line with exit 2 for bad input.
 set -u

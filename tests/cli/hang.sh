@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # hang.sh — configs whose kernel never finishes (tests/data/hang.json, HANG=1) are recorded as
 # timed out by the watchdog, the tune restarts itself past them and ends with a verified winner.
 set -u

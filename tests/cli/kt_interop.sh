@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kt_interop.sh — a Kernel Tuner cache (tests/data/kt/) imported into the store (every recorded
 # config, failures included, its fastest the winner), exported back as a Kernel Tuner cache with
 # every entry (4362, the 161 failures as Kernel Tuner spells them), re-imported with the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # kt_python.sh — Kernel Tuner itself (the kernel_tuner package from PyPI) on what blocktune writes:
 # its simulation mode replays an export-kt of each recorded convolution space (every config,
 # failures included, each as recorded; tests/kt/kt_simulate.py) and of rows blocktune wrote

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # plan.sh — `blocktune plan` end to end: the seeds' numbers in the text output, the JSON schema,
 # and one clear line with a non-zero exit for each kind of bad input.
 set -u

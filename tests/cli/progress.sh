@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # progress.sh — the whole tune's progress line (docs/report.md#progress-on-a-terminal) on a real
 # terminal (a pseudo-terminal from util-linux's `script`): one line redrawn in place (carriage
 # return and erase, never a new line), configs measured of those planned, the round of those

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # report.sh — `blocktune report`, `tune --html/--csv` and `cache list --json` end to end on the
 # default OpenCL device (PoCL in CI), without a browser (tests/cli/report_browser.sh loads the
 # pages in one): a quick tune of the planted spec (failures of two kinds) writes JSON, CSV and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # report_browser.sh — the HTML report in a real headless browser (Chromium from Debian, driven by
 # tests/browser/check_report.py over the DevTools protocol): pages made from recorded tunes (an
 # H200 softmax sweep with its peers: the roof, the sweep and the peers drawn; PoCL tunes with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # simulate.sh — `blocktune simulate` on a recorded Kernel Tuner space: the table, JSON, the model
 # row without a model, errors with file:line:column, and usage errors. $1 is the blocktune binary.
 set -u

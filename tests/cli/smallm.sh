@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # smallm.sh — the small-M GEMM specs (kernels/specs/gemm_smallm*.json) without a GPU: the
 # tensor-core fragment and operand mappings the kernels document, emulated on the host
 # (kernels/cuda/gemm_smallm_frags.py), and `blocktune plan` on the specs: M's power-of-two class

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # sweep.sh — `blocktune tune` over several sizes (tools/sweep.c): bad lists are refused; a sweep of
 # M = 1,3,16 of tests/data/moe_gemm.json stores each key as a normal winner, shares the compiled
 # binaries between keys (M is no define), prints one table row per key, and writes a sweep JSON

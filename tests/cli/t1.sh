@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t1.sh — T1 input files as `blocktune plan` and `tune` read them (docs/t1.md): Kernel Tuner's own
 # test files (CUDA: planned for the H200 with no device) with the spaces Kernel Tuner makes of
 # them; ours (OpenCL) planned with the configs GlobalSize's divisibility removes, and tuned on the

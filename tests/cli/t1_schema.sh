@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # t1_schema.sh — every T1 file in tests/data/t1/ (Kernel Tuner's two test files and ours) is valid
 # against the T1 input schema that Kernel Tuner ships (tests/data/t1/input-schema.json), as
 # jsonschema checks it (draft-07, as Kernel Tuner's get_input_file validates a T1 file before

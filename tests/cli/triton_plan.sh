@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # triton_plan.sh — Triton specs in `blocktune plan` (docs/triton.md, docs/spec.md#triton-kernels):
 # examples/triton/matmul.json's 108 configs with every shared-memory overflow eliminated by the
 # model before anything compiles, with reasons; what a Triton spec refuses; the error naming a

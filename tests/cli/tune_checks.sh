@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tune_checks.sh — `blocktune tune` refuses a problem or a budget it cannot honour before anything
 # runs, with a message that names the input, and exits non-zero at once (through the supervisor's
 # child process): an empty problem (--n 0), data beyond the device's memory (--n 2^40, the

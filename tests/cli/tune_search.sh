@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tune_search.sh — `blocktune tune` driven by a search strategy on the default OpenCL device (PoCL
 # in CI): --strategy/--budget/--time-limit/--exhaustive-max and their errors, the report and the
 # JSON "search" object, and `blocktune simulate store:PATH` replaying what the tune stored (the

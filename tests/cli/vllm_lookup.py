@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """vllm_lookup.py DIR SWEEP.json E N DTYPE — reads the files of `blocktune cache export --vllm`
 the way vLLM's fused-MoE config lookup does (vllm/model_executor/layers/fused_moe/fused_moe.py:
 get_config_file_name, get_moe_configs, try_get_optimal_moe_config; written from reading it, not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_cli_num.c — libFuzzer target for the command-line tool's numeric option values
  * (tools/cli_num.c: simulate's, tune's and plan's numeric options and problem sizes).

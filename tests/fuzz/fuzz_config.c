@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_config.c — libFuzzer target for `--config` strings (bt__kdesc_parse_config,
  * src/core/spec.c) against the built-in kernels, and for the model on what they set (plan

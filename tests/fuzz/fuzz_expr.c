@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_expr.c — libFuzzer target for the expression language (src/core/expr.c).
  *

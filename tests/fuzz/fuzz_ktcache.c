@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_ktcache.c — libFuzzer target for Kernel Tuner cache import (bt__ktcache_load_mem,
  * src/store/ktcache.c): plain JSON and gzip.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_spec.c — libFuzzer target for the spec loader (bt_kdesc_load_string, src/core/spec.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_util.h — pieces the libFuzzer targets share (header only; each target is one program):
  * the check that aborts (libFuzzer saves the input), the NUL-terminated copy of an input, the

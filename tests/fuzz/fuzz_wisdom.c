@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_wisdom.c — libFuzzer target for wisdom documents (docs/wisdom.md): the parser behind
  * `blocktune cache import` and the user/shipped wisdom sets (src/store/wisdom.c, parse_doc via

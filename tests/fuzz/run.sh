@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fuzz/run.sh — builds the libFuzzer targets (clang, -DBT_FUZZ=ON, in build-fuzz/) and runs
 # each for a time with its seeds and dictionary (docs/fuzzing.md).
 #

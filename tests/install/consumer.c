@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * consumer.c — a program outside the tree that uses an installed blocktune: the version, the
  * hardware table (from the install's data folder) and the plan of a built-in kernel. Built by

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # install.sh BUILD_DIR SOURCE_DIR — `cmake --install` into a temporary prefix, then a consumer
 # outside the tree built against it four ways (pkg-config shared and --static, find_package
 # shared and static), each run; then the prefix is moved and the consumer must read the moved

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Kernel Tuner's own simulation mode on a cache file that blocktune exported.
 
 usage: kt_simulate.py ORIGINAL EXPORTED

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Validates T4 results files against the T4 results schema.
 
 usage: t4_validate.py SCHEMA FILE [FILE...]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mock_cuda.c — a host-only imitation of the CUDA driver library (libcuda.so.1) for tests on
  * machines without an NVIDIA GPU: test_cuda loads it through $BLOCKTUNE_CUDA_LIBRARY and runs the

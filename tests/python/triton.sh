@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # triton.sh — the Triton compile pool's tests (tests/python/test_triton_compile.py): Triton
 # compiles examples/triton/ for sm_90 with no GPU; metadata, typed errors, the cache, the pool.
 # Triton comes from $BT_TRITON_PYTHON (./dev.sh test installs it and sets it), else python3.

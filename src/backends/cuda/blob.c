@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * blob.c — the CUDA backend's module blob (blob.h): packing a CUBIN with its name table (what
  * compile makes, from NVRTC or from Triton) and checking one before it loads.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * blob.h — the CUDA backend's module blob (internal): what its compile returns and module_load
  * takes, for CUDA C (NVRTC) and Triton sources alike.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuda.c — the CUDA backend: fills bt__backend_iface over the CUDA driver API, compiling with
  * NVRTC.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuda.h — the CUDA backend's entry points beyond its vtable (internal): the vtable itself, for
  * the registry, the CUresult naming used in its diagnostics, and its environment override.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cuda_api.h — our own declarations of the parts of the CUDA driver API and of NVRTC that the
  * CUDA backend calls (internal). The library never includes the toolkit's cuda.h or nvrtc.h and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * nvrtc.c — NVRTC, loaded with dlopen once per process: CUDA C++ to CUBIN for any compute
  * capability, with or without a GPU, and the ptxas -v resource lines read back from the log.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * nvrtc.h — CUDA C++ compilation through NVRTC without a device (internal): used by the CUDA
  * backend's compile() and by `blocktune plan --exact`, which compiles every candidate for a GPU of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * occupancy.c — blocks per SM of a CUDA kernel from its resources and the GPU's limits, as the
  * hardware schedules them (the rules of CUDA's occupancy calculator), with no device needed.

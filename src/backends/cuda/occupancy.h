@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * occupancy.h — exact CUDA occupancy from a hardware description, without a device (internal).
  */

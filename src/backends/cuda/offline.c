@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * offline.c — the CUDA backend without a device (its vtable's offline entries): the target a
  * compile for a GPU of the hardware table builds, and a compile for it with NVRTC whose resources

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tpool.c — the Triton compile pool process and its protocol (tpool.h): spawning it over a
  * socket pair (its stdin and stdout; send with MSG_NOSIGNAL, so a pool that died is an error,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tpool.h — the Triton compile pool as the CUDA backend runs it (internal): one
  * `python3 -m blocktune.triton_compile --workers N` process (python/blocktune/, docs/triton.md)

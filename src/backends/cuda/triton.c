@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * triton.c — the CUDA backend's "triton" language: a config's compile request (bt__triton_request)
  * goes to the Triton compile pool (tpool.h) for the device's or the GPU's target, and its answer

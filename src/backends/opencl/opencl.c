@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * opencl.c — the OpenCL backend: fills bt__backend_iface over the OpenCL ICD loader.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * opencl.h — the OpenCL backend's entry points beyond its vtable (internal): the vtable itself,
  * for the registry, and the CL error-name table, for tests and other layers that print CL codes.
