@@ -103,6 +103,15 @@ bt__dtype bt__arg_dtype(const bt_kdesc *k, const bt__argspec *a, const bt_proble
     return a->dtype_is_problem ? p->dtype : a->dtype;
 }
 
+bt_status bt__kdesc_stack_slots(const bt_kdesc *k, const bt_config *c, const bt_problem *p,
+                                const bt_gpu *g, int64_t slots[BT__STACK_SLOTS])
+{
+    if (k->nslots > BT__STACK_SLOTS)
+        return BT_INTERNAL;
+    bt__kdesc_fill_slots(k, c, p, g, slots);
+    return BT_OK;
+}
+
 void bt__kdesc_fill_slots(const bt_kdesc *k, const bt_config *c, const bt_problem *p,
                           const bt_gpu *g, int64_t *slots)
 {
@@ -224,10 +233,9 @@ bt_status bt__kdesc_pdefines(const bt_kdesc *k, const bt_problem *p, const bt_gp
     *n = 0;
     if (!k->npdefines)
         return BT_OK;
-    int64_t slots[256];
-    if (k->nslots > 256)
+    int64_t slots[BT__STACK_SLOTS];
+    if (bt__kdesc_stack_slots(k, NULL, p, g, slots) != BT_OK)
         return BT_INTERNAL;
-    bt__kdesc_fill_slots(k, NULL, p, g, slots);
     for (int i = 0; i < k->npdefines; i++) {
         int64_t v;
         bt_status st = bt__kexpr_eval(k, &k->pdefines[i].value, slots, &v, diag);

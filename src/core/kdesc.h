@@ -287,6 +287,11 @@ bt_status bt__kdesc_parse_config(const bt_kdesc *k, const char *text, bt_config 
 /* Fills the symbol slots for a config, a problem and a GPU (slots has k->nslots entries). */
 void bt__kdesc_fill_slots(const bt_kdesc *k, const bt_config *c, const bt_problem *p,
                           const bt_gpu *g, int64_t *slots);
+/* The same into a caller's array of BT__STACK_SLOTS entries: BT_INTERNAL (nothing filled) when k
+ * has more symbols than that. */
+#define BT__STACK_SLOTS 256
+bt_status bt__kdesc_stack_slots(const bt_kdesc *k, const bt_config *c, const bt_problem *p,
+                                const bt_gpu *g, int64_t slots[BT__STACK_SLOTS]);
 
 /* Evaluates a kexpr; on error fills diag with field, position and message. */
 bt_status bt__kexpr_eval(const bt_kdesc *k, const bt__kexpr *x, const int64_t *slots,

@@ -16,10 +16,9 @@
 bt_status bt__geometry(const bt_kdesc *k, const bt_config *c, const bt_problem *p, const bt_gpu *g,
                        int64_t grid[3], int64_t block[3], int64_t *dyn_smem, bt_diag *diag)
 {
-    int64_t slots[256];
-    if (k->nslots > 256)
+    int64_t slots[BT__STACK_SLOTS];
+    if (bt__kdesc_stack_slots(k, c, p, g, slots) != BT_OK)
         return BT_INTERNAL;
-    bt__kdesc_fill_slots(k, c, p, g, slots);
     for (int d = 0; d < 3; d++) {
         bt_status st = bt__kexpr_eval(k, &k->grid[d], slots, &grid[d], diag);
         if (!st)
@@ -61,7 +60,7 @@ bt_status bt__scalar_karg(const bt__argspec *a, int64_t v, bt__karg *out, bt_dia
 bt_status bt__tmap_reqs(const bt_kdesc *k, const bt_config *c, const bt_problem *p,
                         const bt_gpu *g, bt__tmap_req out[BT__MAX_TMAPS], bt_diag *diag)
 {
-    int64_t slots[256];
+    int64_t slots[BT__STACK_SLOTS];
     bt__kdesc_fill_slots(k, c, p, g, slots);
     int j = 0;
     for (int i = 0; i < k->nargs; i++) {

@@ -73,10 +73,9 @@ static bt_status entry_for(bt_kernel *kn, const bt_problem *p, const bt__tune_on
     if (!bt__dispatch_find(kn, &key, e)) {
         /* the buffers are checked before a tune reads them (sizes need no config) */
         const bt_kdesc *k = kn->k;
-        int64_t slots[256];
-        if (k->nslots > 256)
+        int64_t slots[BT__STACK_SLOTS];
+        if (bt__kdesc_stack_slots(k, NULL, p, &bt_device_get_info(kn->dev)->props, slots) != BT_OK)
             return BT_INTERNAL;
-        bt__kdesc_fill_slots(k, NULL, p, &bt_device_get_info(kn->dev)->props, slots);
         bt_status st = bt__buffer_needs(k, p, slots, e->need, e->dtype, diag);
         if (!st)
             st = check_buffers(kn, e, on->buffers, on->nbuffers, diag);

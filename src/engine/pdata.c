@@ -67,10 +67,9 @@ bt_status bt__problem_check(const bt__tctx *T, const bt_problem *p, const char *
                             bt_diag *diag)
 {
     const bt_kdesc *k = T->k;
-    int64_t slots[256];
-    if (k->nslots > 256)
+    int64_t slots[BT__STACK_SLOTS];
+    if (bt__kdesc_stack_slots(k, NULL, p, T->g, slots) != BT_OK)
         return BT_INTERNAL;
-    bt__kdesc_fill_slots(k, NULL, p, T->g, slots);
     double dev = 0, host = 0, most = -1;
     const bt__argspec *big = NULL;
     for (int i = 0; i < k->nargs; i++) {
@@ -236,7 +235,7 @@ bt_status bt__pdata_init(bt__tctx *T, bt__pdata *d, const bt_problem *p, uint64_
     const bt_kdesc *k = T->k;
     memset(d, 0, sizeof *d);
     d->p = *p;
-    int64_t slots[256];
+    int64_t slots[BT__STACK_SLOTS];
     bt__kdesc_fill_slots(k, NULL, p, T->g, slots);
     bt__rng rng;
     bt__rng_seed(&rng, seed, 0);

@@ -31,10 +31,9 @@ static bt_status ref_geometry(const bt__tctx *T, const bt_problem *p, bt__geom *
                               bt_diag *diag)
 {
     const bt_kdesc *k = T->k;
-    int64_t slots[256];
-    if (k->nslots > 256)
+    int64_t slots[BT__STACK_SLOTS];
+    if (bt__kdesc_stack_slots(k, NULL, p, T->g, slots) != BT_OK)
         return BT_INTERNAL;
-    bt__kdesc_fill_slots(k, NULL, p, T->g, slots);
     for (int d = 0; d < 3; d++) {
         bt_status st = bt__kexpr_eval(k, &k->ref_grid[d], slots, &geo->grid[d], diag);
         if (!st)

@@ -56,16 +56,15 @@ bt_status bt__cmem_bind(const bt_kdesc *k, const bt__backend_iface *I, bt__bdev 
 {
     if (!I->module_set_global)
         return BT_OK;
-    int64_t slots[256];
+    int64_t slots[BT__STACK_SLOTS];
     bool filled = false;
     for (int i = 0; i < k->nargs; i++) {
         const bt__argspec *a = &k->args[i];
         if (!a->cmem)
             continue;
         if (!filled) {
-            if (k->nslots > 256)
+            if (bt__kdesc_stack_slots(k, NULL, p, g, slots) != BT_OK)
                 return BT_INTERNAL;
-            bt__kdesc_fill_slots(k, NULL, p, g, slots);
             filled = true;
         }
         int64_t count;
