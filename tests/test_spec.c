@@ -703,6 +703,26 @@ static void test_builtins_are_the_spec_files(void **state)
     bt_kdesc_destroy(k);
 }
 
+/* A licence line is not part of the source hash (the shipped kernels gained theirs without
+ * losing stored results); any other change of the text, a comment included, is. */
+static void test_hash_skips_licence_lines(void **state)
+{
+    (void)state;
+    bt_kdesc k = {0};
+    bt__ksource a = {.text = "__global__ void f() {}\n"};
+    bt__ksource b = {.text = "/* SPDX-License-Identifier: Apache-2.0 */\n__global__ void f() {}\n"};
+    bt__ksource c = {.text = "// SPDX-License-Identifier: MIT\n__global__ void f() {}\n"};
+    bt__ksource d = {.text = "/* a comment */\n__global__ void f() {}\n"};
+    bt__ksource e = {.text = "/* SPDX-License-Identifier: MIT\n__global__ void f() {}\n"};
+    bt__ksource f = {.text = "__global__ void f() {} // SPDX-License-Identifier: MIT\n"};
+    uint64_t h = bt__kdesc_source_hash(&k, &a);
+    assert_true(bt__kdesc_source_hash(&k, &b) == h);
+    assert_true(bt__kdesc_source_hash(&k, &c) == h);
+    assert_true(bt__kdesc_source_hash(&k, &d) != h);
+    assert_true(bt__kdesc_source_hash(&k, &e) != h); /* an unclosed comment is text */
+    assert_true(bt__kdesc_source_hash(&k, &f) != h); /* a tag after code is text */
+}
+
 /* The wisdom shipped in wisdom/ is keyed by the source hash of the kernel it was measured with:
  * each entry's hash is what the built-in's CUDA source hashes to now. */
 static void test_shipped_wisdom_keys_match_the_sources(void **state)
@@ -757,6 +777,7 @@ int main(void)
         cmocka_unit_test(test_input_files_and_answers),
         cmocka_unit_test(test_restriction_strings_in_a_spec),
         cmocka_unit_test(test_builtins_are_the_spec_files),
+        cmocka_unit_test(test_hash_skips_licence_lines),
         cmocka_unit_test(test_shipped_wisdom_keys_match_the_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* saxpy.cl — y = a*x + y, the example user kernel. Tunables: ITEMS (elements per work-item,
  * strided by the group size so loads stay coalesced) and the work-group size (num_warps). */
 __kernel void saxpy(__global const float *x, __global float *y, float a, int n)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gemm.cu — C = A·B, row-major, fp32 accumulation on CUDA cores: the engine's GEMM path on CUDA
  * (the tensor-core GEMM is its own kernel family). One block per BLOCK_M x BLOCK_N tile in grouped
  * order (GROUP_M), K in BLOCK_K steps through a ring of num_stages dynamic shared-memory buffers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gemm_common.cuh — what every CUDA GEMM kernel shares: the grouped tile order (GROUP_M). Each
  * GEMM's spec lists it before the kernel's own file ("sources": {"cuda": ["../cuda/gemm_common.cuh",
  * "../cuda/gemm.cu"]}), after the prelude; the tensor-core families add gemm_tc.cuh. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gemm_mma.cu — C = A·B on tensor cores with mma.sync (sm_80 and newer): row-major A (M×K),
  * B (K×N) in fp16 or bf16, C (M×N) in the same type or in fp32 (problem OUT_FP32=1), fp32
  * accumulation, any M, N, K.

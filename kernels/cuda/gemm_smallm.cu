@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gemm_smallm.cu — C = A·B for small M (the decode step of an LLM): A (M×K), B (K×N), C (M×N)
  * row-major, fp16/bf16 in, fp32 accumulation, C in the inputs' type or fp32 (OUT_FP32), M ≤ 64,
  * any N and K: the problem and arguments of gemm, gemm_mma and gemm_wgmma. The block structure

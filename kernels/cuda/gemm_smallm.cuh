@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gemm_smallm.cuh — what every small-M GEMM kernel shares: the register-streaming ones
  * (gemm_smallm_reg.cuh; gemm_smallm.cu: B is K×N, gemm_smallm_nt.cu: B is the N×K weight of
  * torch.nn.functional.linear) and the TMA-streaming ones (gemm_smallm_tma.cu, sm_90a). Listed

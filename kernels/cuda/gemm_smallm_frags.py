@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """gemm_smallm_frags.py — checks, on the host, the tensor-core operand and fragment mappings that
 the small-M kernels document in their file-top comments, lane by lane, with the instructions built
 from the PTX ISA's tables; every result must equal the product exactly (small integers) and every

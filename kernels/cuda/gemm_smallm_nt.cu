@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gemm_smallm_nt.cu — C = A·Bᵀ for small M (the decode step of an LLM): A (M×K) row-major, B the
  * N×K weight of torch.nn.functional.linear (K contiguous), C (M×N) in the inputs' type or fp32
  * (OUT_FP32), fp16/bf16 in, fp32 accumulation, M ≤ 64, any N and K. The block structure and the

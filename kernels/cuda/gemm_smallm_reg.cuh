@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gemm_smallm_reg.cuh — the register-streaming small-M kernels' shared part (gemm_smallm.cu: B
  * is K×N; gemm_smallm_nt.cu: B is the N×K weight of torch.nn.functional.linear), listed after
  * gemm_smallm.cuh (the reduction, finish) and before the kernel's own file in both specs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gemm_smallm_tma.cu — small-M GEMM on Hopper (sm_90a), B streamed through shared memory by TMA:
  * C = A·Bᵀ with B the N×K weight of torch.nn.functional.linear (BT_NT=1: gemm_smallm_nt_tma) or
  * C = A·B with B as K×N (gemm_smallm_tma); A (M×K) and C (M×N) row-major, fp16/bf16 in, fp32

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gemm_tc.cuh — the output side of the tensor-core GEMMs (gemm_mma, gemm_wgmma), listed after
  * gemm_common.cuh in their specs: the output type and pair stores, and 16-byte chunks gathered
  * from the accumulator layout that mma.sync and wgmma both leave (per 8 columns, lane i of a quad

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gemm_wgmma.cu — C = A·B on Hopper tensor cores (sm_90a): row-major A (M×K), B (K×N) in fp16 or
  * bf16, C (M×N) in the same type or in fp32 (problem OUT_FP32=1), fp32 accumulation; K and N
  * multiples of 8 (16-byte rows, which TMA needs), any M.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """gen_wgmma.py — writes the wgmma wrappers of gemm_wgmma.cu (between its GENERATED markers).
 
 One wrapper per instruction width N (m64nNk16, fp32 accumulators, A and B from shared memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* layernorm.cu — y = (x - mean) / sqrt(var + 1e-5) * gamma + beta along each row, one block per
  * row. A row of at most BLOCK_N elements is held in registers and read once (mean, then the
  * variance from the registers, then the output). Longer rows: Welford statistics over chunks,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* prelude.cuh — prepended by blocktune to every built-in CUDA kernel (compiled with NVRTC).
  * Storage type ST and LOAD/STORE for the problem dtype (BT_DTYPE_FP32 / _FP16 / _BF16): fp16 and
  * bf16 are stored as unsigned short and converted with the PTX cvt instructions (no headers), so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reduce.cu — out[0] = sum of x[0..n). PROGS_PER_SM blocks per SM stride over the input, four
  * VEC-wide loads in flight per thread per step; each block writes a partial; the last block to
  * finish (a ticket on `counter`, zeroed before every run by reset_to_zero) adds the partials in

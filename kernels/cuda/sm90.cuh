@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm90.cuh — the inline-PTX building blocks of the Hopper kernels, shared by gemm_wgmma.cu and
  * gemm_smallm_tma.cu (and, for smem_u32 and cluster_sync, the register-streaming small-M kernels):
  * shared-memory addresses, the cluster barrier, mbarriers, TMA copies and wgmma's shared-memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* softmax.cu — y = softmax(x) along each row, one block per row. The row is walked in chunks of
  * BLOCK_N elements held in registers (BLOCK_N / BT_THREADS per thread, loaded VEC at a time,
  * all loads of a chunk in flight together). A row that fits in one chunk is read once, and each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vector_add.cu — z = x + y. A block of BT_THREADS threads covers BLOCK_SIZE elements; each thread
  * issues all its PER_ITEM loads of VEC elements (16 bytes for fp32 with VEC=4) before any add or
  * store, so several loads are in flight per thread. Full blocks take the vector path; the last

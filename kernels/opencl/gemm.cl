@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gemm.cl — C = A·B, row-major, fp32 accumulation. One work-group per BLOCK_M x BLOCK_N tile of C,
  * tiles visited in grouped order (GROUP_M rows of tiles at a time, for L2 reuse of B). K advances
  * in BLOCK_K steps through a ring of num_stages local-memory buffers: the tile num_stages-1 steps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* layernorm.cl — y = (x - mean) / sqrt(var + 1e-5) * gamma + beta along each row, one work-group
  * per row. Pass 1: per-item Welford (count, mean, M2), combined across the group with Chan's
  * formula; pass 2 writes the output. Rows of at most BLOCK_N elements are staged in local memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* prelude.cl — prepended by blocktune to every built-in OpenCL kernel.
  * Storage type ST and LOAD/STORE for the problem dtype (BT_DTYPE_FP32 / _FP16 / _BF16, set by the
  * engine). fp16 uses the core vload_half/vstore_half (no cl_khr_fp16 needed); bf16 is the upper

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reduce.cl — out[0] = sum of x[0..n). Work-groups stride over the input VEC elements at a time,
  * reduce in local memory and write one partial each; the last group to finish (an atomic ticket
  * on `counter`, which the tuner zeroes before every run: reset_to_zero) adds the partials in a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* softmax.cl — y = softmax(x) along each row of a rows x cols matrix, one work-group per row.
  * Pass 1 keeps a running (max, sum) per item (online softmax), combined across the group; pass 2
  * writes exp(x - max) / sum. When the row fits in BLOCK_N elements it is staged in local memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vector_add.cl — z = x + y. A work-group of BT_THREADS items covers BLOCK_SIZE elements; each
  * item handles BLOCK_SIZE / (BT_THREADS * VEC) vectors of VEC elements, all loads issued before
  * the stores. The tail past n is masked element by element. */

@@ -93,9 +93,9 @@ void bt__kdesc_config_at(const bt_kdesc *k, uint64_t i, bt_config *out)
 bt__dtype bt__arg_dtype(const bt_kdesc *k, const bt__argspec *a, const bt_problem *p)
 {
     if (a->dtype_if.e) {
-        int64_t slots[256], v = 0;
-        bt__kdesc_fill_slots(k, NULL, p, NULL, slots);
-        bool yes = bt__expr_eval(a->dtype_if.e, slots, &v, NULL) == BT_OK && v != 0;
+        int64_t slots[BT__STACK_SLOTS], v = 0;
+        bool yes = bt__kdesc_stack_slots(k, NULL, p, NULL, slots) == BT_OK &&
+                   bt__expr_eval(a->dtype_if.e, slots, &v, NULL) == BT_OK && v != 0;
         if (yes ? a->then_is_problem : a->else_is_problem)
             return p->dtype;
         return yes ? a->dtype_then : a->dtype_else;
@@ -254,9 +254,30 @@ const bt__ksource *bt__kdesc_source(const bt_kdesc *k, const char *lang)
     return NULL;
 }
 
+/* True for a whole line (l, n bytes, no newline) that is only a licence tag: a C block comment,
+ * a C++ line comment or a '#' comment whose text starts "SPDX-License-Identifier:". */
+static bool spdx_line(const char *l, size_t n)
+{
+    static const char tag[] = "SPDX-License-Identifier:";
+    size_t lead = n >= 3 && !strncmp(l, "/* ", 3) ? 3 : n >= 3 && !strncmp(l, "// ", 3) ? 3
+                  : n >= 2 && !strncmp(l, "# ", 2) ? 2 : 0;
+    if (!lead || n < lead + sizeof tag - 1 || strncmp(l + lead, tag, sizeof tag - 1))
+        return false;
+    return lead != 3 || l[0] != '/' || l[1] != '*' || (n >= 2 && !strncmp(l + n - 2, "*/", 2));
+}
+
+/* The hash covers the text as compiled except licence-tag lines (spdx_line): a kernel gains or
+ * changes its SPDX line without losing its stored results or shipped wisdom. */
 uint64_t bt__kdesc_source_hash(const bt_kdesc *k, const bt__ksource *s)
 {
-    uint64_t h = bt__fnv1a(s->text, strlen(s->text), BT__FNV_SEED);
+    uint64_t h = BT__FNV_SEED;
+    for (const char *l = s->text; *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t n = nl ? (size_t)(nl - l) : strlen(l), with_nl = n + (nl != NULL);
+        if (!spdx_line(l, n))
+            h = bt__fnv1a(l, with_nl, h);
+        l += with_nl;
+    }
     if (k->options)
         h = bt__fnv1a(k->options, strlen(k->options), h);
     return h;

@@ -28,8 +28,12 @@ bt_status bt__dispatch_eval(const bt_kernel *kn, const bt_problem *p, bt__dispat
 {
     const bt_kdesc *k = kn->k;
     const bt_gpu *g = &bt_device_get_info(kn->dev)->props;
-    int64_t slots[256];
-    bt__kdesc_fill_slots(k, &e->cfg, p, g, slots);
+    int64_t slots[BT__STACK_SLOTS];
+    if (bt__kdesc_stack_slots(k, &e->cfg, p, g, slots) != BT_OK) {
+        bt__diag_set(diag, "kernel '%s': %d expression slots (at most %d)", k->name, k->nslots,
+                     BT__STACK_SLOTS);
+        return BT_INTERNAL;
+    }
     for (int i = 0; i < k->nargs; i++) {
         const bt__argspec *a = &k->args[i];
         if (a->role == BT__KARG_BUFFER)

@@ -15,6 +15,11 @@
 3. Function length: no function in src/ over 120 lines, except the expression evaluator's
    dispatch switch (src/core/expr.c: bt__expr_eval). Lines are counted from the line that names
    the function to its closing brace (clang-format puts both braces of a body in column 0).
+4. Licence: every C, CUDA, OpenCL, Python and shell file of ours (src, tools, include, kernels,
+   tests except the third-party files of tests/data and the released headers kept as released
+   in tests/abi, examples, bench, python) carries
+   "SPDX-License-Identifier: Apache-2.0" in its first two lines. (A kernel's licence line is left
+   out of its source hash: src/core/kdesc.c.)
 """
 import collections, os, re, subprocess, sys
 
@@ -198,9 +203,29 @@ for rel in sources():
         i += 1
 longest.sort(reverse=True)
 
+# --- 4. licence lines -------------------------------------------------------------------------
+OURS = (".c", ".h", ".cu", ".cuh", ".cl", ".py", ".sh")
+nlicensed = 0
+for top in ("src", "tools", "include", "kernels", "tests", "examples", "bench", "python"):
+    for d, dirs, files in os.walk(os.path.join(root, top)):
+        rel_d = os.path.relpath(d, root)
+        if rel_d.startswith(os.path.join("tests", "data")):
+            continue
+        dirs[:] = [x for x in dirs if not x.startswith((".", "__pycache__", "build"))]
+        for f in sorted(files):
+            if not f.endswith(OURS) or (rel_d == os.path.join("tests", "abi") and f.startswith("blocktune-")):
+                continue
+            rel = os.path.join(rel_d, f)
+            with open(os.path.join(root, rel), errors="replace") as fh:
+                head = fh.readline() + fh.readline()
+            if "SPDX-License-Identifier: Apache-2.0" not in head:
+                errors.append(f"{rel}:1: no 'SPDX-License-Identifier: Apache-2.0' in its first two lines")
+            nlicensed += 1
+
 for e in errors:
     print("FAIL:", e)
 print(f"checked: the includes of {sum(1 for _ in sources())} files, "
-      f"{len(objects)} objects' symbols, {len(longest)} functions of src/ "
+      f"{len(objects)} objects' symbols, {len(longest)} functions of src/, "
+      f"the licence lines of {nlicensed} files "
       f"(longest: {', '.join(f'{n} {r}:{f}' for n, r, f in longest[:3])})")
 sys.exit(1 if errors else 0)
