@@ -31,3 +31,8 @@ for size in "256 1024 1024" "1024 4096 4096"; do
 done
 log "launch overhead"; timeout 60 build/bt_launch_overhead 2>&1 | tail -8 | tee -a "$OUT/summary.txt"
 tune t1_kt_convolution tests/data/t1/test_T1_input.json --store none --time-limit 20
+# issue 19: a sweep of the small-M family over M = 1 ... 4096 (13 sizes) at N = K = 8192, fp16,
+# each key with a 15 s limit; the table is the report (summary.txt keeps its lines)
+TUNE_TIMEOUT=330 tune smallm_sweep gemm_smallm --m pow2:1..4096 --n 8192 --k 8192 --dtype fp16 \
+  --time-limit 15 --store "$OUT/sweep.db"
+grep -E "^ *[0-9]+ " "$OUT/smallm_sweep.txt" | head -20 | tee -a "$OUT/summary.txt"
