@@ -7,6 +7,7 @@
  */
 #include "test_util.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char g_dir[256];
@@ -210,6 +211,12 @@ static void test_settings_and_cancel(void **state)
     char cache[512];
     path_in(cache, sizeof cache, "cache");
     assert_int_equal(bt_set_cache_dir(cache), BT_OK);
+    /* no wisdom at all, so the model answers (on an H200 the shipped wisdom would: the nearest
+     * size of vector_add's shipped keys) */
+    char nowis[512];
+    path_in(nowis, sizeof nowis, "no-wisdom");
+    mkdir(nowis, 0700);
+    assert_int_equal(bt_set_wisdom_dirs(nowis, nowis), BT_OK);
     assert_int_equal(bt_set_default_mode(BT_MODE_WISDOM_ONLY), BT_OK);
     assert_int_equal(bt_set_default_mode(9), BT_INVALID_ARG);
     bt_set_log_callback(log_cb, NULL);
@@ -228,6 +235,7 @@ static void test_settings_and_cancel(void **state)
     bt_choice_destroy(c);
     bt_set_log_callback(NULL, NULL);
     assert_int_equal(bt_set_default_mode(-1), BT_OK);
+    assert_int_equal(bt_set_wisdom_dirs(NULL, NULL), BT_OK);
 
     /* a tune cancelled by its progress callback after the second round */
     bt_tune_options *o = NULL;

@@ -750,7 +750,10 @@ static void test_function_resources(void **state)
         g.I->module_free(g.bd, m);
         return;
     }
-    assert_true(res.static_smem >= 256 * 4); /* the 256 floats of static shared/local memory */
+    if (res.static_smem < 256 * 4) /* the 256 floats of static shared/local memory */
+        fail_msg("%s on %s: the function's static shared memory is %lld bytes, under the 1024 "
+                 "of its 256 floats", g.I->name, bt_device_get_info(g.dev)->name,
+                 (long long)res.static_smem);
     if (res.max_threads_per_block >= 256) {
         bt__bbuf *o = alloc(512 * sizeof(float));
         bt__karg args[] = {buf_arg(o)};

@@ -30,7 +30,7 @@
 
 /* What a child found for one key, in memory the supervisor reads. */
 typedef struct key_rec {
-    int state; /* 0 not tuned, 1 a winner, 2 no winner, 3 failed (msg) */
+    int state; /* 0 not tuned, 1 a winner, 2 no winner, 3 failed (msg), 4 no valid config */
     bool store_failed, eff_known, mem;
     double median_ms, eff, rate; /* rate: GB/s (mem) or TFLOP/s */
     char cfg[256];
@@ -218,7 +218,7 @@ static int record_key(bt_sweep *s, size_t i, const bt_result *r)
         k->rate = k->mem ? w->gbps : w->tflops;
         bt__config_format(&r->k->space, &w->ev.cfg, " ", k->cfg, sizeof k->cfg);
     } else {
-        k->state = 2;
+        k->state = r->n ? 2 : 4; /* 4: every config eliminated before anything ran */
         rc = 1;
     }
     char note[2200];
@@ -292,7 +292,7 @@ static int write_docs(const bt_sweep *s, const char *kernel, const char *json, c
     for (size_t i = 0; !rc && i < s->sh->done; i++) {
         char path[128];
         doc_path(s, i, path, sizeof path);
-        json_t *o = s->sh->k[i].state == 1 || s->sh->k[i].state == 2
+        json_t *o = s->sh->k[i].state == 1 || s->sh->k[i].state == 2 || s->sh->k[i].state == 4
                         ? json_load_file(path, 0, NULL) : NULL;
         if (!o)
             continue;
@@ -358,7 +358,9 @@ int bt_sweep_report(bt_sweep *s, const char *kernel, const char *json, const cha
             continue;
         }
         if (k->state != 1) {
-            printf("  %-16s %s\n", name, k->state == 2 ? "no winner: no config passed" : k->msg);
+            printf("  %-16s %s\n", name, k->state == 2   ? "no winner: no config passed"
+                                          : k->state == 4 ? "no winner: no valid config"
+                                                          : k->msg);
             continue;
         }
         if (k->eff_known)

@@ -251,7 +251,11 @@ static void write_winner(const bt_result *r, FILE *f, bool known, bool mem)
     char cfg[256];
     fprintf(f, "\nWinner\n");
     if (r->winner < 0) {
-        fprintf(f, "  none: no config passed verification and measurement.\n");
+        if (r->n == 0)
+            fprintf(f, "  none: no config is valid for this problem (each one's reasons are under "
+                       "Eliminated).\n");
+        else
+            fprintf(f, "  none: no config passed verification and measurement.\n");
         size_t timed_out = 0;
         for (size_t i = 0; i < r->n; i++)
             timed_out += r->e[i].status == BT__CS_TIMEOUT;

@@ -22,7 +22,9 @@ void bt__table_summary(FILE *f, const bt__tview *v)
 {
     fprintf(f, "<p class=\"summary\">");
     if (v->winner_i < 0) {
-        fprintf(f, "<strong>No winner</strong>: no config passed verification and measurement.");
+        fprintf(f, v->n ? "<strong>No winner</strong>: no config passed verification and measurement."
+                        : "<strong>No winner</strong>: no config is valid for this problem (each "
+                          "one's reasons are under Eliminated).");
     } else {
         const json_t *w = bt__tview_cfg(v, (size_t)v->winner_i);
         char cfg[512];

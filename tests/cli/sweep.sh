@@ -84,6 +84,16 @@ else
     echo "note: opencl:0 is a GPU: the crash in a sweep is not checked"
 fi
 
+# a key for which no config is valid says so (not "no config passed"): BLOCK_SIZE_N <= N leaves
+# nothing at N = 8, and the tune's own report names the reason
+sed 's/"entry": "moe_gemm",/"entry": "moe_gemm", "constraints": ["BLOCK_SIZE_N <= N"],/' "$SPEC" > "$T/moe_c.json"
+cp "$SRC/tests/data/moe_gemm.cl" "$T/"
+"$BT" tune "$T/moe_c.json" --N 8,64 "${FAST[@]}" --store none > "$T/nv" 2>&1
+grep -q "N=8  *no winner: no valid config" "$T/nv" || fail "a key with no valid config: $(cat "$T/nv")"
+grep -q "N=64  *BLOCK_SIZE_M=" "$T/nv" || fail "the valid key beside it: $(cat "$T/nv")"
+"$BT" tune "$T/moe_c.json" --N 8 "${FAST[@]}" --store none > "$T/nv1" 2>&1
+grep -q "none: no config is valid for this problem" "$T/nv1" || fail "one key, none valid: $(cat "$T/nv1")"
+
 # vLLM's layout, read the way vLLM reads it
 "$BT" cache --db "$T/s.db" export --vllm "$T/vllm" > "$T/vout" 2>&1 || fail "export --vllm: $(cat "$T/vout")"
 ls "$T/vllm"
