@@ -645,6 +645,15 @@ API CUresult cuCtxPushCurrent_v2(struct CUctx_st *ctx)
     return OK;
 }
 
+/* The context on top of this thread's stack: the primary one when any is pushed. */
+API CUresult cuCtxGetCurrent(struct CUctx_st **ctx)
+{
+    if (!ctx)
+        return E_INVALID_VALUE;
+    *ctx = t_depth > 0 ? &g_ctx : NULL;
+    return OK;
+}
+
 API CUresult cuCtxPopCurrent_v2(struct CUctx_st **ctx)
 {
     if (t_depth <= 0)

@@ -281,8 +281,8 @@ static void mark_lost(bt__bdev *d, const char *msg)
 {
     pthread_mutex_lock(&d->slot->lock);
     if (!d->slot->lost) {
-        d->slot->lost = 1;
         snprintf(d->slot->lost_msg, sizeof d->slot->lost_msg, "%s", msg);
+        __atomic_store_n(&d->slot->lost, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&d->slot->lock);
 }
@@ -305,6 +305,8 @@ static bt_status cu_fail(bt__bdev *d, const cu_api *a, bt_diag *diag, bt_status 
 /* BT_LAUNCH with "context lost after ..." when d's GPU is lost, else BT_OK. */
 static bt_status check_lost(bt__bdev *d, bt_diag *diag)
 {
+    if (!__atomic_load_n(&d->slot->lost, __ATOMIC_ACQUIRE))
+        return BT_OK; /* the launch path's case: no lock */
     bt_status st = BT_OK;
     pthread_mutex_lock(&d->slot->lock);
     if (d->slot->lost) {
@@ -330,6 +332,26 @@ static void leave(bt__bdev *d)
 {
     CUcontext popped = NULL;
     (void)d->api->cuCtxPopCurrent(&popped);
+}
+
+/* enter for the launch paths: when d's context is already current on this thread (an engine
+ * launching from the thread its CUDA runtime set up) nothing is pushed, and *pushed says whether
+ * leave_launch must pop. Saves the push and pop of every launch on a caller's stream. */
+static bt_status enter_launch(bt__bdev *d, bool *pushed, bt_diag *diag)
+{
+    CUcontext cur = NULL;
+    *pushed = false;
+    if (d->api->cuCtxGetCurrent && d->api->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == d->ctx)
+        return check_lost(d, diag);
+    bt_status st = enter(d, diag);
+    *pushed = st == BT_OK;
+    return st;
+}
+
+static void leave_launch(bt__bdev *d, bool pushed)
+{
+    if (pushed)
+        leave(d);
 }
 
 /* ============================================================================================
@@ -630,7 +652,7 @@ static void release_primary(bt__bdev *d)
     if (!d->borrowed_ctx)
         (void)d->api->cuDevicePrimaryCtxRelease(d->dev);
     if (--s->opens == 0 && s->lost) {
-        s->lost = 0;
+        __atomic_store_n(&s->lost, 0, __ATOMIC_RELEASE);
         s->lost_msg[0] = '\0';
     }
     pthread_mutex_unlock(&s->lock);
@@ -1400,7 +1422,8 @@ static bt_status cu_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
     void **params = stack_params;
     if (nargs > BT__CU_STACK_ARGS && !(params = malloc((size_t)nargs * sizeof *params)))
         return BT_NOMEM;
-    bt_status st = enter(d, diag);
+    bool pushed;
+    bt_status st = enter_launch(d, &pushed, diag);
     if (st != BT_OK) {
         if (params != stack_params)
             free(params);
@@ -1419,7 +1442,7 @@ static bt_status cu_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
         else
             timer->recorded = 1;
     }
-    leave(d);
+    leave_launch(d, pushed);
     if (params != stack_params)
         free(params);
     return st;
@@ -1995,7 +2018,8 @@ static bt_status cu_launch_on(bt__bdev *d, void *stream, bt__bfn *f, const uint3
         return BT_INVALID_ARG;
     }
     void *params[BT__CU_STACK_ARGS];
-    bt_status st = enter(d, diag);
+    bool pushed;
+    bt_status st = enter_launch(d, &pushed, diag);
     if (st != BT_OK)
         return st;
     st = check_stream(d, (CUstream)stream, diag);
@@ -2004,7 +2028,7 @@ static bt_status cu_launch_on(bt__bdev *d, void *stream, bt__bfn *f, const uint3
     if (st == BT_OK)
         st = launch_one(d, (CUstream)stream, f, grid, block, dyn_smem, nargs ? params : NULL,
                         diag);
-    leave(d);
+    leave_launch(d, pushed);
     return st;
 }
 

@@ -246,6 +246,7 @@ enum {
       (void *data, int attribute, CUdeviceptr ptr))                                                \
     X(CUresult, cuCtxGetDevice, "cuCtxGetDevice", (CUdevice * dev))                                \
     X(CUresult, cuStreamGetCtx, "cuStreamGetCtx", (CUstream stream, CUcontext * ctx))              \
+    X(CUresult, cuCtxGetCurrent, "cuCtxGetCurrent", (CUcontext * ctx))                             \
     X(CUresult, cuStreamWaitEvent, "cuStreamWaitEvent",                                            \
       (CUstream stream, CUevent ev, unsigned int flags))
 
