@@ -12,7 +12,6 @@
 #include "engine/tune_ctx.h"
 
 #include "core/util.h"
-#include "engine/mpi.h"
 #include "engine/record.h"
 
 #include <math.h>
@@ -383,8 +382,8 @@ static bt_status measure_round(void *user, const uint64_t *idx, size_t n, bt__se
         free(jobs);
         return st;
     }
-    if (T->mpi) { /* spread over the MPI ranks (mpi_root.c) */
-        st = bt__mpi_round(T, jobs, njobs);
+    if (T->mpi_round) { /* spread over the MPI ranks (engine/mpi.h) */
+        st = T->mpi_round(T, jobs, njobs);
         free(jobs);
         if (st)
             return st;

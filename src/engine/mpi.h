@@ -11,7 +11,7 @@
 
 #include "engine/tune_ctx.h"
 
-/* --- tune.c and measure.c ---------------------------------------------------------------------- */
+/* --- tune.c; measure.c calls bt__mpi_round through T->mpi_round ------------------------------ */
 /* T->o.mpi_comm is set: the tune's MPI state in T->mpi. On a rank other than 0 nothing is stored
  * and no progress is shown. Rank 0 refuses devices of other models here unless allowed. */
 bt_status bt__mpi_begin(bt__tctx *T, bt_diag *diag);

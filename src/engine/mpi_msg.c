@@ -237,4 +237,5 @@ void bt__mpi_end(bt__tctx *T, bt_status st, const bt_diag *diag)
     free(M->peer);
     free(M);
     T->mpi = NULL;
+    T->mpi_round = NULL;
 }

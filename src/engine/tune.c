@@ -281,6 +281,8 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts
     /* spread over MPI ranks (engine/mpi.h): a rank other than 0 stores nothing */
     if (T.o.mpi_comm && (st = bt__mpi_begin(&T, diag)) != BT_OK)
         goto done;
+    if (T.mpi && !bt__mpi_worker(&T))
+        T.mpi_round = bt__mpi_round; /* measure.c's rounds go over the ranks */
     /* measurements the store already holds for this source, device and key are not repeated (a
      * killed tune resumes; an added config costs only itself) */
     T.store = bt__record_store(kn, &T.o, T.r);

@@ -102,6 +102,8 @@ typedef struct bt__tctx {
     double watch_note;   /* when the next long-wait note is due */
     bool stop;
     struct bt__mpi *mpi; /* spread over MPI ranks (engine/mpi.h), NULL: not */
+    /* rank 0 under MPI: runs a round's jobs over the ranks instead of here (bt__mpi_round) */
+    bt_status (*mpi_round)(struct bt__tctx *T, bt__entry **jobs, size_t n);
 } bt__tctx;
 
 /* --- status.c -------------------------------------------------------------------------------- */
