@@ -13,7 +13,9 @@
 # (libclang-rt-14-dev: a recommendation of clang on Debian 12, which --no-install-recommends
 # leaves out) for the fuzz targets, and chromium-headless-shell (Chromium without a window, for
 # the HTML report's browser test tests/cli/report_browser.sh: about 100 MB to download with
-# chromium-common, 300 MB installed, ~40 s to install). CUDA is optional and found at run time.
+# chromium-common, 300 MB installed, ~40 s to install), Open MPI (openmpi-bin libopenmpi-dev: the
+# builds here are -DBT_MPI=ON, docs/mpi.md; tests/cli/mpi.sh runs 2 to 4 ranks on PoCL) and the
+# sqlite3 shell that test reads the store with. CUDA is optional and found at run time.
 #
 # `test` also installs Kernel Tuner from PyPI (pip, a pinned version, into a virtual environment
 # cached in $BT_KT_VENV, default ~/.cache/blocktune-dev/kernel_tuner-<version>; once) for the
@@ -28,7 +30,7 @@ cd "$here"
 
 packages=(build-essential cmake pkg-config libjansson-dev libsqlite3-dev libcmocka-dev zlib1g-dev
           ocl-icd-libopencl1 opencl-c-headers pocl-opencl-icd python3-venv
-          clang libclang-rt-14-dev chromium-headless-shell)
+          clang libclang-rt-14-dev chromium-headless-shell openmpi-bin libopenmpi-dev sqlite3)
 kt_version=1.5.0
 kt_venv="${BT_KT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/blocktune-dev/kernel_tuner-$kt_version}"
 triton_version=3.6.0 # the H200 machine's version; docs/triton.md's calling convention is 3.6's
@@ -89,7 +91,7 @@ triton() {
 
 build() { # build DIR [cmake args...]
     local dir="$1"; shift
-    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBT_WERROR=ON "$@" >/dev/null
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBT_WERROR=ON -DBT_MPI=ON "$@" >/dev/null
     cmake --build "$dir" -j "$(nproc)"
 }
 

@@ -370,6 +370,14 @@ BT_API bt_status bt_tune_options_set_store(bt_tune_options *o, const char *path)
 BT_API bt_status bt_tune_options_set_mode(bt_tune_options *o, bt_tune_mode mode);
 /* 1: time replays of graph-captured launches (CUDA), for kernels shorter than ~20 us. */
 BT_API bt_status bt_tune_options_set_graph(bt_tune_options *o, int on);
+/* Spread each tune over the ranks of an MPI communicator (docs/mpi.md): comm points at an
+ * MPI_Comm (the caller's, which must outlive the options); NULL: not. Every rank tunes the same
+ * kernel and problem with the same options, each on its own device; rank 0 runs the search and
+ * alone writes the store, the other ranks measure their share of each round, and every rank gets
+ * the winner. Devices of another model than rank 0's are refused unless flags holds
+ * BT_MPI_MIXED_DEVICES. BT_UNSUPPORTED in a library built without MPI (cmake -DBT_MPI=ON). */
+#define BT_MPI_MIXED_DEVICES 1
+BT_API bt_status bt_tune_options_set_mpi_comm(bt_tune_options *o, const void *comm, int flags);
 
 /* Progress of a tune, passed to the progress callback after every search round (and once when
  * the search ends). Leading size: the library fills only what the caller's size holds; fields

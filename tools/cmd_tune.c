@@ -11,6 +11,7 @@
 #include "sweep.h"
 
 #include "core/util.h"
+#include "engine/mpi.h"
 #include "engine/record.h"
 #include "search/strategy.h"
 
@@ -38,6 +39,7 @@ static void tune_help(FILE *f)
         "                      [--warmup-ms MS] [--rep-ms MS] [--rules SET] [--no-boundary]\n"
         "                      [--json FILE] [--csv FILE] [--html FILE]\n"
         "                      [--store PATH|none] [--mode tune|retune] [--graph]\n"
+        "                      [--mpi-mixed-devices]  (under mpirun: docs/mpi.md)\n"
         "\n"
         "Tunes KERNEL for one problem on a device: the model prunes the space (with reasons),\n"
         "then a search strategy proposes valid configs in rounds of --threads configs; each\n"
@@ -97,6 +99,8 @@ static void tune_help(FILE *f)
         "                    at 3 S is hung: the tune restarts past it (default 10, at most 3600)\n"
         "  --graph           time replays of graph-captured launches (CUDA): for kernels shorter\n"
         "                    than ~20 us, where gaps between launches dominate\n"
+        "  --mpi-mixed-devices  under mpirun (one rank per device, docs/mpi.md): allow ranks\n"
+        "                    whose devices are of another model than rank 0's\n"
         "  --json FILE       also write the full result as JSON (docs/tune-json.md)\n"
         "  --csv FILE        also write one row per measured config: every column of the table\n"
         "                    and the numbers behind it (docs/report.md#csv)\n"
@@ -201,6 +205,8 @@ static int supervise(tune_cmd *c)
 {
     bt__inflight *note = mmap(NULL, sizeof *note, PROT_READ | PROT_WRITE,
                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (c->o.mpi_comm) /* an MPI rank is not forked: a crash is a dead rank (docs/mpi.md) */
+        return run_tune(c, "");
     if (note == MAP_FAILED) /* unsupervised: a crash ends blocktune */
         return run_tune(c, "");
     /* a sweep's time limit is each key's; Ctrl-C ends its child, the supervisor reports */
@@ -305,6 +311,10 @@ int bt_cmd_tune(int argc, char **argv)
         }
         if (!strcmp(a, "--no-boundary")) {
             o.verify_boundary = 0;
+            continue;
+        }
+        if (!strcmp(a, "--mpi-mixed-devices")) {
+            o.mpi_flags = BT_MPI_MIXED_DEVICES;
             continue;
         }
         if (!strcmp(a, "--graph")) {
@@ -424,17 +434,24 @@ int bt_cmd_tune(int argc, char **argv)
     o.rules = rules;
     if (!kernel)
         return bt_cli_usage_error("tune", "which kernel? give a built-in name or a spec file");
+    static char mpi_dev[32]; /* under mpirun: rank 0 alone reports (engine/mpi.h) */
+    bool quiet;
+    int rc = bt__mpi_cli_begin(&o, &device, mpi_dev, sizeof mpi_dev, &quiet);
+    if (rc)
+        return rc;
+    if (quiet)
+        json = csv = html = NULL;
     tune_cmd c = {kernel, device, dtype, json, csv, html, o, nset, set_names, set_values,
                   !(o.store && !strcmp(o.store, "none")), o.time_limit_s, NULL};
-    int rc = bt_sweep_plan(nset, set_names, set_values, json || html, &c.sweep);
+    rc = bt_sweep_plan(nset, set_names, set_values, json || html, &c.sweep);
     if (rc || !c.sweep)
-        return rc ? rc : supervise(&c);
+        return bt__mpi_cli_end(&o, rc ? rc : supervise(&c));
     if (csv)
         rc = bt_cli_usage_error("tune", "--csv writes one tune's configs: not with a sweep (use --json)");
     else
         rc = bt_sweep_report(c.sweep, kernel, json, html, supervise(&c));
     bt_sweep_free(c.sweep);
-    return rc;
+    return bt__mpi_cli_end(&o, rc);
 }
 
 /* The tune itself, in the supervisor's child: the kernel, the problem, the device, the tune and

@@ -49,6 +49,12 @@ typedef struct bt__bench_ops {
 bt_status bt__bench(const bt__bench_ops *ops, double warmup_ms, double rep_ms, double timeout_ms,
                     bt__stats *out, double **samples, int *nsamples, bt_diag *diag);
 
+/* Where a config was measured under MPI (engine/mpi_*.c): the device, and {"mpi": {"rank",
+ * "host"}} for the store row's extra_json. */
+typedef struct bt__remote {
+    const char *name, *uuid, *driver, *compiler, *extra_json;
+} bt__remote;
+
 typedef struct bt__entry {
     bt__cfg_eval ev;
     size_t model_rank; /* 1-based rank by predicted time among valid configs */
@@ -69,6 +75,7 @@ typedef struct bt__entry {
     bt__stats st;
     double gbps, tflops, eff; /* from the final median */
     int64_t grid[3], block[3], dyn_smem;
+    const bt__remote *remote; /* measured on this MPI rank's device (NULL: not under MPI) */
 } bt__entry;
 
 struct bt_result {

@@ -279,11 +279,9 @@ static bt_status measure_entry(bt__tctx *T, bt__entry *e)
     return BT_OK;
 }
 
-/* One config of the round, alone on the device: loaded, verified at the problem and at every
- * boundary size, measured unless the store had its measurement. A config run here for the first
- * time is recorded as in flight first (a crash of the process leaves that row). Returns what
- * stops the search (the device lost for good). */
-static bt_status run_config(bt__tctx *T, bt__entry *e)
+/* One config of the round (tune_ctx.h). A config run here for the first time is recorded as in
+ * flight first (a crash of the process leaves that row). */
+bt_status bt__run_config(bt__tctx *T, bt__entry *e)
 {
     bt_result *r = T->r;
     if (e->status == BT__CS_COMPILE && !e->from_store)
@@ -353,6 +351,20 @@ static bool round_outcomes(bt__tctx *T, size_t from, bt__search_meas *m)
     return progress_cb(T);
 }
 
+/* The end of a round whose entries from r->e[from] have their outcomes: to m[], the progress
+ * callback (BT_CANCELLED when it cancels), modules unloaded. */
+static bt_status round_done(bt__tctx *T, size_t from, bt__search_meas *m)
+{
+    bool cancel = round_outcomes(T, from, m);
+    bt__unload_all(T);
+    if (cancel) {
+        bt__diag_set(T->sdiag, "cancelled by the progress callback after %zu configs (each "
+                     "measurement is in the store: a new tune resumes)", T->r->n);
+        return BT_CANCELLED;
+    }
+    return BT_OK;
+}
+
 /* One round (the search's bt__measure_batch_fn; user is the tctx): entries for the proposed
  * configs, compiled in parallel, then each loaded, verified at the problem and at the boundary
  * sizes and measured in turn; the outcomes go to m[] (and to the store as they happen). Modules
@@ -370,6 +382,13 @@ static bt_status measure_round(void *user, const uint64_t *idx, size_t n, bt__se
         free(jobs);
         return st;
     }
+    if (T->mpi_round) { /* spread over the MPI ranks (engine/mpi.h) */
+        st = T->mpi_round(T, jobs, njobs);
+        free(jobs);
+        if (st)
+            return st;
+        return round_done(T, from, m);
+    }
     char stage[48];
     snprintf(stage, sizeof stage, "round %zu: compile", T->rounds);
     double t = bt__now();
@@ -377,17 +396,10 @@ static bt_status measure_round(void *user, const uint64_t *idx, size_t n, bt__se
     free(jobs);
     r->t_compile += bt__now() - t;
     for (size_t i = from; i < r->n && !st; i++)
-        st = run_config(T, &r->e[i]);
+        st = bt__run_config(T, &r->e[i]);
     if (st)
         return st;
-    bool cancel = round_outcomes(T, from, m);
-    bt__unload_all(T);
-    if (cancel) {
-        bt__diag_set(T->sdiag, "cancelled by the progress callback after %zu configs (each "
-                     "measurement is in the store: a new tune resumes)", r->n);
-        return BT_CANCELLED;
-    }
-    return BT_OK;
+    return round_done(T, from, m);
 }
 
 /* ---------------------------------------------------------------------------------------------

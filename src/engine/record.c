@@ -120,6 +120,13 @@ bt_status bt__record_put(bt__store *s, bt_result *r, const bt__entry *e, bool wi
     m.smem_bytes = e->ev.smem ? e->ev.smem : e->ev.dyn_smem;
     m.compile_ms = e->compile_s * 1e3;
     m.mean_ms = e->st.n > 0 && e->st.mean > 0 ? e->st.mean : -1; /* -1: not known */
+    if (e->remote) { /* measured on an MPI rank's device (engine/mpi_root.c) */
+        m.device_name = (char *)e->remote->name;
+        m.device_uuid = (char *)e->remote->uuid;
+        m.driver = (char *)e->remote->driver;
+        m.compiler = (char *)e->remote->compiler;
+        m.extra_json = (char *)e->remote->extra_json;
+    }
     bt_status st = (kj && cj) ? (winner ? bt__store_put_winner(s, &m, r->margin, r->tie, NULL, diag)
                                         : bt__store_put(s, &m, diag))
                               : BT_NOMEM;

@@ -46,6 +46,8 @@ typedef struct bt__tune_opts {
     bt_tune_mode mode;  /* default: $BLOCKTUNE_MODE, else BT_MODE_TUNE */
     int graph;          /* 1: time replays of graph-captured launches (CUDA), for kernels shorter
                            than ~20 us where launch gaps dominate; no cache flush between them */
+    const void *mpi_comm; /* an MPI_Comm *: the tune spread over its ranks (engine/mpi.h) */
+    int mpi_flags;        /* BT_MPI_MIXED_DEVICES: ranks' devices may be of other models */
     bt_progress_fn progress_cb; /* after every search round; non-zero cancels (BT_CANCELLED) */
     void *progress_user;
 } bt__tune_opts;

@@ -12,6 +12,7 @@
 
 #include "core/pool.h"
 #include "core/util.h"
+#include "engine/mpi.h"
 #include "engine/record.h"
 
 #include <math.h>
@@ -277,6 +278,11 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts
     /* 1. plan, and the search over its valid configs; the problems checked */
     if ((st = plan_search(&T, &strat, diag)) != BT_OK || (st = check_problems(&T, diag)) != BT_OK)
         goto done;
+    /* spread over MPI ranks (engine/mpi.h): a rank other than 0 stores nothing */
+    if (T.o.mpi_comm && (st = bt__mpi_begin(&T, diag)) != BT_OK)
+        goto done;
+    if (T.mpi && !bt__mpi_worker(&T))
+        T.mpi_round = bt__mpi_round; /* measure.c's rounds go over the ranks */
     /* measurements the store already holds for this source, device and key are not repeated (a
      * killed tune resumes; an added config costs only itself) */
     T.store = bt__record_store(kn, &T.o, T.r);
@@ -290,11 +296,17 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts
     T.main = &data;
     reference_label(&T, &data);
     bt__bench_setup(&T);
-    /* 3. the search: rounds of compile (in parallel) → load → verify → measure */
+    /* 3. the search: rounds of compile (in parallel) → load → verify → measure (a rank other
+     * than 0 under MPI: the configs rank 0 sends, and then its winner) */
+    if (bt__mpi_worker(&T)) {
+        st = bt__mpi_work(&T, diag);
+        goto done;
+    }
     st = bt__search(&T, strat, bt__search_time_limit(&T.o, bt__now() - T.t0), diag);
     if (st)
         goto done;
-    /* 4. select: finalists re-measured interleaved A B C A B C ... */
+    /* 4. select: finalists re-measured interleaved A B C A B C ... (on this device) */
+    bt__mpi_searched(&T);
     finish(&T);
     /* the caller's buffers go back to what the caller gave: the launch that follows must see
      * its own inputs, not what the last measured run left in them */
@@ -305,6 +317,7 @@ done:
     bt__devref_free(&T);
     if (have_data)
         bt__pdata_free(&T, &data);
+    bt__mpi_end(&T, st, diag); /* under MPI: every rank told the winner */
     /* 5. the winner enters the dispatch table; everything else is unloaded */
     if (st == BT_OK)
         dispatch_winner(&T);

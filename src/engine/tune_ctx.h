@@ -101,6 +101,9 @@ typedef struct bt__tctx {
     bool watch_handled;  /* the hang handler was called */
     double watch_note;   /* when the next long-wait note is due */
     bool stop;
+    struct bt__mpi *mpi; /* spread over MPI ranks (engine/mpi.h), NULL: not */
+    /* rank 0 under MPI: runs a round's jobs over the ranks instead of here (bt__mpi_round) */
+    bt_status (*mpi_round)(struct bt__tctx *T, bt__entry **jobs, size_t n);
 } bt__tctx;
 
 /* --- status.c -------------------------------------------------------------------------------- */
@@ -197,6 +200,10 @@ void bt__boundary_free(bt__tctx *T);
 /* --- measure.c -------------------------------------------------------------------------------- */
 /* Still to be verified or measured here: pending, or measured earlier and kept in the store. */
 bool bt__in_play(const bt__entry *e);
+/* One config of a round, alone on the device (its binary built or failed): loaded, verified at
+ * the problem and the boundary sizes, measured unless the store had it; outcomes recorded.
+ * Returns what stops the search (the device lost for good). */
+bt_status bt__run_config(bt__tctx *T, bt__entry *e);
 /* Loads e for the problem tuned; on failure e is marked (and recorded when rec). */
 void bt__load(bt__tctx *T, bt__entry *e, bool rec);
 /* Unloads every entry's module (the binaries stay). */
