@@ -14,6 +14,7 @@
  * jpos.c, since jansson does not keep them). Every list the loader keeps in a fixed-size array is
  * bounded with an error, and a name listed twice is an error.
  */
+#include "core/family.h"
 #include "core/specld.h"
 #include "core/t1.h"
 #include "core/util.h"
@@ -757,7 +758,7 @@ static bt_status load_root(bt__ld *L, const json_t *root)
         "sm90a",          "dtypes",  "allow_tf32",    "problem",       "params",    "configs",
         "constraints",    "rules",   "model",         "launch",        "flops",     "bytes",
         "args",           "outputs", "reset_to_zero", "restore_value", "key",       "tolerance",
-        "reference",      "boundary", "defines",      "prelude",  NULL};
+        "reference",      "boundary", "defines",      "prelude",  "families", NULL};
     BT__TRY(bt__ld_keys(L, root, "", keys));
     L->triton = bt__ld_is_triton(root);
     BT__TRY(load_header(L, root));
@@ -777,7 +778,8 @@ static bt_status load_root(bt__ld *L, const json_t *root)
     BT__TRY(load_boundary(L, json_object_get(root, "boundary")));
     if (L->triton)
         BT__TRY(bt__ld_triton_check(L, root));
-    return check_files_and_boundary(L);
+    BT__TRY(check_files_and_boundary(L));
+    return bt__ld_families(L, json_object_get(root, "families"));
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -830,6 +832,7 @@ void bt_kdesc_destroy(bt_kdesc *k)
         free(k->ref_src[i].path);
     }
     free(k->ref_entry);
+    bt__families_free(k);
     bt__symtab_free(k->syms);
     free(k);
 }

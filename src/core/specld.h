@@ -112,6 +112,7 @@ bt_status bt__ld_answers(bt__ld *L, const json_t *v);         /* reference.answe
 bt_status bt__ld_launch(bt__ld *L, const json_t *launch);     /* launch */
 bt_status bt__ld_defines(bt__ld *L, const json_t *defines);   /* defines */
 void bt__ld_args_free(bt_kdesc *k);
+bt_status bt__ld_families(bt__ld *L, const json_t *v);       /* families (spec_family.c) */
 
 /* Triton specs (spec_triton.c): whether root has a "triton" source; that source's file (one
  * name, its absolute path into s->path); the launch without "block" (32 * num_warps threads) and
