@@ -30,8 +30,6 @@ struct bt__kfamily {
     int amap[BT__MAX_ARGS];    /* family argument i <- front door's argument; -1: its own */
 };
 
-/* Frees k's families (bt_kdesc_destroy). */
-void bt__families_free(bt_kdesc *k);
 /* Family f of k's problem for front-door problem p: shared variables by name, the family's
  * defaults for the rest, the same dtype. */
 void bt__family_problem(const bt_kdesc *k, int f, const bt_problem *p, bt_problem *out);

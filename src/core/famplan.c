@@ -5,7 +5,8 @@
  * by the model's rules: the target, the layout, the size) and those that cannot win (the floor of
  * the unit its sources compute on, or its best prediction, beyond the model's error band of
  * another family's best prediction), with reasons; the plans of the others; the split of a
- * measurement budget over them; and the "Families" section of the plan report.
+ * measurement budget over them; and the "Families" section of the plan report (bt_plan_write_table:
+ * plan.c's report of the spec's own plan, then this section for a front door).
  */
 #include "core/family.h"
 
@@ -104,7 +105,7 @@ static bt_status plan_one(const bt_kdesc *k, int f, const bt_problem *p, const b
         }
     }
     bt_plan_options own = {0};
-    bt_status st = bt__plan_model_own(fk, &e->problem, g, F->self ? po : &own, &e->plan, diag);
+    bt_status st = bt__plan_model(fk, &e->problem, g, F->self ? po : &own, &e->plan, diag);
     if (st)
         return st;
     if (!e->plan->ncand) {
@@ -253,4 +254,20 @@ void bt__famplan_write(const bt__famplan *fp, FILE *f)
         if (e->verdict != BT__FAM_RUN)
             fprintf(f, "      %s\n", e->why);
     }
+}
+
+bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
+{
+    bt_status st = bt__plan_write_table_own(pl, f, all);
+    if (st || !pl->k->nfam || pl->only)
+        return st;
+    bt__famplan *fp = NULL; /* a front door: its families, each planned on its own */
+    bt_plan_options po = {.rules = pl->rules_name};
+    bt_diag d;
+    if (bt__famplan_create(pl->k, &pl->problem, &pl->gpu, NULL, &po, &fp, &d) == BT_OK)
+        bt__famplan_write(fp, f);
+    else
+        fprintf(f, "\nFamilies of %s: not planned (%s)\n", pl->k->name, d.msg);
+    bt__famplan_free(fp);
+    return ferror(f) ? BT_IO : BT_OK;
 }

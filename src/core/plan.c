@@ -9,8 +9,6 @@
  */
 #include "core/plan.h"
 
-#include "core/family.h"
-
 #include "core/util.h"
 
 #include <jansson.h>
@@ -91,20 +89,6 @@ bt_status bt__plan_drop_unfit(bt_plan *pl)
 
 bt_status bt__plan_model(const bt_kdesc *k, const bt_problem *p, const bt_gpu *gpu,
                          const bt_plan_options *opts, bt_plan **out, bt_diag *diag)
-{
-    bt_status st = bt__plan_model_own(k, p, gpu, opts, out, diag);
-    if (st || !k->nfam || (opts && opts->only))
-        return st;
-    st = bt__famplan_create(k, p, gpu, NULL, opts, &(*out)->fam, diag);
-    if (st) {
-        bt_plan_destroy(*out);
-        *out = NULL;
-    }
-    return st;
-}
-
-bt_status bt__plan_model_own(const bt_kdesc *k, const bt_problem *p, const bt_gpu *gpu,
-                             const bt_plan_options *opts, bt_plan **out, bt_diag *diag)
 {
     if (!out)
         return BT_INVALID_ARG;
@@ -197,7 +181,6 @@ void bt_plan_destroy(bt_plan *pl)
     free(pl->elim);
     free(pl->cand);
     bt__model_fini(&pl->model);
-    bt__famplan_free(pl->fam);
     free(pl);
 }
 
@@ -424,14 +407,12 @@ static void write_advice(const bt_plan *pl, FILE *f)
             best->nwarnings ? " (see its warnings)" : "");
 }
 
-bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
+bt_status bt__plan_write_table_own(const bt_plan *pl, FILE *f, int all)
 {
     write_head(pl, f);
     write_candidates(pl, f, all);
     write_eliminated(pl, f, all);
     write_advice(pl, f);
-    if (pl->fam)
-        bt__famplan_write(pl->fam, f);
     return ferror(f) ? BT_IO : BT_OK;
 }
 

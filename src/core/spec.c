@@ -832,9 +832,36 @@ void bt_kdesc_destroy(bt_kdesc *k)
         free(k->ref_src[i].path);
     }
     free(k->ref_entry);
-    bt__families_free(k);
+    for (int i = 0; i < k->nfam; i++) { /* a front door's families */
+        if (!k->fam[i].self)
+            bt_kdesc_destroy(k->fam[i].k);
+        bt__kexpr_free(&k->fam[i].when);
+    }
+    free(k->fam);
     bt__symtab_free(k->syms);
     free(k);
+}
+
+/* A family of a front door (spec_family.c): a built-in spec by name, or a spec file NAME.json
+ * beside a spec file (not beside a built-in one). */
+static bt_status load_family(bt__ld *L, const char *name, bool file, bt_kdesc **out,
+                             bt_diag *diag)
+{
+    if (!file)
+        return bt_kdesc_builtin(name, out, diag);
+    if (L->embedded) {
+        bt__diag_set(diag, "a built-in spec names built-in families");
+        return BT_NOT_FOUND;
+    }
+    if (name[0] == '/')
+        return bt_kdesc_load_file(name, out, diag);
+    char *full = malloc(strlen(L->k->dir) + strlen(name) + 2);
+    if (!full)
+        return BT_NOMEM;
+    sprintf(full, "%s/%s", L->k->dir, name);
+    bt_status st = bt_kdesc_load_file(full, out, diag);
+    free(full);
+    return st;
 }
 
 static bt_status load_text(const char *text, const char *file, const char *dir, bool embedded,
@@ -864,7 +891,7 @@ static bt_status load_text(const char *text, const char *file, const char *dir, 
     kdesc_init(k);
     k->file = bt__strdup(file);
     k->dir = bt__strdup(dir);
-    bt__ld L = {k, file, pos, diag, embedded, NULL, false};
+    bt__ld L = {k, file, pos, diag, embedded, NULL, false, load_family};
     bt_status st = (k->file && k->dir) ? BT_OK : BT_NOMEM;
     bt__ldmap map = {0};
     if (!st && bt__t1_is(root)) { /* a T1 file: loaded as the spec it says, errors at its fields */

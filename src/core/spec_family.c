@@ -17,18 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void bt__families_free(bt_kdesc *k)
-{
-    for (int i = 0; i < k->nfam; i++) {
-        if (!k->fam[i].self)
-            bt_kdesc_destroy(k->fam[i].k);
-        bt__kexpr_free(&k->fam[i].when);
-    }
-    free(k->fam);
-    k->fam = NULL;
-    k->nfam = 0;
-}
-
 int bt__family_find(const bt_kdesc *k, const char *name)
 {
     for (int i = 0; name && i < k->nfam; i++)
@@ -168,14 +156,12 @@ static bt_status load_entry(bt__ld *L, const json_t *v, const char *path, bt__kf
         }
     } else
         BT__TRY(bt__ld_str(L, v, path, &name));
-    if (strlen(name) >= sizeof F->name)
-        return bt__ld_fail(L, path, "family name '%s' is too long", name);
-    if (bt__family_find(k, name) >= 0)
-        return bt__ld_fail(L, path, "family '%s' is listed twice", name);
-    snprintf(F->name, sizeof F->name, "%s", name);
-    if (k->name && bt__streq_nocase(name, k->name)) {
+    size_t len = strlen(name);
+    bool file = len > 5 && !strcmp(name + len - 5, ".json");
+    if (!file && k->name && bt__streq_nocase(name, k->name)) {
         if (!k->nsrc)
             return bt__ld_fail(L, path, "'%s' lists itself but has no sources", name);
+        snprintf(F->name, sizeof F->name, "%s", k->name);
         F->self = true;
         F->k = k;
         for (int i = 0; i < k->nproblem; i++)
@@ -185,9 +171,19 @@ static bt_status load_entry(bt__ld *L, const json_t *v, const char *path, bt__kf
         return BT_OK;
     }
     bt_diag d2;
-    if (bt_kdesc_builtin(name, &F->k, &d2) != BT_OK)
-        return bt__ld_fail(L, path, "family '%s' is not a built-in kernel that loads: %s", name,
-                           d2.msg);
+    memset(&d2, 0, sizeof d2);
+    bt_status st = L->load_family ? L->load_family(L, name, file, &F->k, &d2) : BT_INTERNAL;
+    if (st != BT_OK && file && d2.file[0])
+        return bt__ld_fail(L, path, "family '%s' does not load: %s:%d:%d: %s", name, d2.file,
+                           d2.line, d2.column, d2.msg);
+    if (st != BT_OK)
+        return bt__ld_fail(L, path, "family '%s' does not load: %s", name, d2.msg);
+    if (strlen(F->k->name) >= sizeof F->name)
+        return bt__ld_fail(L, path, "family name '%s' is too long", F->k->name);
+    if (bt__family_find(k, F->k->name) >= 0 || (k->name && bt__streq_nocase(F->k->name, k->name)))
+        return bt__ld_fail(L, path, "family '%s' is listed twice (or has the front door's name)",
+                           F->k->name);
+    snprintf(F->name, sizeof F->name, "%s", F->k->name);
     return check_family(L, path, F);
 }
 
