@@ -345,6 +345,18 @@ static void test_front_door_tunes_stores_and_dispatches(void **state)
         assert_true(c[i] == 1.5f * (float)i);
     assert_int_equal(bt_kernel_tune_count(kn), 0);
     assert_int_equal(bt__fam_chosen(kn, p), won);
+    /* the other family's path too (its own handle, or the front door's own source): sent there,
+     * it compiles its stored winner and computes the same */
+    bt__fam_choose(kn, p, 1 - won);
+    memset(c, 0, sizeof c);
+    assert_int_equal(bt_buffer_write(buf[2], 0, c, sizeof c, &d), BT_OK);
+    if (bt_kernel_launch(kn, p, buf, 3, &d) != BT_OK)
+        fail_msg("launch through the other family: %s", d.msg);
+    assert_int_equal(bt_buffer_read(buf[2], 0, c, sizeof c, &d), BT_OK);
+    for (int i = 0; i < 1000; i++)
+        assert_true(c[i] == 1.5f * (float)i);
+    assert_int_equal(bt_kernel_tune_count(kn), 0);
+    bt__fam_choose(kn, p, won);
     bt_choice *ch = NULL;
     assert_int_equal(bt_kernel_lookup(kn, p, 1, &ch, &d), BT_OK);
     assert_non_null(strstr(bt_choice_config_json(ch), "\"BLOCK\":"));
