@@ -271,6 +271,23 @@ static bt_kernel *front_kernel(bt_device *dev, bt_kdesc **k, const char *store)
     return kn;
 }
 
+/* A launch of kn at p (n = 1000) over x = i, y = i / 2 and a poisoned z: z = 1.5 i, and nothing
+ * was tuned. */
+static void launch_adds(bt_kernel *kn, const bt_problem *p, bt_buffer *buf[3])
+{
+    bt_diag d;
+    float c[1000];
+    for (int i = 0; i < 1000; i++)
+        c[i] = -1;
+    assert_int_equal(bt_buffer_write(buf[2], 0, c, sizeof c, &d), BT_OK);
+    if (bt_kernel_launch(kn, p, buf, 3, &d) != BT_OK)
+        fail_msg("launch: %s", d.msg);
+    assert_int_equal(bt_buffer_read(buf[2], 0, c, sizeof c, &d), BT_OK);
+    for (int i = 0; i < 1000; i++)
+        assert_true(c[i] == 1.5f * (float)i);
+    assert_int_equal(bt_kernel_tune_count(kn), 0);
+}
+
 static void test_front_door_tunes_stores_and_dispatches(void **state)
 {
     (void)state;
@@ -329,33 +346,20 @@ static void test_front_door_tunes_stores_and_dispatches(void **state)
     bt_store_destroy(s);
     /* a new handle dispatches it from the store: nothing tuned, the output right */
     kn = front_kernel(dev, &k, store);
-    float a[1000], b[1000], c[1000];
+    float a[1000], b[1000];
     for (int i = 0; i < 1000; i++)
-        a[i] = (float)i, b[i] = 0.5f * (float)i, c[i] = -1;
+        a[i] = (float)i, b[i] = 0.5f * (float)i;
     bt_buffer *buf[3];
     for (int i = 0; i < 3; i++)
         assert_int_equal(bt_buffer_create(dev, sizeof a, &buf[i], &d), BT_OK);
     assert_int_equal(bt_buffer_write(buf[0], 0, a, sizeof a, &d), BT_OK);
     assert_int_equal(bt_buffer_write(buf[1], 0, b, sizeof b, &d), BT_OK);
-    assert_int_equal(bt_buffer_write(buf[2], 0, c, sizeof c, &d), BT_OK);
-    if (bt_kernel_launch(kn, p, buf, 3, &d) != BT_OK)
-        fail_msg("launch: %s", d.msg);
-    assert_int_equal(bt_buffer_read(buf[2], 0, c, sizeof c, &d), BT_OK);
-    for (int i = 0; i < 1000; i++)
-        assert_true(c[i] == 1.5f * (float)i);
-    assert_int_equal(bt_kernel_tune_count(kn), 0);
+    launch_adds(kn, p, buf);
     assert_int_equal(bt__fam_chosen(kn, p), won);
     /* the other family's path too (its own handle, or the front door's own source): sent there,
      * it compiles its stored winner and computes the same */
     bt__fam_choose(kn, p, 1 - won);
-    memset(c, 0, sizeof c);
-    assert_int_equal(bt_buffer_write(buf[2], 0, c, sizeof c, &d), BT_OK);
-    if (bt_kernel_launch(kn, p, buf, 3, &d) != BT_OK)
-        fail_msg("launch through the other family: %s", d.msg);
-    assert_int_equal(bt_buffer_read(buf[2], 0, c, sizeof c, &d), BT_OK);
-    for (int i = 0; i < 1000; i++)
-        assert_true(c[i] == 1.5f * (float)i);
-    assert_int_equal(bt_kernel_tune_count(kn), 0);
+    launch_adds(kn, p, buf);
     bt__fam_choose(kn, p, won);
     bt_choice *ch = NULL;
     assert_int_equal(bt_kernel_lookup(kn, p, 1, &ch, &d), BT_OK);
