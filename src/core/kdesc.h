@@ -176,6 +176,8 @@ typedef struct bt__tolerance {
     double rtol, atol;
 } bt__tolerance;
 
+typedef struct bt__kfamily bt__kfamily; /* core/family.h */
+
 struct bt_kdesc {
     char *name;
     char *description;
@@ -242,6 +244,10 @@ struct bt_kdesc {
     bt__kexpr ref_grid[3], ref_block[3];
     int nboundary;
     int64_t boundary[BT__MAX_BOUNDARY][BT__MAX_PROBLEM]; /* -1 = keep the default */
+
+    /* "families": the specs this one is the front door to (core/family.h); NULL: none */
+    bt__kfamily *fam;
+    int nfam;
 };
 
 struct bt_problem {

@@ -407,7 +407,7 @@ static void write_advice(const bt_plan *pl, FILE *f)
             best->nwarnings ? " (see its warnings)" : "");
 }
 
-bt_status bt_plan_write_table(const bt_plan *pl, FILE *f, int all)
+bt_status bt__plan_write_table_own(const bt_plan *pl, FILE *f, int all)
 {
     write_head(pl, f);
     write_candidates(pl, f, all);

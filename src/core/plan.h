@@ -36,6 +36,9 @@ struct bt_plan {
  * ignores: the public bt_plan_create in engine/exact.c adds the compiler's counts). */
 bt_status bt__plan_model(const bt_kdesc *k, const bt_problem *p, const bt_gpu *gpu,
                          const bt_plan_options *opts, bt_plan **out, bt_diag *diag);
+/* The text report of one spec's plan (bt_plan_write_table, in famplan.c, adds a front door's
+ * families after it). */
+bt_status bt__plan_write_table_own(const bt_plan *pl, FILE *f, int all);
 /* After the exact counts (x_ fields) are in: a candidate no block of which fits on an SM by the
  * compiler's registers and shared memory (not the model's estimate) cannot launch, and moves to
  * the eliminated configs saying so (rule fits_sm, when the plan's rules have it). */

@@ -14,6 +14,7 @@
  * jpos.c, since jansson does not keep them). Every list the loader keeps in a fixed-size array is
  * bounded with an error, and a name listed twice is an error.
  */
+#include "core/family.h"
 #include "core/specld.h"
 #include "core/t1.h"
 #include "core/util.h"
@@ -757,7 +758,7 @@ static bt_status load_root(bt__ld *L, const json_t *root)
         "sm90a",          "dtypes",  "allow_tf32",    "problem",       "params",    "configs",
         "constraints",    "rules",   "model",         "launch",        "flops",     "bytes",
         "args",           "outputs", "reset_to_zero", "restore_value", "key",       "tolerance",
-        "reference",      "boundary", "defines",      "prelude",  NULL};
+        "reference",      "boundary", "defines",      "prelude",  "families", NULL};
     BT__TRY(bt__ld_keys(L, root, "", keys));
     L->triton = bt__ld_is_triton(root);
     BT__TRY(load_header(L, root));
@@ -777,7 +778,8 @@ static bt_status load_root(bt__ld *L, const json_t *root)
     BT__TRY(load_boundary(L, json_object_get(root, "boundary")));
     if (L->triton)
         BT__TRY(bt__ld_triton_check(L, root));
-    return check_files_and_boundary(L);
+    BT__TRY(check_files_and_boundary(L));
+    return bt__ld_families(L, json_object_get(root, "families"));
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -830,8 +832,36 @@ void bt_kdesc_destroy(bt_kdesc *k)
         free(k->ref_src[i].path);
     }
     free(k->ref_entry);
+    for (int i = 0; i < k->nfam; i++) { /* a front door's families */
+        if (!k->fam[i].self)
+            bt_kdesc_destroy(k->fam[i].k);
+        bt__kexpr_free(&k->fam[i].when);
+    }
+    free(k->fam);
     bt__symtab_free(k->syms);
     free(k);
+}
+
+/* A family of a front door (spec_family.c): a built-in spec by name, or a spec file NAME.json
+ * beside a spec file (not beside a built-in one). */
+static bt_status load_family(bt__ld *L, const char *name, bool file, bt_kdesc **out,
+                             bt_diag *diag)
+{
+    if (!file)
+        return bt_kdesc_builtin(name, out, diag);
+    if (L->embedded) {
+        bt__diag_set(diag, "a built-in spec names built-in families");
+        return BT_NOT_FOUND;
+    }
+    if (name[0] == '/')
+        return bt_kdesc_load_file(name, out, diag);
+    char *full = malloc(strlen(L->k->dir) + strlen(name) + 2);
+    if (!full)
+        return BT_NOMEM;
+    sprintf(full, "%s/%s", L->k->dir, name);
+    bt_status st = bt_kdesc_load_file(full, out, diag);
+    free(full);
+    return st;
 }
 
 static bt_status load_text(const char *text, const char *file, const char *dir, bool embedded,
@@ -861,7 +891,7 @@ static bt_status load_text(const char *text, const char *file, const char *dir, 
     kdesc_init(k);
     k->file = bt__strdup(file);
     k->dir = bt__strdup(dir);
-    bt__ld L = {k, file, pos, diag, embedded, NULL, false};
+    bt__ld L = {k, file, pos, diag, embedded, NULL, false, load_family};
     bt_status st = (k->file && k->dir) ? BT_OK : BT_NOMEM;
     bt__ldmap map = {0};
     if (!st && bt__t1_is(root)) { /* a T1 file: loaded as the spec it says, errors at its fields */

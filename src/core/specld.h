@@ -44,7 +44,8 @@ void bt__ldmap_free(bt__ldmap *m);
  * path or a prefix of it ending before '.' or '['; "" (the root) when none is. */
 const char *bt__ldmap_find(const bt__ldmap *m, const char *path, bool *verbatim);
 
-typedef struct bt__ld {
+typedef struct bt__ld bt__ld;
+struct bt__ld {
     bt_kdesc *k;
     const char *file;
     bt__jpos *pos;
@@ -52,7 +53,10 @@ typedef struct bt__ld {
     bool embedded;         /* sources resolve against the embedded files */
     const bt__ldmap *map;  /* NULL, or where the spec's fields came from (pos is the original's) */
     bool triton;           /* the spec has a "triton" source (spec_triton.c) */
-} bt__ld;
+    /* loads a family's spec (spec.c: a built-in by name, or a file beside a spec file) */
+    bt_status (*load_family)(struct bt__ld *L, const char *name, bool file, bt_kdesc **out,
+                             bt_diag *diag);
+};
 
 #define BT__TRY(x)                                                                                 \
     do {                                                                                           \
@@ -112,6 +116,7 @@ bt_status bt__ld_answers(bt__ld *L, const json_t *v);         /* reference.answe
 bt_status bt__ld_launch(bt__ld *L, const json_t *launch);     /* launch */
 bt_status bt__ld_defines(bt__ld *L, const json_t *defines);   /* defines */
 void bt__ld_args_free(bt_kdesc *k);
+bt_status bt__ld_families(bt__ld *L, const json_t *v);       /* families (spec_family.c) */
 
 /* Triton specs (spec_triton.c): whether root has a "triton" source; that source's file (one
  * name, its absolute path into s->path); the launch without "block" (32 * num_warps threads) and

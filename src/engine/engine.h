@@ -118,6 +118,7 @@ struct bt_result {
     bool store_refused;
     int stored, store_failed;
     char store_error[1024];
+    struct bt__famres *fam; /* a front door's tune across families (engine/fam.h); NULL: none */
 };
 
 /* A dispatch cache entry: the key values and the compiled winner, with the launch geometry and
@@ -167,6 +168,7 @@ struct bt_kernel {
     void *hang_user;
     char stored_only[300]; /* non-empty: tunes measure nothing new, for this reason (record.c) */
     struct bt__wisdom *user_wisdom, *shipped_wisdom;
+    struct bt__famk *fam; /* a front door's families (engine/fam.h); NULL: none */
 };
 
 struct bt_buffer {

@@ -8,12 +8,41 @@
 #include "engine/build.h"
 
 #include "core/util.h"
+#include "engine/fam.h"
 #include "engine/record.h"
 #include "engine/userdata.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A front door's families (engine/fam.h): a handle for each family whose source the backend
+ * compiles (kn itself for its own), and the front door's hash over its own source hash and each
+ * family's name and source hash. NULL when out of memory. */
+static bt__famk *open_families(bt_kernel *kn)
+{
+    const bt_kdesc *k = kn->k;
+    bt__famk *F = calloc(1, sizeof *F);
+    if (!F)
+        return NULL;
+    F->n = k->nfam;
+    uint64_t h = bt__fnv1a(&kn->src_hash, sizeof kn->src_hash, 0x6661u);
+    for (int f = 0; f < k->nfam; f++) {
+        const bt__kfamily *fm = &k->fam[f];
+        bt_diag d2;
+        if (fm->self)
+            F->child[f] = kn;
+        else if (bt__backend_source(kn->iface, fm->k) &&
+                 bt_kernel_create(kn->dev, fm->k, &F->child[f], &d2) != BT_OK)
+            F->child[f] = NULL; /* a language it cannot launch: the family does not run */
+        h = bt__fnv1a(fm->name, strlen(fm->name) + 1, h);
+        uint64_t fh = F->child[f] ? F->child[f]->src_hash : 0;
+        h = bt__fnv1a(&fh, sizeof fh, h);
+    }
+    snprintf(F->hash, sizeof F->hash, "%016llx", (unsigned long long)h);
+    pthread_mutex_init(&F->mu, NULL);
+    return F;
+}
 
 bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, bt_diag *diag)
 {
@@ -65,6 +94,10 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
     pthread_mutex_init(&kn->cmem_lock, NULL);
     for (int i = 0; i < k->nargs; i++)
         kn->has_cmem |= k->args[i].cmem;
+    if (k->nfam && (kn->fam = open_families(kn)) == NULL) { /* a front door */
+        bt_kernel_destroy(kn);
+        return BT_NOMEM;
+    }
     *out = kn;
     return BT_OK;
 }
@@ -73,6 +106,13 @@ void bt_kernel_destroy(bt_kernel *kn)
 {
     if (!kn)
         return;
+    if (kn->fam) {
+        for (int f = 0; f < kn->fam->n; f++)
+            if (kn->fam->child[f] != kn)
+                bt_kernel_destroy(kn->fam->child[f]);
+        bt__famk_free_state(kn->fam);
+        free(kn->fam);
+    }
     bt__dispatch_free(kn);
     bt__store_close(kn->store);
     bt__wisdom_free(kn->user_wisdom);
@@ -129,7 +169,7 @@ bt_status bt__kernel_tune_opts(bt_kernel *kn, const bt_problem *p, const bt__tun
         return BT_FORBIDDEN;
     }
     pthread_mutex_lock(&kn->tune_lock);
-    bt_status st = bt__tune(kn, p, o ? o : &kn->opts, NULL, 0, out, diag);
+    bt_status st = bt__tune_any(kn, p, o ? o : &kn->opts, NULL, 0, out, diag);
     if (st == BT_OK)
         kn->tunes++;
     pthread_mutex_unlock(&kn->tune_lock);

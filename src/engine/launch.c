@@ -4,11 +4,13 @@
  * table's hot path with every buffer checked before anything is enqueued (count, device, size
  * against the spec's size expression for the problem, declared dtype), the caller's stream; a
  * key's first launch (store and wisdom, else a tune, on scratch copies of the caller's wrapped
- * buffers unless it allows tuning in place); and the wrapped buffers themselves (bt_buffer_wrap).
+ * buffers unless it allows tuning in place); a front door's routing of a key to its family
+ * (engine/fam.h) and the launch through it; and the wrapped buffers themselves (bt_buffer_wrap).
  */
 #include "engine/engine.h"
 
 #include "core/util.h"
+#include "engine/fam.h"
 #include "engine/record.h"
 #include "engine/userdata.h"
 
@@ -124,6 +126,18 @@ bt_status bt_kernel_launch_ex(bt_kernel *kn, const bt_problem *p, bt_buffer *con
         bt__diag_set(diag, "the %s backend cannot launch on a caller's stream", kn->iface->name);
         return BT_UNSUPPORTED;
     }
+    int f;
+    bt_problem fp;
+    if (kn->fam) { /* a front door: the family its key goes to runs it */
+        bt_status fst = bt__fam_route(kn, p, on.no_tune, &f, &fp, diag);
+        bt_buffer *fb[BT__MAX_ARGS];
+        int nfb = 0;
+        if (fst == BT_OK && bt__fam_kernel(kn, f) != kn &&
+            (fst = bt__fam_buffers(kn, f, &fp, buffers, nbuffers, fb, &nfb, diag)) == BT_OK)
+            return bt_kernel_launch_ex(bt__fam_kernel(kn, f), &fp, fb, nfb, lo, diag);
+        if (fst != BT_OK)
+            return fst;
+    }
     const bt_kdesc *k = kn->k;
     bt__dispatch e;
     bt_status st = entry_for(kn, p, &on, &e, diag);
@@ -223,6 +237,91 @@ bt_status bt__first_launch(bt_kernel *kn, const bt_problem *p, const bt__dkey *k
             st = BT_INTERNAL;
     }
     pthread_mutex_unlock(&kn->tune_lock);
+    return st;
+}
+
+/* --- a front door's routing (engine/fam.h) ---------------------------------------------------- */
+/* The family of p's key when nothing is stored: the one family that runs, or in wisdom-only mode
+ * the best predicted; -1 when a tune must choose (BT_UNSUPPORTED when none runs). */
+static bt_status fam_unstored(bt_kernel *kn, const bt_problem *p, int *f, bt_diag *diag)
+{
+    bt__famplan *fp = NULL;
+    bt_plan_options po = {.rules = kn->opts.rules};
+    *f = -1;
+    bt_status st = bt__famplan_create(kn->k, p, &bt_device_get_info(kn->dev)->props,
+                                      kn->iface->languages, &po, &fp, diag);
+    if (st)
+        return st;
+    for (int i = 0; i < fp->n; i++) /* a family this handle cannot run does not run */
+        if (fp->e[i].verdict == BT__FAM_RUN && !bt__fam_kernel(kn, i))
+            fp->e[i].verdict = BT__FAM_NO_SOURCE;
+    int running = bt__famplan_running(fp);
+    for (int i = 0; i < fp->n && *f < 0; i++)
+        if (fp->e[i].verdict == BT__FAM_RUN &&
+            (running == 1 || (kn->opts.mode == BT_MODE_WISDOM_ONLY && i == fp->best)))
+            *f = i;
+    if (!running) {
+        bt__diag_set(diag, "no family of '%s' runs this problem on this device", kn->k->name);
+        st = BT_UNSUPPORTED;
+    }
+    bt__famplan_free(fp);
+    return st;
+}
+
+/* The first use of p's key by a front door (under its tune lock). */
+static bt_status fam_first(bt_kernel *kn, const bt_problem *p, bool no_tune, bt_diag *diag)
+{
+    bool found;
+    int f = -1;
+    bt_config c;
+    bt__fam_stored(kn, p, &f, &c, &found);
+    if (found) { /* the front door's stored choice, compiled into its family's table */
+        bt_problem fp;
+        bt__family_problem(kn->k, f, p, &fp);
+        bt_status st = bt__dispatch_config(bt__fam_kernel(kn, f), &fp, &c, diag);
+        if (st == BT_OK) {
+            bt__fam_choose(kn, p, f);
+            return BT_OK;
+        }
+        if (kn->opts.mode != BT_MODE_TUNE || no_tune)
+            return st;
+    }
+    bt_status st = fam_unstored(kn, p, &f, diag);
+    if (st == BT_OK && f >= 0) /* that family resolves or tunes the key itself */
+        bt__fam_choose(kn, p, f);
+    else if (st == BT_OK && no_tune) {
+        bt__diag_set(diag, "no config of '%s' for this key in memory, the store or wisdom, and "
+                     "the launch said no_tune", kn->k->name);
+        st = BT_NOT_FOUND;
+    } else if (st == BT_OK) {
+        bt_result *r = NULL;
+        st = bt__fam_tune(kn, p, &kn->opts, NULL, 0, &r, diag);
+        if (st == BT_OK && bt__fam_chosen(kn, p) < 0) {
+            bt__diag_set(diag, "no config of any family of '%s' passed verification for this "
+                         "problem (blocktune tune shows why)", kn->k->name);
+            st = BT_WRONG_RESULT;
+        }
+        if (st == BT_OK)
+            kn->tunes++;
+        bt_result_destroy(r);
+    }
+    return st;
+}
+
+bt_status bt__fam_route(bt_kernel *kn, const bt_problem *p, bool no_tune, int *f,
+                        bt_problem *fp, bt_diag *diag)
+{
+    bt_status st = BT_OK;
+    if ((*f = bt__fam_chosen(kn, p)) < 0) {
+        pthread_mutex_lock(&kn->tune_lock);
+        if ((*f = bt__fam_chosen(kn, p)) < 0) /* nobody chose it meanwhile */
+            st = fam_first(kn, p, no_tune, diag);
+        pthread_mutex_unlock(&kn->tune_lock);
+        if (st == BT_OK && (*f = bt__fam_chosen(kn, p)) < 0)
+            st = BT_NOMEM;
+    }
+    if (st == BT_OK)
+        bt__family_problem(kn->k, *f, p, fp);
     return st;
 }
 

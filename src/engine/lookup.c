@@ -9,6 +9,7 @@
 #include "engine/engine.h"
 
 #include "core/util.h"
+#include "engine/fam.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,15 @@ bt_status bt_kernel_lookup(bt_kernel *kn, const bt_problem *p, int no_tune, bt_c
         bt__diag_set(diag, "bt_kernel_lookup: NULL kernel or problem, or a problem of another "
                      "kernel");
         return BT_INVALID_ARG;
+    }
+    if (kn->fam) { /* a front door: the choice of the family its key goes to (famkern.c) */
+        int f;
+        bt_problem fp;
+        bt_status fst = bt__fam_route(kn, p, no_tune != 0, &f, &fp, diag);
+        if (fst != BT_OK)
+            return fst;
+        if (bt__fam_kernel(kn, f) != kn)
+            return bt_kernel_lookup(bt__fam_kernel(kn, f), &fp, no_tune, out, diag);
     }
     bt_choice *c = calloc(1, sizeof *c);
     if (!c)

@@ -7,6 +7,7 @@
 #include "engine/engine.h"
 
 #include "core/util.h"
+#include "engine/fam.h"
 #include "engine/record.h"
 #include "engine/report.h"
 
@@ -313,6 +314,8 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
             r->dev.id, r->dev.name, r->dev.api_version, r->dev.driver_version, r->dev.compiler_version,
             bt_version(), r->source_hash, r->opts.warmup_ms, r->opts.rep_ms,
             (unsigned long long)r->opts.seed, r->timestamp);
+    if (r->fam)
+        bt__famres_write(r->fam, f);
     return ferror(f) ? BT_IO : BT_OK;
 }
 
@@ -452,6 +455,8 @@ json_t *bt__result_to_json(const bt_result *r)
     json_object_set_new(t, "measure_s", json_real(r->t_measure));
     json_object_set_new(t, "total_s", json_real(r->t_total));
     json_object_set_new(o, "time", t);
+    if (r->fam)
+        json_object_set_new(o, "families", bt__famres_json(r->fam));
     return o;
 }
 

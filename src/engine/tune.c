@@ -38,6 +38,7 @@ void bt_result_destroy(bt_result *r)
     free(r->e);
     bt_plan_destroy(r->plan);
     bt__config_obj_clear(&r->winner_cfg);
+    free(r->fam); /* a front door's families (engine/fam.h) */
     free(r);
 }
 

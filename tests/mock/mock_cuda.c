@@ -809,8 +809,11 @@ static CUresult memset_n(CUdeviceptr dst, const void *v, size_t vs, size_t count
     if (dst % vs || count > SIZE_MAX / vs || !valid_range(dst, count * vs))
         RET(E_INVALID_VALUE);
     unsigned char *p = (unsigned char *)(uintptr_t)dst;
-    for (size_t i = 0; i < count; i++)
-        memcpy(p + i * vs, v, vs);
+    size_t done = count ? vs : 0, all = count * vs; /* the pattern, then doubled copies of it */
+    if (count)
+        memcpy(p, v, vs);
+    for (; done < all; done *= 2)
+        memcpy(p + done, p, done < all - done ? done : all - done);
     g_clock_ns += count * vs / 1000 + 1000;
     RET(OK);
 }
