@@ -92,6 +92,11 @@ _SIGNATURES = {
     "bt_choice_source": (c_int, [c_void_p]),
     "bt_choice_config_json": (c_char_p, [c_void_p]),
     "bt_choice_destroy": (None, [c_void_p]),
+    "bt_store_open": (c_int, [c_char_p, ctypes.c_uint, ctypes.POINTER(c_void_p),
+                              ctypes.POINTER(Diag)]),
+    "bt_store_counts": (c_int, [c_void_p, ctypes.POINTER(c_int64), ctypes.POINTER(c_int64),
+                                ctypes.POINTER(Diag)]),
+    "bt_store_destroy": (None, [c_void_p]),
 }
 
 _lib = None
@@ -171,3 +176,19 @@ def write_json(writer, obj):
             raise error(st, Diag())
         with open(path) as fh:
             return json.load(fh)
+
+
+def store_counts(path=None):
+    """(measurements, winners) rows of the results store (the default one when path is None);
+    (0, 0) when there is no store yet."""
+    L, diag, st = lib(), Diag(), c_void_p()
+    rc = L.bt_store_open(path.encode() if path else None, 1, ctypes.byref(st), ctypes.byref(diag))
+    if rc == BT_NOT_FOUND:
+        return 0, 0
+    check(rc, diag)
+    try:
+        m, w = c_int64(), c_int64()
+        check(L.bt_store_counts(st, ctypes.byref(m), ctypes.byref(w), ctypes.byref(diag)), diag)
+        return m.value, w.value
+    finally:
+        L.bt_store_destroy(st)

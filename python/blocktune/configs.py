@@ -96,3 +96,21 @@ def vector_add(n=1 << 24, dtype="fp32", gpu=None, top=None, names=None):
     vectorization)."""
     doc = plan("vector_add", {"n": n}, dtype, gpu)
     return _to_triton(_pick(doc, top), {"BLOCK_SIZE"}, names or {})
+
+
+def gemm_model(names=None):
+    """The spec "model" of a tiled GEMM kernel (Triton's tutorial matmul and its kin), for
+    @blocktune.autotune(model=...): the tiles of M, N and K, tensor cores, and the shared memory
+    of a software pipeline, num_stages * (BLOCK_M*BLOCK_K + BLOCK_K*BLOCK_N) * elem_bytes (what
+    Triton 3.6 allocates for 64-wide and larger tiles: docs/triton.md), so that the configs over
+    the GPU's shared memory are eliminated before anything compiles. names renames the
+    parameters ({"BLOCK_M": "BLOCK_SIZE_M", ...})."""
+    n = {p: (names or {}).get(p, p) for p in ("BLOCK_M", "BLOCK_N", "BLOCK_K")}
+    return {
+        "kind": "gemm", "unit": "tensor",
+        "tiles": [{"param": n["BLOCK_M"], "dim": "M"}, {"param": n["BLOCK_N"], "dim": "N"},
+                  {"param": n["BLOCK_K"], "dim": "K", "reduction": True}],
+        "inner": n["BLOCK_N"],
+        "smem": f"num_stages * ({n['BLOCK_M']}*{n['BLOCK_K']} + {n['BLOCK_K']}*{n['BLOCK_N']})"
+                f" * elem_bytes",
+    }

@@ -35,13 +35,7 @@ def seed_configs():
                           num_warps=w, num_stages=s) for bm, bn, bk, w, s in SEED_LIST]
 
 
-GEMM_MODEL = {
-    "kind": "gemm", "unit": "tensor",
-    "tiles": [{"param": "BLOCK_M", "dim": "M"}, {"param": "BLOCK_N", "dim": "N"},
-              {"param": "BLOCK_K", "dim": "K", "reduction": True}],
-    "inner": "BLOCK_N",
-    "smem": "num_stages * (BLOCK_M*BLOCK_K + BLOCK_K*BLOCK_N) * elem_bytes",
-}
+GEMM_MODEL = blocktune.configs.gemm_model()
 
 
 matmul_kernel = blocktune.autotune(configs=seed_configs(), key=["M", "N", "K"],

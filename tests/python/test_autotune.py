@@ -366,7 +366,7 @@ class TestDecoratorOnMock(unittest.TestCase):
             bt_kernels.vector_add_kernel.fn)
 
     def test_tune_launch_cache_and_host_cost(self):
-        n = 3000
+        n = 1024
         x, y = FakeTensor([float(i % 13) for i in range(n)]), FakeTensor([2.0] * n)
         o = FakeTensor([7.0] * n)
         zeroed = []
@@ -417,6 +417,8 @@ class TestDecoratorOnMock(unittest.TestCase):
         doc = json.loads(r.stdout.strip().splitlines()[-1])
         self.assertEqual(doc["source"], "store")
         self.assertEqual(doc["tunes"], 0)
+        self.assertEqual(doc["rows_before"], doc["rows_after"])  # no measurement stored
+        self.assertGreater(doc["rows_before"][0], 0)
         self.assertTrue(doc["correct"])
         print(f"# second process: first call {doc['first_call_ms']:.1f} ms, from the store",
               file=sys.stderr)
@@ -429,12 +431,14 @@ def second_process(n):
     o = FakeTensor([0.0] * n)
     k = blocktune.autotune(configs=bt_kernels.VADD_CONFIGS, key=["n"])(
         bt_kernels.vector_add_kernel.fn)
+    rows = _lib.store_counts()
     with cuda_twins():
         t0 = time.perf_counter()
         k[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, y, o, n)
         ms = (time.perf_counter() - t0) * 1e3
     e = next(iter(k._entries.values()))
     print(json.dumps({"source": e.source, "tunes": _lib.lib().bt_kernel_tune_count(e.kn),
+                      "rows_before": rows, "rows_after": _lib.store_counts(),
                       "first_call_ms": ms,
                       "correct": list(o.view()) == [float(i % 13) + 2.0 for i in range(n)]}))
 
@@ -462,6 +466,12 @@ class TestConfigs(unittest.TestCase):
         self.assertTrue(va)
         for c in va:
             self.assertGreaterEqual(c.kwargs["BLOCK_SIZE"], c.num_warps * 32)
+
+    def test_gemm_model_names(self):
+        m = blocktune.configs.gemm_model({"BLOCK_M": "BM", "BLOCK_N": "BN", "BLOCK_K": "BK"})
+        self.assertEqual(m["smem"], "num_stages * (BM*BK + BK*BN) * elem_bytes")
+        self.assertEqual([t["param"] for t in m["tiles"]], ["BM", "BN", "BK"])
+        self.assertEqual(blocktune.configs.gemm_model(), bt_kernels.GEMM_MODEL)
 
     def test_unknown_gpu(self):
         with self.assertRaises(blocktune.BlocktuneError) as cm:
