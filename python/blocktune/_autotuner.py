@@ -168,7 +168,7 @@ class Autotuner:
         # the library is loaded at the first call, not here: the compile pool imports this
         # module's file to compile it and needs no libblocktune
         self._bench_opts, self._topts, self._launch = (warmup, rep, use_cuda_graph), None, None
-        self._kernels, self._entries, self._wrappers = {}, {}, {}
+        self._kernels, self._entries, self._wrappers, self._outputs = {}, {}, {}, {}
         self._lock = threading.Lock()
 
     def __getitem__(self, grid):
@@ -228,8 +228,14 @@ class Autotuner:
         return out
 
     def _kernel(self, call, configs, grid, ordinal):
+        outputs = self.outputs
+        if outputs is None:  # the source's stores, found once per set of tensor arguments
+            names = tuple(call.buffers)
+            if names not in self._outputs:
+                self._outputs[names] = _spec.written_pointers(self.jit, list(names))
+            outputs = self._outputs[names]
         spec = _spec.build(self.jit, configs, call, self.keys, grid, self.reset_to_zero,
-                           self.restore_value, self.outputs, self.model)
+                           self.restore_value, outputs, self.model)
         ident = _spec.identity(spec)
         k = self._kernels.get((ident, ordinal))
         if k is None:

@@ -159,23 +159,26 @@ def check(status, diag):
 
 
 def write_json(writer, obj):
-    """What a bt_*_write_json(obj, FILE *) call writes, as text (through a temporary file)."""
+    """What a bt_*_write_json(obj, FILE *) call writes, parsed (through open_memstream)."""
     import json
-    import tempfile
     libc = ctypes.CDLL(None)
-    libc.fopen.restype, libc.fopen.argtypes = c_void_p, [c_char_p, c_char_p]
+    libc.open_memstream.restype = c_void_p
+    libc.open_memstream.argtypes = [ctypes.POINTER(c_void_p), ctypes.POINTER(c_size_t)]
     libc.fclose.argtypes = [c_void_p]
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "out.json")
-        f = libc.fopen(path.encode(), b"w")
-        if not f:
-            raise OSError(f"cannot write {path}")
-        st = writer(obj, f)
-        libc.fclose(f)
-        if st != BT_OK:
-            raise error(st, Diag())
-        with open(path) as fh:
-            return json.load(fh)
+    libc.free.argtypes = [c_void_p]
+    buf, size = c_void_p(), c_size_t()
+    f = libc.open_memstream(ctypes.byref(buf), ctypes.byref(size))
+    if not f:
+        raise MemoryError("open_memstream failed")
+    st = writer(obj, f)
+    libc.fclose(f)
+    try:
+        text = ctypes.string_at(buf, size.value).decode()
+    finally:
+        libc.free(buf)
+    if st != BT_OK:
+        raise error(st, Diag())
+    return json.loads(text)
 
 
 def store_counts(path=None):
