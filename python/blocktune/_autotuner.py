@@ -123,24 +123,28 @@ class _Kernel:
 
 
 class _Entry:
-    """A cached call: its kernel, problem, wrapped tensors and launch options, and the chosen
-    config (for the grid check and best_config)."""
-    __slots__ = ("kn", "problem", "bufs", "nbufs", "opts", "optsref", "diag", "diagref",
-                 "ordinal", "grid", "chosen", "best", "callable_grid", "source")
+    """A cached call: its kernel, problem and wrapped tensors, launch options per stream (made
+    once per stream, never changed, so that threads on different streams share nothing they
+    write), and the chosen config (for the grid check and best_config)."""
+    __slots__ = ("kn", "problem", "bufs", "nbufs", "streams", "ordinal", "grid", "chosen",
+                 "best", "callable_grid", "source")
 
     def __init__(self, kernel, problem, bufs, ordinal):
         self.kn, self.problem = kernel.kn, problem
         self.bufs = (ctypes.c_void_p * max(1, len(bufs)))(*bufs)
         self.nbufs = ctypes.c_int(len(bufs))
-        self.opts, self.diag = _lib.LaunchOptions(), _lib.Diag()
-        self.optsref, self.diagref = ctypes.byref(self.opts), ctypes.byref(self.diag)
-        self.ordinal = ordinal
+        self.ordinal, self.streams = ordinal, {}
 
-
-def _stream_handle(s):
-    # torch's default stream is CUDA's legacy NULL stream; NULL in bt_launch_options is the
-    # device's own stream, so the legacy one is named as cuda.h does (CU_STREAM_LEGACY)
-    return s if s else 1
+    def on(self, stream):
+        """(options, diag) by reference for launches on a stream (torch's number for it)."""
+        r = self.streams.get(stream)
+        if r is None:
+            opts, diag = _lib.LaunchOptions(), _lib.Diag()
+            # torch's default stream is CUDA's legacy NULL stream; NULL in bt_launch_options
+            # is the device's own stream, so the legacy one is named as cuda.h does
+            opts.stream = stream or 1
+            r = self.streams[stream] = (ctypes.byref(opts), ctypes.byref(diag), opts, diag)
+        return r
 
 
 class Autotuner:
@@ -169,6 +173,7 @@ class Autotuner:
         # module's file to compile it and needs no libblocktune
         self._bench_opts, self._topts, self._launch = (warmup, rep, use_cuda_graph), None, None
         self._kernels, self._entries, self._wrappers, self._outputs = {}, {}, {}, {}
+        self._retired = ([], [])
         self._lock = threading.Lock()
 
     def __getitem__(self, grid):
@@ -191,10 +196,10 @@ class Autotuner:
             else:
                 ok = grid == e.grid
             if ok:
-                e.opts.stream = current_stream(e.ordinal) or 1
-                st = self._launch(e.kn, e.problem, e.bufs, e.nbufs, e.optsref, e.diagref)
+                r = e.on(current_stream(e.ordinal))
+                st = self._launch(e.kn, e.problem, e.bufs, e.nbufs, r[0], r[1])
                 if st:
-                    raise _lib.error(st, e.diag)
+                    raise _lib.error(st, r[3])
                 self.best_config = e.best
                 return
         with self._lock:
@@ -269,13 +274,17 @@ class Autotuner:
         return w
 
     def _forget_entries(self):
+        """Starts the call cache over. A launch of another thread may still be using an entry
+        (ctypes lets go of the GIL during the call), so the entries and wrappers forgotten now
+        are destroyed at the next start-over, 256 new calls later."""
         L = _lib.lib()
-        for e in self._entries.values():
+        old_entries, old_wrappers = self._retired
+        for e in old_entries:
             L.bt_problem_destroy(e.problem)
-        for w in self._wrappers.values():
+        for w in old_wrappers:
             L.bt_buffer_destroy(w)
-        self._entries.clear()
-        self._wrappers.clear()
+        self._retired = (list(self._entries.values()), list(self._wrappers.values()))
+        self._entries, self._wrappers = {}, {}
 
     def _tune_options(self):
         L = _lib.lib()
@@ -355,10 +364,10 @@ class Autotuner:
                 call.buffers[n].zero_()
         tunes = L.bt_kernel_tune_count(e.kn)
         t0 = time.perf_counter()
-        e.opts.stream = _stream_handle(current_stream(e.ordinal))
-        st = self._launch(e.kn, e.problem, e.bufs, e.nbufs, e.optsref, e.diagref)
+        r = e.on(current_stream(e.ordinal))
+        st = self._launch(e.kn, e.problem, e.bufs, e.nbufs, r[0], r[1])
         if st:
-            raise _lib.error(st, e.diag)
+            raise _lib.error(st, r[3])
         elapsed = time.perf_counter() - t0
         source, chosen = self._lookup(e) or (None, None)
         if chosen is None:

@@ -408,6 +408,22 @@ class TestDecoratorOnMock(unittest.TestCase):
               f"add on the host)", file=sys.stderr)
         # on CPU time, which other processes on a loaded machine do not inflate
         self.assertLess(cpu_us, 21)  # Triton's own cached launch: 21 us on the H200 machine
+        # new tensors and another stream: new entries, the same tuned key; the call cache
+        # starting over (a small bound here) keeps working
+        old_max, _autotuner._MAX_ENTRIES = _autotuner._MAX_ENTRIES, 2
+        main_stream, other = Mock.stream_of_test, Mock.stream()
+        try:
+            for i in range(5):
+                Mock.stream_of_test = other if i % 2 else main_stream
+                o2 = FakeTensor([0.0] * n)
+                k[grid](x, y, o2, n)
+                self.assertEqual(list(o2.view()), [float(j % 13) + 2.0 for j in range(n)])
+                self.assertLessEqual(len(k._entries), 2)
+        finally:
+            _autotuner._MAX_ENTRIES, Mock.stream_of_test = old_max, main_stream
+        self.assertEqual(_lib.lib().bt_kernel_tune_count(e.kn), 1)
+        self.assertEqual(sorted(e.streams), [main_stream])
+        k[grid](x, y, o, n)  # the first entry, forgotten and made again
         # a second process finds the key in the store: nothing tuned, first call fast
         code = (f"import sys; sys.argv=['x']; sys.path[:0]={[HERE]!r}; import test_autotune as t;"
                 f" t.second_process({n})")
