@@ -31,7 +31,9 @@ run() {
   timeout 600 "$PY" bench/experiments/h200_decorator.py "$@" > "$OUT/$1.log" 2>&1
   echo "rc=$?" | tee -a "$OUT/summary.txt"
   grep '^{' "$OUT/$1.log" | tee -a "$OUT/decorator.jsonl" "$OUT/summary.txt"
-  grep -E '^blocktune autotuning|^best config|^finished|^found' "$OUT/$1.log" | head -8 >> "$OUT/summary.txt"
+  # the decorator's BLOCKTUNE_LOG lines and the library's verdict (winner, margin or tie)
+  grep -E '^blocktune autotuning|^best config|^finished|^found|tuned [0-9]+ configs' "$OUT/$1.log" |
+    head -10 >> "$OUT/summary.txt"
 }
 run cold
 rm -f "$BLOCKTUNE_CACHE_DIR"/blocktune.db*; run warm

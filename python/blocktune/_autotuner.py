@@ -42,6 +42,7 @@ def set_current_stream(fn):
     global current_stream
     current_stream = fn or _torch_stream
 
+
 _devices = {}
 _devices_lock = threading.Lock()
 
@@ -105,16 +106,21 @@ def _props_offset():
     return (off + 7) & ~7
 
 
+def _load_spec(spec):
+    """A bt_kdesc of a spec (dict); the caller destroys it."""
+    L, diag, kd = _lib.lib(), _lib.Diag(), ctypes.c_void_p()
+    _lib.check(L.bt_kdesc_load_string(json.dumps(spec).encode(), f"{spec['name']}.json".encode(),
+                                      ctypes.byref(kd), ctypes.byref(diag)), diag)
+    return kd
+
+
 class _Kernel:
     """One generated spec on one device: its bt_kdesc and bt_kernel."""
 
     def __init__(self, spec, dev, topts):
         L, diag = _lib.lib(), _lib.Diag()
         self.spec, self.dev = spec, dev
-        self.kd, self.kn = ctypes.c_void_p(), ctypes.c_void_p()
-        text = json.dumps(spec).encode()
-        _lib.check(L.bt_kdesc_load_string(text, f"{spec['name']}.json".encode(),
-                                          ctypes.byref(self.kd), ctypes.byref(diag)), diag)
+        self.kd, self.kn = _load_spec(spec), ctypes.c_void_p()
         st = L.bt_kernel_create(dev, self.kd, ctypes.byref(self.kn), ctypes.byref(diag))
         if st != _lib.BT_OK:
             L.bt_kdesc_destroy(self.kd)
@@ -245,17 +251,11 @@ class Autotuner:
         k = self._kernels.get((ident, ordinal))
         if k is None:
             dev = _device(ordinal)
-            L = _lib.lib()
-            probe = _Kernel.__new__(_Kernel)
-            probe.kd = ctypes.c_void_p()
-            diag = _lib.Diag()
-            _lib.check(L.bt_kdesc_load_string(json.dumps(spec).encode(),
-                                              f"{spec['name']}.json".encode(),
-                                              ctypes.byref(probe.kd), ctypes.byref(diag)), diag)
+            kd = _load_spec(spec)
             try:
-                ref = _first_valid(probe.kd, spec["problem"], spec["dtypes"][0], dev, configs)
+                ref = _first_valid(kd, spec["problem"], spec["dtypes"][0], dev, configs)
             finally:
-                L.bt_kdesc_destroy(probe.kd)
+                _lib.lib().bt_kdesc_destroy(kd)
             spec["reference"] = {"config": ref}
             k = self._kernels[(ident, ordinal)] = _Kernel(spec, dev, self._topts)
         return k
