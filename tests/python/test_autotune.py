@@ -276,6 +276,15 @@ class TestSpec(unittest.TestCase):
         self.assertEqual(s["outputs"], ["total"])  # tl.atomic_add(total, ...)
         self.assertEqual(s["reset_to_zero"], ["total"])
 
+    def test_under_triton_heuristics(self):
+        """@triton.heuristics above the decorator: its values are caller constexprs."""
+        k = triton.heuristics({"SCALE": lambda args: args["n"] // 100})(bt_kernels.sum_kernel)
+        x, tot = FakeTensor([1.0] * 700), FakeTensor([0.0])
+        with spy_specs() as seen, self.assertRaises(Captured):
+            k[lambda m: (triton.cdiv(700, m["BLOCK"]),)](x, tot, 700)
+        self.assertEqual(seen[0]["problem"]["SCALE"], 7)
+        self.assertEqual(seen[0]["defines"], {"SCALE": "SCALE"})
+
     def test_errors_name_the_argument(self):
         x, y, o = (FakeTensor([1.0] * 64) for _ in range(3))
         k = bt_kernels.vector_add_kernel
