@@ -159,6 +159,10 @@ def load_entry(path, entry):
         _modules[(real, sha)] = mod
     fn = getattr(mod, entry, None)
     from triton.runtime.jit import JITFunction
+    for _ in range(8):  # under @triton.autotune, @blocktune.autotune, @triton.heuristics
+        if fn is None or isinstance(fn, JITFunction) or not hasattr(fn, "fn"):
+            break
+        fn = fn.fn
     if not isinstance(fn, JITFunction):
         what = "not defined" if fn is None else f"a {type(fn).__name__}, not a @triton.jit function"
         raise RequestError(f"{path}: entry \"{entry}\" is {what}")
