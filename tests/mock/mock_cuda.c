@@ -39,6 +39,7 @@
  * Anything else is not imitated.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -664,6 +665,14 @@ API CUresult cuCtxPopCurrent_v2(struct CUctx_st **ctx)
     return OK;
 }
 
+/* CU_STREAM_LEGACY and CU_STREAM_PER_THREAD: the default streams a caller may launch on (torch's
+ * stream 0 arrives as the first). NULL stays refused, to catch a backend that forgot its own
+ * stream. Work on them runs at once, like any other. */
+static bool default_stream(const struct CUstream_st *s)
+{
+    return (uintptr_t)s == 0x1 || (uintptr_t)s == 0x2;
+}
+
 API CUresult cuStreamCreate(struct CUstream_st **s, unsigned int flags)
 {
     LOCK();
@@ -698,7 +707,7 @@ API CUresult cuStreamSynchronize(struct CUstream_st *s)
     CUresult r = need_ctx();
     if (r)
         RET(r);
-    if (!s || s->magic != MAGIC)
+    if (!default_stream(s) && (!s || s->magic != MAGIC))
         RET(E_INVALID_HANDLE);
     RET(sync_point());
 }
@@ -751,6 +760,8 @@ static CUresult stream_ok(struct CUstream_st *s)
     CUresult r = need_ctx();
     if (r)
         return r;
+    if (default_stream(s))
+        return OK;
     if (!s || s->magic != MAGIC)
         return E_INVALID_HANDLE;
     if (s->capturing)
@@ -1049,7 +1060,7 @@ API CUresult cuLaunchKernel(struct CUfunc_st *f, unsigned gx, unsigned gy, unsig
     CUresult r = need_ctx();
     if (r)
         RET(r);
-    if (!f || f->magic != MAGIC || !s || s->magic != MAGIC)
+    if (!f || f->magic != MAGIC || (!default_stream(s) && (!s || s->magic != MAGIC)))
         RET(E_INVALID_HANDLE);
     if (extra || (!params && f->k->nparams) || !gx || !gy || !gz || !bx || !by || !bz ||
         bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024 ||
@@ -1061,7 +1072,7 @@ API CUresult cuLaunchKernel(struct CUfunc_st *f, unsigned gx, unsigned gy, unsig
             RET(E_INVALID_VALUE);
         memcpy(l.params[i], params[i], f->k->psize[i]);
     }
-    if (s->capturing) {
+    if (!default_stream(s) && s->capturing) {
         launch_rec *grown = realloc(s->recs, (size_t)(s->nrecs + 1) * sizeof *grown);
         if (!grown)
             RET(E_OUT_OF_MEMORY);
