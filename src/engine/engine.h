@@ -90,6 +90,7 @@ struct bt_result {
     int cached;     /* configs whose binary came from the kernel cache */
     int recoveries; /* device faults survived (context rebuilt) */
     int from_store; /* configs whose measurement came from the results store */
+    int dev_compares; /* outputs compared with the reference on the device (devcmp.c) */
     /* the search (src/search): the strategy, why it stopped, in how many rounds, the effective
      * measurement budget (0: none) and the wall time of the search */
     char strategy[32];
