@@ -9,6 +9,7 @@
  *   verify.c   one config checked on one problem's data; the boundary problems; the baseline
  *   measure.c  a search round (load → verify → measure) under the watchdog; recovery after a fault
  *   select.c   finalists re-measured interleaved, challengers, margin, noise band, tie
+ *   replay.c   a key the store holds, replayed to the strategy; its stored winner
  *   tune.c     bt__tune: the driver, with one cleanup path
  * A stage calls only the stages above it in this list.
  */
@@ -98,6 +99,12 @@ typedef struct bt__tctx {
     bt__bprob *bnd[BT__MAX_BOUNDARY];
     bool bnd_skip[BT__MAX_BOUNDARY];
     bt__devcmp cmp; /* outputs compared on the device (devcmp.c) */
+    /* a key the store holds, replayed (replay.c): the stored winner, its margin and tie;
+     * replay_end: a round held a config the store does not (the replay ends there) */
+    bool replay, replay_end;
+    bt_config replay_cfg;
+    double replay_margin;
+    bool replay_tie;
     /* the watchdog (watchdog.c): the run on the device now and when it is overdue */
     pthread_mutex_t wmu;
     pthread_t wd;
@@ -235,6 +242,16 @@ void bt__bench_setup(bt__tctx *T);
  * target; with kn->stored_only, only what the store holds, in one round. diag: why it failed, or
  * a boundary size not verified (not fatal: also in r->verify_note). */
 bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s, bt_diag *diag);
+
+/* --- replay.c --------------------------------------------------------------------------------- */
+/* Whether this tune replays the store (sets T->replay): its mode is tune, no caller's buffers, the
+ * store holds the key's winner, a valid config of the plan, and rows for as many valid configs as
+ * the search may measure. Then no data, reference or device run is made (measure.c answers the
+ * strategy's rounds from the store). */
+bool bt__replay_ready(bt__tctx *T);
+/* After a replayed search: the stored winner (appended from the store when the replay ended before
+ * it), the runner-up among the replayed rows, the stored margin and tie, the rows' noise band. */
+void bt__replay_select(bt__tctx *T);
 
 /* --- select.c --------------------------------------------------------------------------------- */
 /* The search's share of the whole tune's time limit (0: none), `spent` seconds having gone before
