@@ -93,10 +93,13 @@ struct bt_result {
     int finalists, rounds;
     int challengers; /* configs added to the finals by a first median below the winner's */
     double t_total, t_compile, t_verify, t_measure;
+    double t_data; /* the problem's data and reference (and the device reference's build) */
     int compile_threads;
     int cached;     /* configs whose binary came from the kernel cache */
     int recoveries; /* device faults survived (context rebuilt) */
     int from_store; /* configs whose measurement came from the results store */
+    int dev_compares; /* outputs compared with the reference on the device (devcmp.c) */
+    int replayed;     /* configs whose stored outcome was replayed, nothing run (replay.c) */
     /* the search (src/search): the strategy, why it stopped, in how many rounds, the effective
      * measurement budget (0: none) and the wall time of the search */
     char strategy[32];

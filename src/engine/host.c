@@ -313,6 +313,11 @@ void bt__verify_compare(const bt__hostbuf *out, const double *ref, const size_t 
                     v->want = ref[v->first_bad];
         }
     }
+    bt__verify_message(v, rtol, atol);
+}
+
+void bt__verify_message(bt__verify *v, double rtol, double atol)
+{
     v->ok = v->bad == 0 && v->nonfinite == 0;
     if (v->nonfinite)
         snprintf(v->msg, sizeof v->msg,

@@ -56,6 +56,9 @@ typedef struct bt__verify {
  * unwritten, poisoned element never passes). */
 void bt__verify_compare(const bt__hostbuf *out, const double *ref, const size_t *sample,
                         size_t nsample, double rtol, double atol, bt__verify *v);
+/* v->ok and v->msg from its counts, errors and first bad element (the comparison's wording,
+ * shared by the comparison on the device, devcmp.c). */
+void bt__verify_message(bt__verify *v, double rtol, double atol);
 
 /* --- host references of the built-in kernels ---------------------------------------------------- */
 typedef struct bt__href_ctx {

@@ -7,7 +7,8 @@
  * happens (one config at a time on the device: its in-flight row names the one that was running
  * if the process dies), and hands every outcome — failures too — back to the strategy. A device
  * fault is survived by rebuilding everything on a fresh context (recover). A tune that only
- * reports what the store holds (a supervisor gave up) takes the stored configs in one round.
+ * reports what the store holds (a supervisor gave up) takes the stored configs in one round; a
+ * replayed one (replay.c) answers each round from the store and runs nothing.
  */
 #include "engine/tune_ctx.h"
 
@@ -365,6 +366,31 @@ static bt_status round_done(bt__tctx *T, size_t from, bt__search_meas *m)
     return BT_OK;
 }
 
+/* A replayed round (replay.c): its entries' stored outcomes go to the strategy, nothing runs; a
+ * config the store does not hold ends the replay before this round (BT_CANCELLED with
+ * T->replay_end: what follows would be new measurements). */
+static bt_status replay_round(bt__tctx *T, size_t from, bt__search_meas *m)
+{
+    bt_result *r = T->r;
+    bool all = true;
+    for (size_t i = from; i < r->n; i++)
+        all &= r->e[i].from_store;
+    if (!all) {
+        for (size_t i = from; i < r->n; i++) {
+            r->from_store -= r->e[i].from_store;
+            free(r->e[i].error);
+        }
+        r->n = from;
+        T->replay_end = true;
+        return BT_CANCELLED;
+    }
+    r->replayed += (int)(r->n - from);
+    if (!round_outcomes(T, from, m))
+        return BT_OK;
+    bt__diag_set(T->sdiag, "cancelled by the progress callback after %zu configs", r->n);
+    return BT_CANCELLED;
+}
+
 /* One round (the search's bt__measure_batch_fn; user is the tctx): entries for the proposed
  * configs, compiled in parallel, then each loaded, verified at the problem and at the boundary
  * sizes and measured in turn; the outcomes go to m[] (and to the store as they happen). Modules
@@ -381,6 +407,10 @@ static bt_status measure_round(void *user, const uint64_t *idx, size_t n, bt__se
     if (st) {
         free(jobs);
         return st;
+    }
+    if (T->replay) {
+        free(jobs);
+        return replay_round(T, from, m);
     }
     if (T->mpi_round) { /* spread over the MPI ranks (engine/mpi.h) */
         st = T->mpi_round(T, jobs, njobs);
@@ -490,6 +520,12 @@ bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s
         r->t_search = bt__now() - T->t_search0;
         r->search_rounds = sr.rounds;
         snprintf(r->stop, sizeof r->stop, "%s", bt__search_stop_name(sr.stop));
+        if (T->replay_end) { /* not a failure: the store's outcomes end here */
+            st = BT_OK;
+            sd.msg[0] = '\0';
+            r->search_rounds = sr.rounds - 1;
+            snprintf(r->stop, sizeof r->stop, "end of the stored outcomes");
+        }
         bt__search_result_clear(&sr);
     }
     bt__idxmap_free(&T->cand);

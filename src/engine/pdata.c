@@ -123,6 +123,7 @@ void bt__pdata_free(bt__tctx *T, bt__pdata *d)
             T->I->buf_free(T->D, d->saved[i]);
         free(d->ref[i]);
     }
+    bt__devcmp_pdata_free(T, d);
     free(d->sample);
     memset(d, 0, sizeof *d);
 }

@@ -183,6 +183,7 @@ void bt__devref_free(bt__tctx *T)
 {
     entry_drop(T, &T->dref.e);
     T->dref.loaded = false;
+    bt__devcmp_free(T); /* the comparison kernel too: both end with the tune or the device */
 }
 
 /* Whether the baseline config is a config of the kernel at boundary problem B (its constraints
@@ -229,7 +230,7 @@ static bt_status unwritten(bt__tctx *T, const bt__entry *e, const bt__geom *geo,
         any = true;
     }
     if (any && !st)
-        st = bt__run_poisoned(T, e, geo, d, true, diag);
+        st = bt__run_poisoned(T, e, geo, d, true, true, diag);
     for (int i = 0; i < k->nargs && !st; i++) {
         if (!first[i].data)
             continue;
@@ -275,7 +276,7 @@ static bt_status devref_run(bt__tctx *T, bt__pdata *d, const char *where, bt_dia
         snprintf(what, sizeof what, "%s%s%s", R->name, where[0] ? " at " : "", where);
         bt__inflight_note(BT__INFLIGHT_REFERENCE, false, "%s", what);
         bt__watch_begin(T, e, false, T->o.timeout_s, true, what);
-        st = bt__run_poisoned(T, e, R->kernel ? &geo : NULL, d, false, diag);
+        st = bt__run_poisoned(T, e, R->kernel ? &geo : NULL, d, false, true, diag);
         if (!st)
             st = unwritten(T, e, R->kernel ? &geo : NULL, d, where, diag);
         bt__watch_end(T);

@@ -41,9 +41,10 @@ static void write_header(const bt_result *r, FILE *f, bool known, bool mem)
     size_t failed = 0, ok = 0;
     for (size_t i = 0; i < r->n; i++)
         failed += r->e[i].status != BT__CS_OK, ok += r->e[i].status == BT__CS_OK;
-    fprintf(f, "space %llu configs: %zu eliminated by the model, %zu measured of %zu valid, %zu not "
+    fprintf(f, "space %llu configs: %zu eliminated by the model, %zu %s of %zu valid, %zu not "
                "measured; %zu ok, %zu failed\n",
             (unsigned long long)r->plan->total, r->plan->nelim + r->plan->elim_dropped, r->n,
+            r->replayed ? "replayed from the store (none measured here)" : "measured",
             r->plan->ncand, r->not_measured, ok, failed);
     char lim[64] = "none", tl[64] = "none";
     if (r->budget)
@@ -70,7 +71,11 @@ static void write_header(const bt_result *r, FILE *f, bool known, bool mem)
                    "each ok one re-verified here\n", r->stored_only);
     if (r->verify_note[0])
         fprintf(f, "NOT VERIFIED at a boundary size: %s\n", r->verify_note);
-    if (r->from_store)
+    if (r->replayed)
+        fprintf(f, "REPLAYED FROM THE STORE: the key's winner and %d configs' outcomes were measured "
+                   "and verified by an earlier tune; nothing was compiled, run or verified here "
+                   "(--mode retune measures again)\n", r->replayed);
+    else if (r->from_store)
         fprintf(f, "%d configs were measured before (results store): their numbers are reused, "
                    "each re-verified here\n", r->from_store);
     char store_note[2200];
@@ -411,6 +416,7 @@ json_t *bt__result_to_json(const bt_result *r)
     json_object_set_new(sj, "valid", json_integer((json_int_t)r->plan->ncand));
     json_object_set_new(sj, "not_measured", json_integer((json_int_t)r->not_measured));
     json_object_set_new(sj, "from_store", json_integer(r->from_store));
+    json_object_set_new(sj, "replayed", json_integer(r->replayed));
     json_object_set_new(sj, "rounds", json_integer((json_int_t)r->search_rounds));
     json_object_set_new(sj, "round_size", json_integer(r->compile_threads));
     json_object_set_new(sj, "budget", r->budget ? json_integer((json_int_t)r->budget) : json_null());
@@ -450,6 +456,7 @@ json_t *bt__result_to_json(const bt_result *r)
     json_object_set_new(pv, "seed", json_integer((json_int_t)r->opts.seed));
     json_object_set_new(o, "provenance", pv);
     json_t *t = json_object();
+    json_object_set_new(t, "data_s", json_real(r->t_data));
     json_object_set_new(t, "compile_s", json_real(r->t_compile));
     json_object_set_new(t, "verify_s", json_real(r->t_verify));
     json_object_set_new(t, "measure_s", json_real(r->t_measure));

@@ -234,8 +234,12 @@ static void finish(bt__tctx *T)
     bt_result *r = T->r;
     r->not_measured = r->plan->ncand > r->n ? r->plan->ncand - r->n : 0;
     double t = bt__now();
-    bt__progress_finals(T);
-    bt__select(T);
+    if (T->replay) /* the stored winner: nothing is measured again */
+        bt__replay_select(T);
+    else {
+        bt__progress_finals(T);
+        bt__select(T);
+    }
     r->t_measure += bt__now() - t;
     derive(T);
 }
@@ -288,15 +292,20 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts
      * killed tune resumes; an added config costs only itself) */
     T.store = bt__record_store(kn, &T.o, T.r);
     /* 2. data and reference (a device reference is built first: a compile error stops here);
-     * from here on a watchdog guards every run on the device */
+     * from here on a watchdog guards every run on the device. A key the store holds is replayed
+     * (replay.c): nothing runs on the device */
     bt__watchdog_start(&T);
-    if ((st = bt__devref_prepare(&T, diag)) != BT_OK ||
-        (st = bt__problem_data(&T, &data, p, T.o.seed, caller, ncaller, "", diag)) != BT_OK)
-        goto done;
-    have_data = true;
-    T.main = &data;
-    reference_label(&T, &data);
-    bt__bench_setup(&T);
+    double t = bt__now();
+    if (!bt__replay_ready(&T)) {
+        if ((st = bt__devref_prepare(&T, diag)) != BT_OK ||
+            (st = bt__problem_data(&T, &data, p, T.o.seed, caller, ncaller, "", diag)) != BT_OK)
+            goto done;
+        have_data = true;
+        T.main = &data;
+        reference_label(&T, &data);
+        bt__bench_setup(&T);
+    }
+    T.r->t_data = bt__now() - t;
     /* 3. the search: rounds of compile (in parallel) → load → verify → measure (a rank other
      * than 0 under MPI: the configs rank 0 sends, and then its winner) */
     if (bt__mpi_worker(&T)) {

@@ -9,6 +9,7 @@
  *   verify.c   one config checked on one problem's data; the boundary problems; the baseline
  *   measure.c  a search round (load → verify → measure) under the watchdog; recovery after a fault
  *   select.c   finalists re-measured interleaved, challengers, margin, noise band, tie
+ *   replay.c   a key the store holds, replayed to the strategy; its stored winner
  *   tune.c     bt__tune: the driver, with one cleanup path
  * A stage calls only the stages above it in this list.
  */
@@ -34,6 +35,10 @@ typedef struct bt__pdata {
     size_t *sample;
     size_t nsample;
     bt__karg scalars[BT__MAX_ARGS];
+    /* the reference on the device for the comparison kernel (devcmp.c), uploaded on first use:
+     * each output's (every element, or the sampled ones), the sampled indices, partial results */
+    bt__bbuf *dref[BT__MAX_ARGS];
+    bt__bbuf *didx, *dio;
 } bt__pdata;
 
 /* --- a boundary problem (reference.c): its data, its model (which configs apply), its text --- */
@@ -57,6 +62,13 @@ typedef struct bt__devref {
     int runs;        /* problems whose reference outputs it made in this process */
     char name[160];  /* "reference kernel 'vadd_ref'", "baseline config BLOCK=32 ..." */
 } bt__devref;
+
+/* --- the comparison kernel on the device (devcmp.c) ------------------------------------------- */
+typedef struct bt__devcmp {
+    bool tried, ok; /* built and loaded (once per tune, again after a fault); ok: usable */
+    bt__bmod *mod;
+    bt__bfn *fn[BT__DT__COUNT]; /* bt_verify_<dtype> */
+} bt__devcmp;
 
 /* --- the tuning context ----------------------------------------------------------------------- */
 typedef struct bt__tctx {
@@ -86,6 +98,13 @@ typedef struct bt__tctx {
     bt__devref dref;
     bt__bprob *bnd[BT__MAX_BOUNDARY];
     bool bnd_skip[BT__MAX_BOUNDARY];
+    bt__devcmp cmp; /* outputs compared on the device (devcmp.c) */
+    /* a key the store holds, replayed (replay.c): the stored winner, its margin and tie;
+     * replay_end: a round held a config the store does not (the replay ends there) */
+    bool replay, replay_end;
+    bt_config replay_cfg;
+    double replay_margin;
+    bool replay_tie;
     /* the watchdog (watchdog.c): the run on the device now and when it is overdue */
     pthread_mutex_t wmu;
     pthread_t wd;
@@ -165,14 +184,28 @@ void bt__watch_begin(bt__tctx *T, bt__entry *e, bool rec, double seconds, bool f
 void bt__watch_timer(bt__tctx *T, bt__btimer *t);
 void bt__watch_end(bt__tctx *T);
 
+/* --- devcmp.c --------------------------------------------------------------------------------- */
+/* Compares output i of d, as e's run left it on the device, with d's reference (no reference:
+ * checks every element is finite) into v, on the device: the comparison kernel built on first
+ * use, d's reference uploaded on first use. BT_UNSUPPORTED: not possible on this device (or the
+ * kernel failed: the rest of the tune compares on the host); the caller reads the output back and
+ * compares on the host. Another status: the device call failed with the device lost. */
+bt_status bt__devcmp_output(bt__tctx *T, bt__pdata *d, int i, double rtol, double atol,
+                            bt__verify *v, bt_diag *diag);
+/* The comparison module unloaded (the tune ends, or a fault lost the device). */
+void bt__devcmp_free(bt__tctx *T);
+/* d's device copies of its reference (bt__pdata_free calls it). */
+void bt__devcmp_pdata_free(bt__tctx *T, bt__pdata *d);
+
 /* --- verify.c --------------------------------------------------------------------------------- */
 /* Poisons d's outputs (with the dtype's poison, or with zero bytes), runs e once (with geometry
- * geo, NULL: its config's) timed from when the device starts it (bt__watch_timer) and reads every
- * output back into d->host. */
+ * geo, NULL: its config's) timed from when the device starts it (bt__watch_timer) and, when
+ * read, reads every output back into d->host. */
 bt_status bt__run_poisoned(bt__tctx *T, const bt__entry *e, const bt__geom *geo, bt__pdata *d,
-                           bool zeros, bt_diag *diag);
-/* Poisons d's outputs, runs e once and compares every output with the reference into v. A status
- * other than BT_OK is a failure of the device call itself (v then says nothing). */
+                           bool zeros, bool read, bt_diag *diag);
+/* Poisons d's outputs, runs e once and compares every output with the reference into v (on the
+ * device where it can, devcmp.c; else read back and on the host). A status other than BT_OK is a
+ * failure of the device call itself (v then says nothing). */
 bt_status bt__verify_on(bt__tctx *T, const bt__entry *e, bt__pdata *d, bt__verify *v,
                         bt_diag *diag);
 /* Boundary problem b of the kernel: the tuned problem with the boundary's values, into *bp, and
@@ -216,6 +249,16 @@ void bt__bench_setup(bt__tctx *T);
  * target; with kn->stored_only, only what the store holds, in one round. diag: why it failed, or
  * a boundary size not verified (not fatal: also in r->verify_note). */
 bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s, bt_diag *diag);
+
+/* --- replay.c --------------------------------------------------------------------------------- */
+/* Whether this tune replays the store (sets T->replay): its mode is tune, no caller's buffers, the
+ * store holds the key's winner, a valid config of the plan, and rows for as many valid configs as
+ * the search may measure. Then no data, reference or device run is made (measure.c answers the
+ * strategy's rounds from the store). */
+bool bt__replay_ready(bt__tctx *T);
+/* After a replayed search: the stored winner (appended from the store when the replay ended before
+ * it), the runner-up among the replayed rows, the stored margin and tie, the rows' noise band. */
+void bt__replay_select(bt__tctx *T);
 
 /* --- select.c --------------------------------------------------------------------------------- */
 /* The search's share of the whole tune's time limit (0: none), `spent` seconds having gone before

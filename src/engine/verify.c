@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * verify.c — checking one config on one problem's data: outputs poisoned (NaN for floats), one
- * run, every output read back and compared with the reference (or, with no reference, checked
- * for being written); and the boundary problems (the tuned problem at the spec's boundary sizes
+ * run, every output compared with the reference on the device (devcmp.c), or read back and
+ * compared on the host where the device cannot (or, with no reference, checked for being
+ * written); and the boundary problems (the tuned problem at the spec's boundary sizes
  * such as M=17).
  */
 #include "engine/tune_ctx.h"
@@ -27,20 +28,25 @@ static bt_status compare_output(bt__tctx *T, bt__pdata *d, int i, bt__verify *v)
             return BT_NOMEM;
         bt__verify_compare(&d->host[i], inf, NULL, 0, INFINITY, INFINITY, v);
         free(inf);
-        if (v->ok) /* nothing was compared: say only what was checked */
-            snprintf(v->msg, sizeof v->msg, "%zu outputs written (no reference to compare with)",
-                     v->checked);
     }
+    return BT_OK;
+}
+
+/* What v says of output i, named (and, without a reference, only what was checked). */
+static void output_message(const bt_kdesc *k, const bt__pdata *d, int i, bt__verify *v)
+{
+    if (!d->have_ref && v->ok) /* nothing was compared: say only what was checked */
+        snprintf(v->msg, sizeof v->msg, "%zu outputs written (no reference to compare with)",
+                 v->checked);
     if (!v->ok) {
         char m[sizeof v->msg];
         snprintf(m, sizeof m, "%s", v->msg);
         snprintf(v->msg, sizeof v->msg, "output '%.40s': %.200s", k->args[i].name, m);
     }
-    return BT_OK;
 }
 
 bt_status bt__run_poisoned(bt__tctx *T, const bt__entry *e, const bt__geom *geo, bt__pdata *d,
-                           bool zeros, bt_diag *diag)
+                           bool zeros, bool read, bt_diag *diag)
 {
     const bt_kdesc *k = T->k;
     for (int i = 0; i < k->nargs; i++) {
@@ -68,7 +74,7 @@ bt_status bt__run_poisoned(bt__tctx *T, const bt__entry *e, const bt__geom *geo,
     }
     if (timer)
         T->I->timer_free(T->D, timer);
-    for (int i = 0; i < k->nargs && !st; i++)
+    for (int i = 0; i < k->nargs && !st && read; i++)
         if (k->args[i].output)
             st = T->I->buf_read(T->D, d->dev[i], 0, d->host[i].data,
                                 bt__hostbuf_bytes(&d->host[i]), diag);
@@ -79,12 +85,25 @@ bt_status bt__verify_on(bt__tctx *T, const bt__entry *e, bt__pdata *d, bt__verif
                         bt_diag *diag)
 {
     const bt_kdesc *k = T->k;
+    bt__tolerance tol = k->tol[d->p.dtype];
+    double rtol = d->have_ref ? tol.rtol : INFINITY, atol = d->have_ref ? tol.atol : INFINITY;
     memset(v, 0, sizeof *v);
     v->ok = true;
-    bt_status st = bt__run_poisoned(T, e, NULL, d, false, diag);
-    for (int i = 0; i < k->nargs && v->ok && !st; i++)
-        if (k->args[i].output)
-            st = compare_output(T, d, i, v);
+    /* the outputs stay on the device and are compared there; one that cannot be is read back */
+    bt_status st = bt__run_poisoned(T, e, NULL, d, false, false, diag);
+    for (int i = 0; i < k->nargs && v->ok && !st; i++) {
+        if (!k->args[i].output)
+            continue;
+        st = bt__devcmp_output(T, d, i, rtol, atol, v, diag);
+        if (st == BT_UNSUPPORTED) {
+            st = T->I->buf_read(T->D, d->dev[i], 0, d->host[i].data,
+                                bt__hostbuf_bytes(&d->host[i]), diag);
+            if (!st)
+                st = compare_output(T, d, i, v);
+        }
+        if (!st)
+            output_message(k, d, i, v);
+    }
     return st;
 }
 

@@ -40,7 +40,7 @@ grep -q "CRASH=0 .*WINNER" "$tmp/o1" || { echo "FAIL 1: no winner among the CRAS
 rc=$?
 [ $rc -eq 0 ] || { echo "FAIL 1: the rerun exits $rc"; cat "$tmp/e1b"; fail=1; }
 grep -q "died" "$tmp/e1b" && { echo "FAIL 1: the rerun crashed again"; fail=1; }
-grep -q "4 configs were measured before" "$tmp/o1b" || { echo "FAIL 1: the rerun did not resume"; fail=1; }
+grep -q "REPLAYED FROM THE STORE: the key's winner and 4 configs" "$tmp/o1b" || { echo "FAIL 1: the rerun did not replay the store"; fail=1; }
 
 # 2. --store none: nothing to resume from
 "$bt" tune "$src/tests/data/crash.json" "${quick[@]}" --store none >"$tmp/o2" 2>"$tmp/e2"

@@ -16,7 +16,9 @@
  *     it (C++ kernels by their mangled names): vadd(a, b, c, n), inc(p, n), rev_dyn(in, out)
  *     (reverses each block through dynamic shared memory), oob(p) (faults like an out-of-bounds
  *     store), bt_flush_read(buf, chunks, sink, key) (the cache flush's read sweep: reads
- *     16 * chunks bytes, writes the XOR to sink only if it is key), and two kernels of tests/data
+ *     16 * chunks bytes, writes the XOR to sink only if it is key), bt_verify_<dtype>(out, ref,
+ *     idx, io) (blocktune's comparison kernels, block by block as kernels/cuda/bt_verify.cu), and
+ *     two kernels of tests/data
  *     in Kernel Tuner's style: convolution_kernel(out, in) (C++ name; a square 2-D convolution
  *     with the module's __constant__ d_filter, sizes taken from the allocations and the symbol)
  *     and the template scale<float, F>(y, x) (F read from the mangled name: each thread scales F
@@ -38,6 +40,7 @@
  *     the map's words, so that tests can read the request back (mock_tmap_t below).
  * Anything else is not imitated.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -284,6 +287,131 @@ static void emu_flush_read(const launch_rec *l)
     }
 }
 
+/* ---- blocktune's comparison kernels (kernels/cuda/bt_verify.cu), emulated ------------------- */
+/* bt_verify_<dtype>(out, ref, idx, io): each block of the grid-stride loop over io[0] items
+ * (mode io[1]: 0 scan for NaN/Inf, 1 out[i] against ref[i], 2 out[idx[s]] against ref[s]; rtol,
+ * atol as the bits of io[2], io[3]) writes its 8 words at io[8 + 8 b], as the kernel does. */
+static double vemu_get(const char *dt, const void *out, uint64_t i)
+{
+    if (!strcmp(dt, "fp32"))
+        return ((const float *)out)[i];
+    if (!strcmp(dt, "fp64"))
+        return ((const double *)out)[i];
+    if (!strcmp(dt, "int32"))
+        return ((const int32_t *)out)[i];
+    if (!strcmp(dt, "int64"))
+        return (double)((const int64_t *)out)[i];
+    if (!strcmp(dt, "int8"))
+        return ((const int8_t *)out)[i];
+    if (!strcmp(dt, "fp8"))
+        return ((const uint8_t *)out)[i];
+    uint16_t h = ((const uint16_t *)out)[i];
+    uint32_t u;
+    if (!strcmp(dt, "bf16"))
+        u = (uint32_t)h << 16;
+    else { /* fp16 */
+        uint32_t sg = ((uint32_t)h & 0x8000u) << 16, e = ((uint32_t)h >> 10) & 0x1fu, m = h & 0x3ffu;
+        if (e == 0x1f)
+            u = sg | 0x7f800000u | (m << 13);
+        else if (e == 0) {
+            float f = (float)m * 5.9604644775390625e-8f;
+            return sg ? -f : f;
+        } else
+            u = sg | ((e + 112u) << 23) | (m << 13);
+    }
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static size_t vemu_size(const char *dt)
+{
+    return !strcmp(dt, "fp64") || !strcmp(dt, "int64") ? 8
+           : !strcmp(dt, "fp32") || !strcmp(dt, "int32") ? 4
+           : !strcmp(dt, "int8") || !strcmp(dt, "fp8")   ? 1
+                                                         : 2;
+}
+static int vemu_same_nf(double o, double r, int sign)
+{
+    return !isfinite(r) && !!isnan(o) == !!isnan(r) &&
+           (!sign || isnan(o) || !!signbit(o) == !!signbit(r));
+}
+static void emu_verify(const launch_rec *l)
+{
+    const char *dt = l->f->k->name + strlen("bt_verify_");
+    const void *out = ptr_arg(l, 0);
+    const double *ref = ptr_arg(l, 1);
+    const int64_t *idx = ptr_arg(l, 2);
+    int64_t *io = ptr_arg(l, 3);
+    uint64_t G = l->grid[0], T = l->block[0];
+    if (!valid_range((uintptr_t)io, (size_t)(8 + 8 * G) * 8)) {
+        fault();
+        return;
+    }
+    uint64_t items = (uint64_t)io[0];
+    int mode = (int)io[1];
+    double rtol, atol;
+    memcpy(&rtol, &io[2], 8);
+    memcpy(&atol, &io[3], 8);
+    for (uint64_t b = 0; b < G; b++) {
+        uint64_t w[8] = {0, 0, 0, UINT64_MAX, UINT64_MAX, 0, 0, 0};
+        double ma = 0, mr = 0;
+        for (uint64_t s = b * T; s < items; s += G * T)
+            for (uint64_t j = s; j < s + T && j < items; j++) {
+                uint64_t i = j;
+                if (mode == 2) {
+                    if (!valid_range((uintptr_t)(idx + j), 8)) {
+                        fault();
+                        return;
+                    }
+                    i = (uint64_t)idx[j];
+                }
+                if (!valid_range((uintptr_t)out + i * vemu_size(dt), vemu_size(dt)) ||
+                    (mode && !valid_range((uintptr_t)(ref + j), 8))) {
+                    fault();
+                    return;
+                }
+                double o = vemu_get(dt, out, i), r = mode ? ref[j] : 0;
+                if (!isfinite(o)) {
+                    if (mode == 2)
+                        w[7] += vemu_same_nf(o, r, 0);
+                    else if (mode == 1 && vemu_same_nf(o, r, 1))
+                        w[0]++;
+                    else if (w[2]++, i < w[3])
+                        w[3] = i;
+                    continue;
+                }
+                w[0]++;
+                if (mode == 0) {
+                    ma = fmax(ma, fabs(o));
+                    continue;
+                }
+                int bad = !isfinite(r);
+                if (!(mode == 1 && bad)) {
+                    double err = fabs(o - r), rel = err / fmax(fabs(r), 1e-30);
+                    ma = fmax(ma, err);
+                    if (fabs(r) > atol)
+                        mr = fmax(mr, rel);
+                    bad |= err > atol + rtol * fabs(r);
+                }
+                if (bad && (w[1]++, i < w[4]))
+                    w[4] = i;
+            }
+        memcpy(&w[5], &ma, 8);
+        memcpy(&w[6], &mr, 8);
+        memcpy(&io[8 + 8 * b], w, sizeof w);
+    }
+}
+#define VERIFY_KERNELS                                                                            \
+    {"bt_verify_fp32", 4, {8, 8, 8, 8}, 32, emu_verify, 0},                                      \
+        {"bt_verify_fp16", 4, {8, 8, 8, 8}, 32, emu_verify, 0},                                  \
+        {"bt_verify_bf16", 4, {8, 8, 8, 8}, 32, emu_verify, 0},                                  \
+        {"bt_verify_fp64", 4, {8, 8, 8, 8}, 32, emu_verify, 0},                                  \
+        {"bt_verify_fp8", 4, {8, 8, 8, 8}, 32, emu_verify, 0},                                   \
+        {"bt_verify_int8", 4, {8, 8, 8, 8}, 32, emu_verify, 0},                                  \
+        {"bt_verify_int32", 4, {8, 8, 8, 8}, 32, emu_verify, 0},                                 \
+        {"bt_verify_int64", 4, {8, 8, 8, 8}, 32, emu_verify, 0},
+/* ---- end of the comparison kernels ---------------------------------------------------------- */
+
 static const kdesc g_kernels[] = {
     {"vadd", 4, {8, 8, 8, 4}, 16, emu_vadd, 0},
     {"inc", 2, {8, 4}, 10, emu_inc, 0},
@@ -292,6 +420,7 @@ static const kdesc g_kernels[] = {
     {"bt_flush_read", 4, {8, 8, 8, 4}, 16, emu_flush_read, 0},
     {"_Z18convolution_kernelPfPKf", 2, {8, 8}, 24, emu_conv, 0},
     {"_Z5scaleIfLi", 2, {8, 8}, 12, emu_scale, 1}, /* scale<float, F>: ..Li<F>EEvPT_PKS0_ */
+    VERIFY_KERNELS
 };
 #define NKERNELS (sizeof g_kernels / sizeof g_kernels[0])
 

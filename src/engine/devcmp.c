@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * devcmp.c — verification on the device: a config's outputs stay where its run left them and
+ * blocktune's own comparison kernel (kernels/<language>/bt_verify.* after the language's prelude,
+ * one entry per output dtype, compiled once per device through the kernel cache) compares them with the problem's reference,
+ * uploaded once per problem (every element, or the sampled indices and their values). Only each
+ * block's partial result crosses to the host (checked, bad, non-finite, the first bad and first
+ * non-finite index, the largest errors), and the one element the report quotes. The arithmetic
+ * and the messages are the host comparison's (host.c): the same tolerances, NaN never passes,
+ * an unwritten (poisoned) element is non-finite. A device that cannot build or run the kernel
+ * (OpenCL without fp64), or a CPU device (whose memory is the host's), is verified on the host.
+ */
+#include "engine/tune_ctx.h"
+
+#include "backends/device.h"
+#include "core/util.h"
+#include "engine/kcache.h"
+#include "store/store.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMP_THREADS 128 /* the kernels' BT_CMP_THREADS */
+#define CMP_GROUPS 1024 /* at most; each writes 8 words */
+#define CMP_WORDS (8 + 8 * CMP_GROUPS)
+
+/* The comparison source in one of the backend's languages after that language's prelude (its
+ * fp16 conversion, compiled with BT_DTYPE_FP16) into a malloc'd *text; false when blocktune has
+ * none. */
+static bool cmp_source(const bt__backend_iface *I, const char **lang, char **text)
+{
+    static const char *const ext[][2] = {{"cu", "cuh"}, {"cl", "cl"}};
+    for (const char *const *l = I->languages; l && *l; l++)
+        for (size_t e = 0; e < BT__ARRAY_LEN(ext); e++) {
+            char path[96], ppath[96];
+            size_t n, pn = 0;
+            snprintf(path, sizeof path, "kernels/%s/bt_verify.%s", *l, ext[e][0]);
+            snprintf(ppath, sizeof ppath, "kernels/%s/prelude.%s", *l, ext[e][1]);
+            const char *src = bt__embedded(path, &n), *pre = bt__embedded(ppath, &pn);
+            if (!src || !pre)
+                continue;
+            *text = malloc(pn + n + 2);
+            if (!*text)
+                return false;
+            memcpy(*text, pre, pn);
+            (*text)[pn] = '\n';
+            memcpy(*text + pn + 1, src, n);
+            (*text)[pn + 1 + n] = '\0';
+            *lang = *l;
+            return true;
+        }
+    return false;
+}
+
+/* Builds and loads the comparison module once per tune (again after a fault). */
+static bool cmp_ready(bt__tctx *T)
+{
+    bt__devcmp *C = &T->cmp;
+    if (C->tried)
+        return C->ok;
+    C->tried = true;
+    const char *lang = NULL;
+    char *src = NULL;
+    bool have = cmp_source(T->I, &lang, &src);
+    /* a CPU device's memory is the host's: reading an output back is a copy, and the host
+     * compares on every core without a kernel to compile (BLOCKTUNE_DEVICE_VERIFY: still on the
+     * device; BLOCKTUNE_HOST_VERIFY: always on the host) */
+    bool force = getenv("BLOCKTUNE_DEVICE_VERIFY") != NULL;
+    if (!have || getenv("BLOCKTUNE_HOST_VERIFY") || (bt__device_in_process(T) && !force)) {
+        free(src);
+        return false;
+    }
+    const bt_device_info *di = bt_device_get_info(T->kn->dev);
+    static const char *const defs[] = {"BT_DTYPE_FP16=1"};
+    bt__compile_req req = {.lang = lang, .src = src, .defines = defs, .ndefines = 1};
+    uint64_t key = bt__kcache_key(T->I->name, di->name, di->compiler_version, &req);
+    bt__blob blob = {0};
+    char *log = NULL;
+    bt_diag d = {0};
+    bt_status st = BT_OK;
+    if (!bt__kcache_get(key, &blob)) {
+        st = T->I->compile(T->D, &req, &blob, &log);
+        if (!st)
+            bt__kcache_put(key, &blob);
+    }
+    if (!st)
+        st = T->I->module_load(T->D, blob.data, blob.size, &C->mod, &d);
+    for (int t = 0; !st && t < BT__DT__COUNT; t++) {
+        char name[48];
+        bt__kres res;
+        snprintf(name, sizeof name, "bt_verify_%s", bt__dtype_name((bt__dtype)t));
+        st = T->I->function_get(T->D, C->mod, name, &C->fn[t], &res, &d);
+    }
+    free(blob.data);
+    free(src);
+    if (st) {
+        bt__decision_log("verifying on the host: the comparison kernel is not available here "
+                         "(%s%s%.300s)", bt_strerror(st), d.msg[0] || log ? ": " : "",
+                         d.msg[0] ? d.msg : log ? log : "");
+        bt__devcmp_free(T);
+        C->tried = true;
+    }
+    free(log);
+    C->ok = st == BT_OK;
+    return C->ok;
+}
+
+void bt__devcmp_free(bt__tctx *T)
+{
+    if (T->cmp.mod)
+        T->I->module_free(T->D, T->cmp.mod);
+    memset(&T->cmp, 0, sizeof T->cmp);
+}
+
+void bt__devcmp_pdata_free(bt__tctx *T, bt__pdata *d)
+{
+    for (int i = 0; i < BT__MAX_ARGS; i++)
+        if (d->dref[i])
+            T->I->buf_free(T->D, d->dref[i]);
+    if (d->didx)
+        T->I->buf_free(T->D, d->didx);
+    if (d->dio)
+        T->I->buf_free(T->D, d->dio);
+}
+
+/* n bytes of src into a new device buffer *b. */
+static bt_status upload(bt__tctx *T, const void *src, size_t n, bt__bbuf **b, bt_diag *diag)
+{
+    bt_status st = T->I->buf_alloc(T->D, n ? n : 8, b, diag);
+    if (!st && n)
+        st = T->I->buf_write(T->D, *b, 0, src, n, diag);
+    return st;
+}
+
+/* d's reference of output i on the device (once per problem): every element, or the sampled
+ * ones in sample order with their indices; and the partial results' buffer. */
+static bt_status upload_ref(bt__tctx *T, bt__pdata *d, int i, bt_diag *diag)
+{
+    bt_status st = BT_OK;
+    if (!d->dio)
+        st = T->I->buf_alloc(T->D, CMP_WORDS * sizeof(int64_t), &d->dio, diag);
+    if (st || !d->have_ref || d->dref[i])
+        return st;
+    if (!d->sample)
+        return upload(T, d->ref[i], d->host[i].count * sizeof(double), &d->dref[i], diag);
+    int64_t *idx = malloc(sizeof *idx * d->nsample);
+    double *val = malloc(sizeof *val * d->nsample);
+    st = idx && val ? BT_OK : BT_NOMEM;
+    for (size_t s = 0; !st && s < d->nsample; s++) {
+        idx[s] = (int64_t)d->sample[s];
+        val[s] = d->ref[i][d->sample[s]];
+    }
+    if (!st && !d->didx)
+        st = upload(T, idx, sizeof *idx * d->nsample, &d->didx, diag);
+    if (!st)
+        st = upload(T, val, sizeof *val * d->nsample, &d->dref[i], diag);
+    free(idx);
+    free(val);
+    return st;
+}
+
+/* The partial results of one pass, summed over the groups. */
+typedef struct pass {
+    uint64_t checked, bad, nf, first_nf, first_bad, explained;
+    double max_abs, max_rel;
+} pass;
+
+/* One launch over `items` (mode 0: scan, 1: dense, 2: sampled) of output i, its groups' words
+ * read back and reduced into *p. */
+static bt_status run_pass(bt__tctx *T, bt__pdata *d, int i, int mode, size_t items, double rtol,
+                          double atol, pass *p, bt_diag *diag)
+{
+    size_t groups = (items + CMP_THREADS * 8 - 1) / (CMP_THREADS * 8);
+    groups = groups < 1 ? 1 : groups > CMP_GROUPS ? CMP_GROUPS : groups;
+    int64_t head[8] = {(int64_t)items, mode};
+    memcpy(&head[2], &rtol, sizeof rtol);
+    memcpy(&head[3], &atol, sizeof atol);
+    bt_status st = T->I->buf_write(T->D, d->dio, 0, head, sizeof head, diag);
+    bt__karg a[4] = {{BT__ARG_BUF, {.buf = d->dev[i]}},
+                     {BT__ARG_BUF, {.buf = mode ? d->dref[i] : d->dev[i]}},
+                     {BT__ARG_BUF, {.buf = mode == 2 ? d->didx : d->dio}},
+                     {BT__ARG_BUF, {.buf = d->dio}}};
+    uint32_t grid[3] = {(uint32_t)groups, 1, 1}, block[3] = {CMP_THREADS, 1, 1};
+    if (!st)
+        st = T->I->launch(T->D, T->cmp.fn[d->host[i].dtype], grid, block, 0, a, 4, NULL, diag);
+    int64_t *w = malloc(groups * 8 * sizeof *w);
+    if (!st)
+        st = w ? T->I->buf_read(T->D, d->dio, 8 * sizeof *w, w, groups * 8 * sizeof *w, diag)
+               : BT_NOMEM;
+    memset(p, 0, sizeof *p);
+    p->first_nf = p->first_bad = UINT64_MAX;
+    for (size_t g = 0; !st && g < groups; g++) {
+        const int64_t *x = &w[8 * g];
+        double ma, mr;
+        memcpy(&ma, &x[5], sizeof ma);
+        memcpy(&mr, &x[6], sizeof mr);
+        p->checked += (uint64_t)x[0], p->bad += (uint64_t)x[1], p->nf += (uint64_t)x[2];
+        p->first_nf = (uint64_t)x[3] < p->first_nf ? (uint64_t)x[3] : p->first_nf;
+        p->first_bad = (uint64_t)x[4] < p->first_bad ? (uint64_t)x[4] : p->first_bad;
+        p->max_abs = fmax(p->max_abs, ma), p->max_rel = fmax(p->max_rel, mr);
+        p->explained += (uint64_t)x[7];
+    }
+    free(w);
+    return st;
+}
+
+/* The output element at j, read back alone (the one a message quotes). */
+static double element(bt__tctx *T, bt__pdata *d, int i, size_t j)
+{
+    uint64_t raw = 0;
+    bt__hostbuf one = {d->host[i].dtype, 1, &raw};
+    size_t es = (size_t)bt__dtype_size(one.dtype);
+    if (T->I->buf_read(T->D, d->dev[i], j * es, &raw, es, NULL) != BT_OK)
+        return NAN;
+    return bt__hostbuf_get(&one, 0);
+}
+
+/* The passes of output i against d's reference (scan only without one) into v. */
+static bt_status compare(bt__tctx *T, bt__pdata *d, int i, double rtol, double atol,
+                         bt__verify *v, bt_diag *diag)
+{
+    size_t n = d->host[i].count;
+    bool sampled = d->have_ref && d->sample;
+    pass a, b;
+    bt_status st = run_pass(T, d, i, d->have_ref && !sampled ? 1 : 0, n, rtol, atol, &a, diag);
+    if (!st && sampled)
+        st = run_pass(T, d, i, 2, d->nsample, rtol, atol, &b, diag);
+    if (st)
+        return st;
+    memset(v, 0, sizeof *v);
+    v->nonfinite = (size_t)a.nf;
+    v->first_bad = SIZE_MAX;
+    const pass *c = sampled ? &b : &a; /* what was compared with the reference */
+    v->checked = (size_t)c->checked, v->bad = (size_t)c->bad;
+    v->max_abs_err = c->max_abs, v->max_rel_err = c->max_rel;
+    if (c->first_bad != UINT64_MAX)
+        v->first_bad = (size_t)c->first_bad;
+    if (sampled)
+        v->nonfinite = a.nf > b.explained ? (size_t)(a.nf - b.explained) : 0;
+    if (v->nonfinite)
+        v->first_bad = (size_t)a.first_nf;
+    if (v->first_bad != SIZE_MAX) {
+        v->got = element(T, d, i, v->first_bad);
+        v->want = !d->have_ref ? 0 : d->ref[i][v->first_bad];
+        if (sampled && v->nonfinite) {
+            v->want = NAN;
+            for (size_t s = 0; s < d->nsample; s++)
+                if (d->sample[s] == v->first_bad)
+                    v->want = d->ref[i][v->first_bad];
+        }
+    }
+    bt__verify_message(v, rtol, atol);
+    return BT_OK;
+}
+
+bt_status bt__devcmp_output(bt__tctx *T, bt__pdata *d, int i, double rtol, double atol,
+                            bt__verify *v, bt_diag *diag)
+{
+    if (!cmp_ready(T))
+        return BT_UNSUPPORTED;
+    bt_diag dd = {0};
+    bt_status st = upload_ref(T, d, i, &dd);
+    if (!st)
+        st = compare(T, d, i, rtol, atol, v, &dd);
+    if (!st) {
+        T->r->dev_compares++;
+        return BT_OK;
+    }
+    if (bt__device_lost(T->kn->dev)) { /* the config's run broke the device: its failure */
+        bt__diag_copy(diag, &dd);
+        return st;
+    }
+    bt__decision_log("verifying on the host from now on: the comparison kernel failed (%s)",
+                     dd.msg[0] ? dd.msg : bt_strerror(st));
+    bt__devcmp_free(T);
+    T->cmp.tried = true;
+    return BT_UNSUPPORTED;
+}
