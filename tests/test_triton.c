@@ -567,6 +567,14 @@ static void dispatch_here(const char *spec)
         assert_true(z[i] == 1.5f * (float)i);
     assert_int_equal(bt_kernel_tune_count(kn), 0); /* from the store, not tuned */
     assert_int_equal(bt__tpool_requests(), 0);      /* nothing compiled: no Python ran */
+    /* a lookup finds the config; Triton's parameter list is not the spec's: BT_ARG_OTHER */
+    bt_choice *c = NULL;
+    assert_int_equal(bt_kernel_lookup(kn, p, 1, &c, &d), BT_OK);
+    assert_int_equal(bt_choice_source(c), BT_SOURCE_MEMORY);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(bt_choice_arg(c, i, NULL, NULL), BT_ARG_OTHER);
+    assert_int_equal(bt_choice_arg(c, 4, NULL, NULL), BT_ARG_END);
+    bt_choice_destroy(c);
     /* the same key through a buffer 8 bytes into an allocation: refused before the driver */
     void *lib = dlopen(BT_MOCK_CUDA, RTLD_NOW);
     assert_non_null(lib);
