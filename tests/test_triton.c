@@ -337,6 +337,7 @@ static void test_mock_launch(void **state)
     assert_int_equal(I->module_load(D, blob.data, blob.size, &mod, &d), BT_OK);
     assert_int_equal(I->function_get(D, mod, "tl_probe", &fn, &res, &d), BT_OK);
     assert_string_equal(res.compiler, "Triton 3.6.0");
+    assert_int_equal(res.static_smem, 65536); /* the kernel's shared memory, for the occupancy */
     bt__bbuf *buf = NULL;
     assert_int_equal(I->buf_alloc(D, 4096, &buf, &d), BT_OK);
     bt__karg args[5] = {{.kind = BT__ARG_BUF, .u.buf = buf},

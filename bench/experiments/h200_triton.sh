@@ -20,8 +20,10 @@
 #             built-in vector_add and for examples/triton/vector_add.json (build/bt_launch_overhead)
 #
 # The device tool allows 10 minutes a command, so run the parts one per command (build/ carried;
-# torch and triton are the device's own python3, which also compiles for blocktune):
-#   bash bench/experiments/h200_triton.sh bt
+# torch and triton are the device's own python3, which also compiles for blocktune; part tri
+# reads part bt's JSONs from /tmp/bt-triton-shared, so run them on the same warm machine):
+#   bash bench/experiments/h200_triton.sh bt_mem     (vector_add and softmax; bt = both halves)
+#   bash bench/experiments/h200_triton.sh bt_mm      (the three matmul cases)
 #   bash bench/experiments/h200_triton.sh tri
 #   bash bench/experiments/h200_triton.sh tri_odd
 #   bash bench/experiments/h200_triton.sh overhead
@@ -32,7 +34,7 @@
 # bt_kernel_launch within 1 µs of cuLaunchKernel.
 set -u
 BT_RUN=triton-${1:-all} . bench/device_env.sh
-export BLOCKTUNE_PYTHON=${BLOCKTUNE_PYTHON:-python3} BT_SOURCE_DIR=$PWD
+export BLOCKTUNE_PYTHON=${BLOCKTUNE_PYTHON:-python3} BLOCKTUNE_PYTHONPATH=$PWD/python BT_SOURCE_DIR=$PWD
 part=${1:-all}
 RES="$OUT/results.jsonl"
 SHARED=/tmp/bt-triton-shared # blocktune's tune JSONs, read by part tri (another command)
@@ -92,9 +94,11 @@ three_tunes() {
   one_tune "$name" stored "$cache" "$spec" "$@"
 }
 
-part_bt() {
+part_bt_mem() {
   three_tunes vector_add vector_add.json --n 268435456 --dtype fp32
   three_tunes softmax softmax.json --n_rows 4096 --n_cols 4096 --dtype fp32
+}
+part_bt_mm() {
   three_tunes matmul_seed_4096 matmul_seed.json --M 4096 --N 4096 --K 4096 --dtype fp16
   three_tunes matmul108_4096 matmul.json --M 4096 --N 4096 --K 4096 --dtype fp16
   three_tunes matmul108_odd matmul.json --M 3001 --N 2999 --K 1031 --dtype fp16
@@ -235,10 +239,12 @@ part_overhead() {
 }
 
 case $part in
-  bt) part_bt ;;
+  bt) part_bt_mem; part_bt_mm ;;
+  bt_mem) part_bt_mem ;;
+  bt_mm) part_bt_mm ;;
   tri) side tri ;;
   tri_odd) side tri_odd ;;
   overhead) part_overhead ;;
-  all) part_bt; side tri; side tri_odd; part_overhead ;;
-  *) echo "usage: $0 [bt|tri|tri_odd|overhead|all]" >&2; exit 2 ;;
+  all) part_bt_mem; part_bt_mm; side tri; side tri_odd; part_overhead ;;
+  *) echo "usage: $0 [bt|bt_mem|bt_mm|tri|tri_odd|overhead|all]" >&2; exit 2 ;;
 esac

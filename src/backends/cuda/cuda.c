@@ -1265,8 +1265,10 @@ static bt_status cu_function_get(bt__bdev *d, bt__bmod *m, const char *entry, bt
     f->static_smem = (size_t)v[2];
     f->dyn_limit = (size_t)v[4];
     f->tm = m->tmeta;
-    if (f->tm)
+    if (f->tm) { /* its shared memory is all dynamic, the kernel's own: reported as the block's */
         snprintf(f->res.compiler, sizeof f->res.compiler, "Triton %s", f->tm->triton_version);
+        f->res.static_smem += f->tm->shared;
+    }
     pthread_mutex_init(&f->scratch_lock, NULL);
     f->next = m->fns;
     m->fns = f;
