@@ -4,8 +4,11 @@
  * call, on a tiny kernel (vector_add, n = 1024): (a) bt_kernel_launch (key lookup, geometry and
  * arguments from the spec, backend launch), (b) the backend's launch alone, (c) cuLaunchKernel
  * called directly on the same CUfunction. Five runs of 20000 launches each; medians in µs.
+ * With a spec (examples/triton/vector_add.json: a Triton kernel of the same arguments) that
+ * kernel instead; its bare call passes Triton's parameters (x, y, out, n as i32, the two NULL
+ * scratch pointers), so (a) - (c) is what blocktune's dispatch of a Triton kernel costs.
  *
- *   usage: launch_overhead [DEVICE]      (default cuda:0)
+ *   usage: launch_overhead [DEVICE [SPEC.json]]      (default cuda:0, the built-in vector_add)
  */
 #include "engine/engine.h"
 
@@ -46,8 +49,11 @@ int main(int argc, char **argv)
         printf("SKIPPED: %s\n", d.msg);
         return 77;
     }
-    bt_kdesc *k;
-    bt_kdesc_builtin("vector_add", &k, &d);
+    bt_kdesc *k = NULL;
+    if (argc > 2 ? bt_kdesc_load_file(argv[2], &k, &d) : bt_kdesc_builtin("vector_add", &k, &d)) {
+        fprintf(stderr, "%s\n", d.msg);
+        return 1;
+    }
     bt_kernel *kn;
     if (bt_kernel_create(dev, k, &kn, &d)) {
         fprintf(stderr, "%s\n", d.msg);
@@ -81,8 +87,11 @@ int main(int argc, char **argv)
             e = kn->tab[i]; /* the only entry */
     int64_t grid[3], block[3], dyn;
     bt__geometry(k, &e.cfg, p, &bt_device_get_info(dev)->props, grid, block, &dyn, &d);
+    bool triton = !strcmp(kn->src->lang, "triton"); /* its n is an int32 scalar */
     bt__karg args[4] = {{BT__ARG_BUF, {.buf = b[0]->b}}, {BT__ARG_BUF, {.buf = b[1]->b}},
                         {BT__ARG_BUF, {.buf = b[2]->b}}, {BT__ARG_I64, {.i64 = 1024}}};
+    if (triton)
+        args[3] = (bt__karg){BT__ARG_I32, {.i32 = 1024}};
     uint32_t g32[3] = {(uint32_t)grid[0], 1, 1}, b32[3] = {(uint32_t)block[0], 1, 1};
 
     double ra[RUNS], rb[RUNS], rc[RUNS];
@@ -112,7 +121,13 @@ int main(int argc, char **argv)
             unsigned long long px = *(unsigned long long *)b[0]->b, py = *(unsigned long long *)b[1]->b,
                                pz = *(unsigned long long *)b[2]->b;
             long long n = 1024;
-            void *params[4] = {&px, &py, &pz, &n};
+            int n32 = 1024;
+            unsigned long long none = 0; /* Triton's global_scratch, profile_scratch */
+            void *params[6] = {&px, &py, &pz, &n, NULL, NULL};
+            if (triton) {
+                params[3] = &n32;
+                params[4] = params[5] = &none;
+            }
             for (int r = 0; r < RUNS; r++) {
                 double t = now();
                 for (int i = 0; i < PER; i++)
@@ -127,7 +142,8 @@ int main(int argc, char **argv)
     qsort(rb, RUNS, sizeof *rb, cmpd);
     if (have_raw)
         qsort(rc, RUNS, sizeof *rc, cmpd);
-    printf("{\"device\": \"%s\", \"launches_per_run\": %d, \"runs\": %d,\n", bt_device_get_info(dev)->name, PER, RUNS);
+    printf("{\"device\": \"%s\", \"kernel\": \"%s\", \"launches_per_run\": %d, \"runs\": %d,\n",
+           bt_device_get_info(dev)->name, k->name, PER, RUNS);
     printf(" \"bt_kernel_launch_us\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f},\n", ra[2], ra[0], ra[4]);
     printf(" \"backend_launch_us\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f},\n", rb[2], rb[0], rb[4]);
     if (have_raw)

@@ -572,8 +572,9 @@ typedef enum bt_arg_kind {
     BT_ARG_FLOAT32,
     BT_ARG_FLOAT64,
     BT_ARG_LOCAL,      /* OpenCL dynamic local memory: *ivalue bytes (a NULL __local argument) */
-    BT_ARG_OTHER,      /* something blocktune fills itself (a tensor map, constant memory): launch
-                          such a kernel with bt_kernel_launch_ex */
+    BT_ARG_OTHER,      /* something blocktune fills itself (a tensor map, constant memory, every
+                          argument of a Triton kernel, whose parameters follow Triton's calling
+                          convention): launch such a kernel with bt_kernel_launch_ex */
 } bt_arg_kind;
 /* Argument i's kind and, for a scalar or local size, its value for the problem. Either pointer
  * may be NULL. */

@@ -1232,15 +1232,19 @@ static void test_cpp_names_templates_and_constant_memory(void **state)
                      BT_NOT_FOUND);
     assert_non_null(strstr(d.msg, "extern \"C\""));
     g_if->module_free(g_bd, m);
-    /* a blob of a blocktune before names (BTCUBIN1: a 32-byte header, no name table) loads */
+    /* blobs of older blocktunes load: before names (BTCUBIN1: a 32-byte header, no name table)
+     * and before the Triton section (BTCUBIN2: 40 bytes); this one's header is 48 bytes */
     unsigned char *v1 = malloc(plain.size);
-    memcpy(v1, "BTCUBIN1", 8);
-    memcpy(v1 + 8, (unsigned char *)plain.data + 8, 24);
-    memcpy(v1 + 32, (unsigned char *)plain.data + 40, plain.size - 40);
-    assert_int_equal(g_if->module_load(g_bd, v1, plain.size - 8, &m, &d), BT_OK);
-    assert_int_equal(g_if->function_get(g_bd, m, "_Z18convolution_kernelPfPKf", &conv, NULL, &d),
-                     BT_OK);
-    g_if->module_free(g_bd, m);
+    for (int v = 1; v <= 2; v++) {
+        size_t hl = v == 1 ? 32 : 40;
+        memcpy(v1, v == 1 ? "BTCUBIN1" : "BTCUBIN2", 8);
+        memcpy(v1 + 8, (unsigned char *)plain.data + 8, hl - 8);
+        memcpy(v1 + hl, (unsigned char *)plain.data + 48, plain.size - 48);
+        assert_int_equal(g_if->module_load(g_bd, v1, plain.size - 48 + hl, &m, &d), BT_OK);
+        assert_int_equal(
+            g_if->function_get(g_bd, m, "_Z18convolution_kernelPfPKf", &conv, NULL, &d), BT_OK);
+        g_if->module_free(g_bd, m);
+    }
     free(blob.data);
     /* a name the source does not have fails the compile, naming it */
     const char *typo[] = {"convolution_kernal"};

@@ -59,6 +59,8 @@ typedef struct bt__kres {
     int64_t spill_bytes;      /* spill stores + loads, from the compiler's report */
     bool from_cache;          /* offline_compile: the compiler answered from a cache of its own
                                  (Triton's compile pool), nothing was compiled */
+    char compiler[48];        /* function_get: the compiler that built the module when the blob
+                                 says ("Triton 3.6.0"); "" when it is the device's own */
 } bt__kres;
 
 /* What an offline compile for a GPU builds: the target ("sm_90a") and the compiler that builds it
@@ -74,8 +76,9 @@ typedef struct bt__offline_target {
  * architecture, or for an offline compile the target that offline_target named), and the names to
  * resolve (may be NULL; see compile()). For the language "triton" src is not source text but the
  * Triton compile request of one config (bt__triton_request, kdesc.h: a JSON object naming the
- * .py file, the entry, the signature, constexprs and options); defines and options are unused
- * and names[0] is the entry. */
+ * .py file, the entry, the signature, constexprs and options); defines and options are unused,
+ * names[0] is the entry and names[1..nnames) the kernel's arguments in the order launches pass
+ * them (a Triton kernel's parameters are mapped onto them by name). */
 typedef struct bt__compile_req {
     const char *lang;
     const char *src;

@@ -237,6 +237,10 @@ struct bt_kdesc {
     bt__tolerance tol[BT__DT__COUNT];
     bt__ref_kind ref;
     char ref_host[BT_NAME_MAX];
+    /* the host reference's argument and problem-variable names as this spec spells them
+     * ("reference": {"host": ..., "names": {"x": "x_ptr"}}): pairs (the reference's, the spec's) */
+    char ref_names[8][2][BT_NAME_MAX];
+    int nref_names;
     bt_config ref_config;
     bt__ksource ref_src[BT__MAX_LANGS]; /* the reference kernel's sources by language */
     int nref_src;

@@ -415,6 +415,32 @@ static bt_status load_tolerance(bt__ld *L, const json_t *v)
     return BT_OK;
 }
 
+/* "names": {"x": "x_ptr", ...}: the host reference's names for the spec's arguments and problem
+ * variables (strings, at most 8 pairs). */
+static bt_status ref_names(bt__ld *L, const json_t *v)
+{
+    bt_kdesc *k = L->k;
+    if (!v)
+        return BT_OK;
+    if (!json_is_object(v) || json_object_size(v) > BT__ARRAY_LEN(k->ref_names))
+        return bt__ld_fail(L, "reference.names", "expected an object of at most %d names "
+                           "(\"x\": \"x_ptr\": the reference's name, the spec's)",
+                           (int)BT__ARRAY_LEN(k->ref_names));
+    const char *ref;
+    json_t *s;
+    json_object_foreach((json_t *)v, ref, s) {
+        char p[BT_NAME_MAX + 24];
+        snprintf(p, sizeof p, "reference.names.%s", ref);
+        const char *name;
+        BT__TRY(bt__ld_str(L, s, p, &name));
+        if (strlen(ref) >= BT_NAME_MAX || strlen(name) >= BT_NAME_MAX)
+            return bt__ld_fail(L, p, "name too long");
+        snprintf(k->ref_names[k->nref_names][0], BT_NAME_MAX, "%s", ref);
+        snprintf(k->ref_names[k->nref_names++][1], BT_NAME_MAX, "%s", name);
+    }
+    return BT_OK;
+}
+
 static bt_status load_reference(bt__ld *L, const json_t *v)
 {
     bt_kdesc *k = L->k;
@@ -423,8 +449,8 @@ static bt_status load_reference(bt__ld *L, const json_t *v)
     if (!json_is_object(v))
         return bt__ld_fail(L, "reference", "expected {\"host\": ...}, {\"config\": {...}}, "
                            "{\"answers\": {...}} or a kernel");
-    static const char *const keys[] = {"host", "config", "answers", "sources", "entry", "grid",
-                                       "block", NULL};
+    static const char *const keys[] = {"host", "names", "config", "answers", "sources", "entry",
+                                       "grid", "block", NULL};
     BT__TRY(bt__ld_keys(L, v, "reference", keys));
     json_t *h = json_object_get(v, "host"), *c = json_object_get(v, "config"),
            *s = json_object_get(v, "sources"), *a = json_object_get(v, "answers");
@@ -438,8 +464,10 @@ static bt_status load_reference(bt__ld *L, const json_t *v)
         BT__TRY(bt__ld_str(L, h, "reference.host", &name));
         snprintf(k->ref_host, sizeof k->ref_host, "%s", name);
         k->ref = BT__REF_HOST;
-        return BT_OK;
+        return ref_names(L, json_object_get(v, "names"));
     }
+    if (json_object_get(v, "names"))
+        return bt__ld_fail(L, "reference.names", "names go with a \"host\" reference");
     if (c) {
         BT__TRY(parse_config_object(L, c, "reference.config", &k->ref_config, false));
         k->ref = BT__REF_CONFIG;

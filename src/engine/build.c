@@ -5,7 +5,10 @@
  * binary (a stale cache entry is compiled again), and the compile stage of a round on the thread
  * pool with its progress line. Used by the tuner's rounds, its device reference and finals, and
  * by the dispatch of a looked-up config. A Triton source compiles from its config's request
- * (core: bt__triton_request) past the kernel cache: the Triton compile pool keeps its own.
+ * (core: bt__triton_request) through the Triton compile pool, and its blob (the CUBIN with its
+ * launch metadata) goes to the kernel cache too, keyed also by the bytes of every .py file beside
+ * the source (the helpers it may import), so that a process that finds it there launches it with
+ * no Python.
  */
 #include "engine/build.h"
 
@@ -14,6 +17,7 @@
 #include "engine/kcache.h"
 #include "engine/userdata.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +65,8 @@ int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p
     return m + bt__build_defines_common(k, p, g, threads, defs + m);
 }
 
-static void build_req(const bt_kernel *kn, const bt__compile_req *req, bool use_cache, bool keep,
-                      bt__entry *e);
+static void build_req(const bt_kernel *kn, const bt__compile_req *req, uint64_t salt,
+                      bool use_cache, bool keep, bt__entry *e);
 
 void bt__build_source(const bt_kernel *kn, const bt__ksource *src, const char *entry,
                       const char *const *dp, int nd, bool use_cache, bt__entry *e)
@@ -76,16 +80,19 @@ void bt__build_source(const bt_kernel *kn, const bt__ksource *src, const char *e
     bt__compile_req_of(k, src, dp, nd, names, np, &req);
     if (entry && req.nnames)
         snprintf(names[0], sizeof names[0], "%s", entry);
-    build_req(kn, &req, use_cache, true, e);
+    build_req(kn, &req, 0, use_cache, true, e);
 }
 
-/* Compiles req into e: from the kernel cache when use_cache, into it when keep. */
-static void build_req(const bt_kernel *kn, const bt__compile_req *req, bool use_cache, bool keep,
-                      bt__entry *e)
+/* Compiles req into e: from the kernel cache when use_cache, into it when keep; salt (when
+ * non-zero) is part of the cache key. */
+static void build_req(const bt_kernel *kn, const bt__compile_req *req, uint64_t salt,
+                      bool use_cache, bool keep, bt__entry *e)
 {
     const bt_device_info *di = bt_device_get_info(kn->dev);
     double t0 = bt__now();
     uint64_t key = bt__kcache_key(kn->iface->name, di->name, di->compiler_version, req);
+    if (salt)
+        key = bt__fnv1a(&salt, sizeof salt, key);
     if (use_cache && bt__kcache_get(key, &e->blob)) {
         e->compile_s = bt__now() - t0;
         e->cached = true;
@@ -105,9 +112,49 @@ static void build_req(const bt_kernel *kn, const bt__compile_req *req, bool use_
     free(log);
 }
 
-/* A Triton source: the config's compile request to the backend, past the kernel cache (the
- * Triton compile pool's own cache keys by the source, its helpers and Triton's version). */
-static void build_triton(const bt_kernel *kn, const bt_problem *p, bt__entry *e)
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A hash of the names and bytes of every .py file in the folder of path (sorted by name): what a
+ * Triton kernel there may import. Never 0. */
+static uint64_t py_folder_hash(const char *path)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    uint64_t h = bt__fnv1a("triton-py-folder", 16, BT__FNV_SEED);
+    DIR *D = opendir(slash ? (dir[0] ? dir : "/") : ".");
+    char *names[256];
+    size_t n = 0;
+    for (struct dirent *de; D && (de = readdir(D)) != NULL && n < BT__ARRAY_LEN(names);) {
+        size_t len = strlen(de->d_name);
+        if (len > 3 && !strcmp(de->d_name + len - 3, ".py") && (names[n] = bt__strdup(de->d_name)))
+            n++;
+    }
+    if (D)
+        closedir(D);
+    qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        char file[1400];
+        snprintf(file, sizeof file, "%s/%s", slash ? (dir[0] ? dir : "") : ".", names[i]);
+        size_t size = 0;
+        char *text = bt__read_file(file, &size);
+        h = bt__fnv1a(names[i], strlen(names[i]) + 1, h);
+        h = text ? bt__fnv1a(text, size, h) : bt__fnv1a("?", 1, h);
+        free(text);
+        free(names[i]);
+    }
+    return h ? h : 1;
+}
+
+/* A Triton source: the config's compile request to the backend (names: the entry, then the
+ * spec's arguments, which the blob's launch metadata maps Triton's parameters onto), through the
+ * kernel cache keyed also by the .py files beside the source. */
+static void build_triton(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_cache)
 {
     const bt_device_info *di = bt_device_get_info(kn->dev);
     char *text = NULL;
@@ -117,16 +164,25 @@ static void build_triton(const bt_kernel *kn, const bt_problem *p, bt__entry *e)
         e->error = bt__strdup(d.msg);
         return;
     }
-    const char *names[1] = {kn->k->entry};
-    bt__compile_req req = {.lang = "triton", .src = text, .names = names, .nnames = 1};
-    build_req(kn, &req, false, false, e);
+    const bt_kdesc *k = kn->k;
+    const char *names[1 + BT__MAX_ARGS];
+    names[0] = k->entry;
+    for (int i = 0; i < k->nargs && i < BT__MAX_ARGS; i++)
+        names[1 + i] = k->args[i].name;
+    bt__compile_req req = {.lang = "triton", .src = text, .names = names, .nnames = 1 + k->nargs};
+    build_req(kn, &req, py_folder_hash(kn->src->path), use_cache, true, e);
     free(text);
+}
+
+bool bt__build_per_problem(const bt_kernel *kn)
+{
+    return kn->k->npdefines > 0 || !strcmp(kn->src->lang, "triton");
 }
 
 void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_cache)
 {
     if (!strcmp(kn->src->lang, "triton")) {
-        build_triton(kn, p, e);
+        build_triton(kn, p, e, use_cache);
         return;
     }
     const bt_device_info *di = bt_device_get_info(kn->dev);

@@ -25,6 +25,9 @@ int bt__build_defines_common(const bt_kdesc *k, const bt_problem *p, const bt_gp
  * cached; a compile error sets status BT__CS_COMPILE, log and error. */
 void bt__build_source(const bt_kernel *kn, const bt__ksource *src, const char *entry,
                       const char *const *dp, int nd, bool use_cache, bt__entry *e);
+/* Whether a config's binary depends on the problem beyond the key's dtype: problem defines, or
+ * a Triton source (Triton specializes integer arguments on their values). */
+bool bt__build_per_problem(const bt_kernel *kn);
 /* Compiles config e->ev.cfg for problem p into e->blob (through the kernel cache when use_cache):
  * sets compile_s and cached; a compile error sets status BT__CS_COMPILE, log and error. */
 void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_cache);

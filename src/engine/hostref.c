@@ -13,8 +13,18 @@
 /* The problem variable `name` as a size: a spec whose problem lacks it, or gives it a negative
  * value, cannot be checked by this reference (it would compare against zeros), so that is an
  * error naming the variable. */
+/* The spec's name for the reference's `name` (its "names" map), else name itself. */
+static const char *spec_name(const bt__href_ctx *c, const char *name)
+{
+    for (int i = 0; i < c->k->nref_names; i++)
+        if (!strcmp(c->k->ref_names[i][0], name))
+            return c->k->ref_names[i][1];
+    return name;
+}
+
 static bt_status pv(const bt__href_ctx *c, const char *name, size_t *out, bt_diag *d)
 {
+    name = spec_name(c, name);
     for (int i = 0; i < c->k->nproblem; i++)
         if (!strcmp(c->k->problem_names[i], name)) {
             if (c->p->values[i] < 0) {
@@ -43,6 +53,7 @@ static bt_status holds(const bt__href_ctx *c, int a, size_t want, bt_diag *d)
 /* Index of an argument by name, -1 when absent. */
 static int arg(const bt__href_ctx *c, const char *name)
 {
+    name = spec_name(c, name);
     for (int i = 0; i < c->k->nargs; i++)
         if (!strcmp(c->k->args[i].name, name))
             return i;
@@ -55,7 +66,7 @@ static bt_status need(const bt__href_ctx *c, const char *const *names, int *idx,
         idx[i] = arg(c, names[i]);
         if (idx[i] < 0) {
             bt__diag_set(d, "host reference of '%s' needs an argument named '%s'", c->k->name,
-                         names[i]);
+                         spec_name(c, names[i]));
             return BT_INVALID_ARG;
         }
     }

@@ -70,12 +70,6 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
         bt__diag_set(diag, "kernel '%s' needs an entry point and launch geometry", k->name);
         return BT_INVALID_ARG;
     }
-    if (!strcmp(src->lang, "triton")) { /* compiled and planned, not yet launched */
-        bt__diag_set(diag, "kernel '%s': launching Triton kernels is not built yet (Triton's "
-                     "calling convention, docs/triton.md#what-is-left); `blocktune plan --exact` "
-                     "compiles them", k->name);
-        return BT_UNSUPPORTED;
-    }
     bt_status mode_st = bt__tune_mode_env_check(diag);
     if (mode_st != BT_OK)
         return mode_st;

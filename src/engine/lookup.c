@@ -169,6 +169,8 @@ bt_arg_kind bt_choice_arg(const bt_choice *c, int i, int64_t *ivalue, double *fv
         return BT_ARG_END;
     const bt__argspec *s = &c->kn->k->args[i];
     const bt__karg *a = &c->e.args[i];
+    if (!strcmp(c->kn->src->lang, "triton")) /* Triton's parameter list is the backend's to make */
+        return BT_ARG_OTHER;
     if (s->role == BT__KARG_BUFFER)
         return s->cmem ? BT_ARG_OTHER : BT_ARG_BUFFER;
     int64_t iv = 0;

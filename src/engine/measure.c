@@ -173,12 +173,12 @@ static bool applies(bt__model *bm, const bt__entry *e)
     return ok;
 }
 
-/* A kernel with problem defines is compiled per problem: at boundary size bp its config is
- * verified with a binary built for bp, made in *tmp (drop_binary frees it); without defines the
- * round's own binary serves. */
+/* A kernel with problem defines, or a Triton kernel (its integer arguments are specialized), is
+ * compiled per problem: at boundary size bp its config is verified with a binary built for bp,
+ * made in *tmp (drop_binary frees it); otherwise the round's own binary serves. */
 static bt__entry *boundary_binary(bt__tctx *T, bt__entry *e, const bt_problem *bp, bt__entry *tmp)
 {
-    if (!T->k->npdefines)
+    if (!bt__build_per_problem(T->kn))
         return e;
     memset(tmp, 0, sizeof *tmp);
     tmp->ev = e->ev;

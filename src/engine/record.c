@@ -101,7 +101,8 @@ bt_status bt__record_put(bt__store *s, bt_result *r, const bt__entry *e, bool wi
     m.device_uuid = (char *)r->dev.uuid;
     m.device_arch = arch;
     m.driver = (char *)r->dev.driver_version;
-    m.compiler = (char *)r->dev.compiler_version;
+    /* a Triton kernel's module names its compiler ("Triton 3.6.0"), else the device's */
+    m.compiler = e->res.compiler[0] ? (char *)e->res.compiler : (char *)r->dev.compiler_version;
     m.blocktune_version = (char *)bt_version();
     m.key = key;
     m.key_json = kj;

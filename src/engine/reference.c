@@ -254,15 +254,15 @@ static bt_status unwritten(bt__tctx *T, const bt__entry *e, const bt__geom *geo,
 }
 
 /* Runs the device reference once on d (poisoned outputs, watched) and keeps its outputs as d's
- * reference. A binary of its own at a problem other than the tuned one when the sizes are
- * defines. */
+ * reference. A binary of its own at a problem other than the tuned one when the binary depends
+ * on the sizes (defines, a Triton kernel's specialization). */
 static bt_status devref_run(bt__tctx *T, bt__pdata *d, const char *where, bt_diag *diag)
 {
     const bt_kdesc *k = T->k;
     bt__devref *R = &T->dref;
     bt__entry own, *e = &R->e;
     bt_status st = BT_OK;
-    if (k->npdefines && memcmp(d->p.values, T->p->values, sizeof d->p.values)) {
+    if (bt__build_per_problem(T->kn) && memcmp(d->p.values, T->p->values, sizeof d->p.values)) {
         memset(&own, 0, sizeof own);
         own.ev.cfg = k->ref_config;
         e = &own;

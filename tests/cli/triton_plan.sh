@@ -53,14 +53,16 @@ sed 's/"sources": {"triton": "matmul.py"}/"sources": {"triton": "nothere.py"}/' 
 out=$("$bt" plan "$tmp/missing.json" --gpu h200 2>&1)
 check "a missing .py is named" grep -q "sources.triton: cannot read source '.*nothere.py'" <<<"$out"
 
-# --- tuning (launching) a Triton kernel is refused, saying so, until the launch is built ---
+# --- a tune with no usable python (and nothing cached): every config fails, naming it ---
+# (the tune itself, with Triton, is test_triton's: tune, verify, store, relaunch with no Python)
 mock="$(dirname "$bt")/libbt_mock_cuda.so"
 if [ -f "$mock" ]; then
-    out=$(BLOCKTUNE_CUDA_LIBRARY="$mock" "$bt" tune "$src/examples/triton/vector_add.json" --device cuda:0 --n 4096 2>&1)
-    check "tune of a Triton spec fails" test $? -ne 0
-    check "... saying launching Triton kernels is not built yet" grep -q "launching Triton kernels is not built yet" <<<"$out"
+    out=$(BLOCKTUNE_CACHE_DIR="$tmp/nocache" BLOCKTUNE_PYTHON=/nonexistent/python BLOCKTUNE_CUDA_LIBRARY="$mock" \
+          "$bt" tune "$src/examples/triton/vector_add.json" --device cuda:0 --n 4096 --budget 1 --graph 2>&1)
+    check "tune of a Triton spec with no python fails" test $? -ne 0
+    check "... each config's compile naming the python and BLOCKTUNE_PYTHON" grep -q "cannot run '/nonexistent/python' .*BLOCKTUNE_PYTHON" <<<"$out"
 else
-    echo "note: no mock driver beside $bt: the tune refusal is not checked"
+    echo "note: no mock driver beside $bt: the tune without a python is not checked"
 fi
 
 # --- --exact without a usable python: one clear line naming it ---

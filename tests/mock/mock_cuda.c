@@ -13,7 +13,8 @@
  *     live allocations (CUDA_ERROR_INVALID_VALUE, or an illegal-address fault for a kernel);
  *   - modules must be ELF images (CUBINs) or PTX text (which the driver compiles: the backend's
  *     cache flush); they hold the emulated kernels below, looked up by name as the CUBIN spells
- *     it (C++ kernels by their mangled names): vadd(a, b, c, n), inc(p, n), rev_dyn(in, out)
+ *     it (C++ kernels by their mangled names), with the parameters the CUBIN's .nv.info section
+ *     lists for it (count and sizes, as the driver reads them; the table's when it has none): vadd(a, b, c, n), inc(p, n), rev_dyn(in, out)
  *     (reverses each block through dynamic shared memory), oob(p) (faults like an out-of-bounds
  *     store), bt_flush_read(buf, chunks, sink, key) (the cache flush's read sweep: reads
  *     16 * chunks bytes, writes the XOR to sink only if it is key), bt_verify_<dtype>(out, ref,
@@ -22,7 +23,15 @@
  *     in Kernel Tuner's style: convolution_kernel(out, in) (C++ name; a square 2-D convolution
  *     with the module's __constant__ d_filter, sizes taken from the allocations and the symbol)
  *     and the template scale<float, F>(y, x) (F read from the mangled name: each thread scales F
- *     elements, so a grid too small leaves outputs unwritten);
+ *     elements, so a grid too small leaves outputs unwritten); two Triton kernels as Triton 3.6
+ *     compiles them for examples/triton (the parameters that are not constexprs, then the
+ *     global_scratch and profile_scratch pointers): vector_add_kernel(x, y, out, n, gs, ps) (fp32:
+ *     out = x + y over n elements; buffers must be 16-byte aligned, as the compile assumed), and
+ *     tl_probe(p, i32, i64, f32, gs, ps), which only records (tests of the launch convention);
+ *   - cuLaunchKernelEx with the attributes Triton's launcher sets (a cluster dimension that must
+ *     divide the grid, the scheduling policy, cooperative, programmatic serialization);
+ *     mock_cuda_last_launch returns the last launch's grid, block, shared memory, cluster and
+ *     parameter bytes, so tests can check what a launch passed;
  *   - cuModuleGetGlobal finds a variable in the image's ELF symbol table, with its size there,
  *     and gives it device memory of its own (zeroed) for the module's life;
  *   - launches run at once on the host and advance a virtual clock that events read, so timings
@@ -44,6 +53,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,7 +121,7 @@ typedef void (*emu_fn)(const launch_rec *l);
 typedef struct kdesc {
     const char *name;
     int nparams;
-    size_t psize[4];
+    size_t psize[8];
     int regs;
     emu_fn run;
     int prefix; /* name is a prefix (a template's instances): the rest gives targ */
@@ -125,14 +135,22 @@ struct CUfunc_st {
     int dyn_limit;
     struct CUmod_st *mod;
     int targ; /* a template instance's integer argument */
+    int np;        /* its parameters: from the CUBIN's .nv.info when it has them, else k's */
+    size_t psize[8];
 };
 
 struct launch_rec {
     struct CUfunc_st *f;
+    int np; /* parameters passed */
     unsigned grid[3], block[3];
     unsigned dyn;
-    unsigned char params[4][8]; /* copies of the argument values */
+    unsigned char params[8][8]; /* copies of the argument values */
+    unsigned cluster[3];        /* cuLaunchKernelEx's cluster dimension ({1,1,1} without) */
 };
+
+/* The last launch enqueued (mock_cuda_last_launch). */
+static launch_rec g_last;
+static int g_launches;
 
 static void *ptr_arg(const launch_rec *l, int i)
 {
@@ -411,6 +429,32 @@ static void emu_verify(const launch_rec *l)
         {"bt_verify_int32", 4, {8, 8, 8, 8}, 32, emu_verify, 0},                                 \
         {"bt_verify_int64", 4, {8, 8, 8, 8}, 32, emu_verify, 0},
 /* ---- end of the comparison kernels ---------------------------------------------------------- */
+/* vector_add_kernel(x, y, out, n, global_scratch, profile_scratch), fp32: examples/triton's
+ * vector add as Triton 3.6 compiles it (BLOCK is a constexpr, so every element below n is
+ * written; a misaligned buffer faults, as the vectorized access the compile chose would). A
+ * CUBIN of 5 parameters is the specialization for n == 1 (Triton makes an integer argument equal
+ * to 1 a constant). */
+static void emu_tl_vadd(const launch_rec *l)
+{
+    const float *x = ptr_arg(l, 0), *y = ptr_arg(l, 1);
+    float *out = ptr_arg(l, 2);
+    int n = l->np == 6 ? int_arg(l, 3) : l->np == 5 ? 1 : -1;
+    size_t bytes = (size_t)(n > 0 ? n : 0) * sizeof(float);
+    if (n < 0 || l->block[0] % 32 || l->block[1] != 1 || l->block[2] != 1 ||
+        ((uintptr_t)x | (uintptr_t)y | (uintptr_t)out) % 16 ||
+        (n && (!valid_range((uintptr_t)x, bytes) || !valid_range((uintptr_t)y, bytes) ||
+               !valid_range((uintptr_t)out, bytes)))) {
+        fault();
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        out[i] = x[i] + y[i];
+}
+
+static void emu_record(const launch_rec *l)
+{
+    (void)l; /* the launch is in g_last */
+}
 
 static const kdesc g_kernels[] = {
     {"vadd", 4, {8, 8, 8, 4}, 16, emu_vadd, 0},
@@ -421,6 +465,8 @@ static const kdesc g_kernels[] = {
     {"_Z18convolution_kernelPfPKf", 2, {8, 8}, 24, emu_conv, 0},
     {"_Z5scaleIfLi", 2, {8, 8}, 12, emu_scale, 1}, /* scale<float, F>: ..Li<F>EEvPT_PKS0_ */
     VERIFY_KERNELS
+    {"vector_add_kernel", 6, {8, 8, 8, 4, 8, 8}, 26, emu_tl_vadd, 0},
+    {"tl_probe", 6, {8, 4, 8, 4, 8, 8}, 32, emu_record, 0},
 };
 #define NKERNELS (sizeof g_kernels / sizeof g_kernels[0])
 
@@ -438,6 +484,64 @@ struct CUmod_st {
     size_t image_size;
     mglobal *globals;
 };
+
+/* The kernel parameters of `name` in the image, as the driver reads them: the EIATTR_KPARAM_INFO
+ * entries (0x17) of its .nv.info.<name> section (each: ordinal at byte 4, size in bits 18-31 of
+ * the word at byte 8). Returns their count (at most 8 recorded), -1 when the image has none. */
+static int elf_params(const unsigned char *b, size_t size, const char *name, size_t psize[8])
+{
+    uint64_t shoff;
+    uint16_t shentsize, shnum, shstrndx;
+    if (size < 64 || memcmp(b, "\x7f" "ELF", 4) || b[4] != 2)
+        return -1;
+    memcpy(&shoff, b + 0x28, 8);
+    memcpy(&shentsize, b + 0x3a, 2);
+    memcpy(&shnum, b + 0x3c, 2);
+    memcpy(&shstrndx, b + 0x3e, 2);
+    if (shentsize < 64 || shoff > size || (uint64_t)shnum * shentsize > size - shoff ||
+        shstrndx >= shnum)
+        return -1;
+    uint64_t stroff, strsz;
+    memcpy(&stroff, b + shoff + (uint64_t)shstrndx * shentsize + 0x18, 8);
+    memcpy(&strsz, b + shoff + (uint64_t)shstrndx * shentsize + 0x20, 8);
+    if (stroff > size || strsz > size - stroff)
+        return -1;
+    char want[160];
+    snprintf(want, sizeof want, ".nv.info.%s", name);
+    for (uint16_t i = 0; i < shnum; i++) {
+        const unsigned char *h = b + shoff + (uint64_t)i * shentsize;
+        uint32_t nm;
+        uint64_t off, sz;
+        memcpy(&nm, h, 4);
+        memcpy(&off, h + 0x18, 8);
+        memcpy(&sz, h + 0x20, 8);
+        if (nm >= strsz || off > size || sz > size - off ||
+            strncmp((const char *)b + stroff + nm, want, strsz - nm))
+            continue;
+        int n = 0;
+        for (uint64_t p = off; p + 2 <= off + sz;) {
+            uint8_t fmt = b[p], attr = b[p + 1];
+            uint16_t len;
+            if (fmt != 4) { /* EIFMT_NVAL 1: 2 bytes; BVAL 2, HVAL 3: 4 bytes */
+                p += fmt == 1 ? 2 : 4;
+                continue;
+            }
+            memcpy(&len, b + p + 2, 2);
+            if (attr == 0x17 && len >= 12 && p + 4 + len <= off + sz) {
+                uint16_t ord;
+                uint32_t info;
+                memcpy(&ord, b + p + 8, 2);
+                memcpy(&info, b + p + 12, 4);
+                if (ord < 8)
+                    psize[ord] = (info >> 18) & 0x3fff;
+                n = ord + 1 > n ? ord + 1 : n;
+            }
+            p += 4 + (uint64_t)len;
+        }
+        return n;
+    }
+    return -1;
+}
 
 /* The ELF object symbol `name` of the image: its size, or -1 when there is none. */
 static long long elf_object_size(const unsigned char *b, size_t size, const char *name)
@@ -1057,7 +1161,7 @@ copy:
     (*m)->image_size = (size_t)end;
     (*m)->magic = MAGIC;
     for (size_t i = 0; i < NKERNELS; i++)
-        (*m)->fns[i] = (struct CUfunc_st){MAGIC, &g_kernels[i], 49152, *m, 0};
+        (*m)->fns[i] = (struct CUfunc_st){MAGIC, &g_kernels[i], 49152, *m, 0, 0, {0}};
     RET(OK);
 }
 
@@ -1096,6 +1200,17 @@ API CUresult cuModuleGetFunction(struct CUfunc_st **f, struct CUmod_st *m, const
                                 : !strcmp(g_kernels[i].name, name)) {
             if (g_kernels[i].prefix) /* "<F>EE...": the template's integer argument */
                 m->fns[i].targ = atoi(name + n);
+            struct CUfunc_st *fn = &m->fns[i];
+            fn->np = g_kernels[i].nparams;
+            memcpy(fn->psize, g_kernels[i].psize, sizeof fn->psize);
+            size_t ps[8] = {0};
+            int np = elf_params(m->image, m->image_size, name, ps);
+            if (np > 8)
+                RET(E_INVALID_IMAGE);
+            if (np >= 0) {
+                fn->np = np;
+                memcpy(fn->psize, ps, sizeof ps);
+            }
             *f = &m->fns[i];
             RET(OK);
         }
@@ -1175,10 +1290,48 @@ API CUresult cuFuncSetAttribute(struct CUfunc_st *f, int attr, int v)
         RET(r);
     if (!f || f->magic != MAGIC)
         RET(E_INVALID_HANDLE);
+    if (attr == 14 && (v == 0 || v == 1)) /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED */
+        RET(OK);
     if (attr != 8 || v < 0 || v > 232448)
         RET(E_INVALID_VALUE);
     f->dyn_limit = v;
     RET(OK);
+}
+
+/* A launch (the lock held): checked, recorded, run or captured. */
+static CUresult launch(struct CUfunc_st *f, const unsigned g[3], const unsigned b[3],
+                       unsigned shared, const unsigned cluster[3], struct CUstream_st *s,
+                       void **params, void **extra)
+{
+    CUresult r = need_ctx();
+    if (r)
+        return r;
+    if (!f || f->magic != MAGIC || (!default_stream(s) && (!s || s->magic != MAGIC)))
+        return E_INVALID_HANDLE;
+    if (extra || (!params && f->np) || !g[0] || !g[1] || !g[2] || !b[0] || !b[1] ||
+        !b[2] || b[0] > 1024 || b[1] > 1024 || b[2] > 64 || (uint64_t)b[0] * b[1] * b[2] > 1024 ||
+        shared > (unsigned)f->dyn_limit || g[0] % cluster[0] || g[1] % cluster[1] ||
+        g[2] % cluster[2] || (uint64_t)cluster[0] * cluster[1] * cluster[2] > 16)
+        return E_INVALID_VALUE;
+    launch_rec l = {f, f->np, {g[0], g[1], g[2]}, {b[0], b[1], b[2]}, shared, {{0}},
+                    {cluster[0], cluster[1], cluster[2]}};
+    for (int i = 0; i < f->np; i++) {
+        if (!params[i])
+            return E_INVALID_VALUE;
+        memcpy(l.params[i], params[i], f->psize[i]);
+    }
+    g_last = l;
+    g_launches++;
+    if (!default_stream(s) && s->capturing) {
+        launch_rec *grown = realloc(s->recs, (size_t)(s->nrecs + 1) * sizeof *grown);
+        if (!grown)
+            return E_OUT_OF_MEMORY;
+        s->recs = grown;
+        s->recs[s->nrecs++] = l;
+        return OK;
+    }
+    run_rec(&l);
+    return OK;
 }
 
 API CUresult cuLaunchKernel(struct CUfunc_st *f, unsigned gx, unsigned gy, unsigned gz,
@@ -1186,31 +1339,68 @@ API CUresult cuLaunchKernel(struct CUfunc_st *f, unsigned gx, unsigned gy, unsig
                             struct CUstream_st *s, void **params, void **extra)
 {
     LOCK();
-    CUresult r = need_ctx();
-    if (r)
-        RET(r);
-    if (!f || f->magic != MAGIC || (!default_stream(s) && (!s || s->magic != MAGIC)))
-        RET(E_INVALID_HANDLE);
-    if (extra || (!params && f->k->nparams) || !gx || !gy || !gz || !bx || !by || !bz ||
-        bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024 ||
-        shared > (unsigned)f->dyn_limit)
+    const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz}, one[3] = {1, 1, 1};
+    RET(launch(f, g, b, shared, one, s, params, extra));
+}
+
+/* cuLaunchKernelEx's types, as cuda.h lays them out. */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char pad[64];
+        int i;
+        struct {
+            unsigned x, y, z;
+        } dim;
+    } value;
+} mock_attr;
+typedef struct {
+    unsigned gx, gy, gz, bx, by, bz, shared;
+    struct CUstream_st *stream;
+    mock_attr *attrs;
+    unsigned nattrs;
+} mock_config;
+
+API CUresult cuLaunchKernelEx(const mock_config *c, struct CUfunc_st *f, void **params,
+                              void **extra)
+{
+    LOCK();
+    if (!c || (c->nattrs && !c->attrs))
         RET(E_INVALID_VALUE);
-    launch_rec l = {f, {gx, gy, gz}, {bx, by, bz}, shared, {{0}}};
-    for (int i = 0; i < f->k->nparams; i++) {
-        if (!params[i])
+    unsigned cluster[3] = {1, 1, 1};
+    for (unsigned i = 0; i < c->nattrs; i++) {
+        const mock_attr *a = &c->attrs[i];
+        if (a->id == 4) { /* CLUSTER_DIMENSION */
+            if (!a->value.dim.x || !a->value.dim.y || !a->value.dim.z)
+                RET(E_INVALID_VALUE);
+            cluster[0] = a->value.dim.x, cluster[1] = a->value.dim.y, cluster[2] = a->value.dim.z;
+        } else if (a->id == 5) { /* CLUSTER_SCHEDULING_POLICY_PREFERENCE: default, spread, lb */
+            if (a->value.i < 0 || a->value.i > 2)
+                RET(E_INVALID_VALUE);
+        } else if (a->id != 2 && a->id != 6) { /* COOPERATIVE, PROGRAMMATIC_STREAM_SERIAL. */
             RET(E_INVALID_VALUE);
-        memcpy(l.params[i], params[i], f->k->psize[i]);
+        }
     }
-    if (!default_stream(s) && s->capturing) {
-        launch_rec *grown = realloc(s->recs, (size_t)(s->nrecs + 1) * sizeof *grown);
-        if (!grown)
-            RET(E_OUT_OF_MEMORY);
-        s->recs = grown;
-        s->recs[s->nrecs++] = l;
-        RET(OK);
+    const unsigned g[3] = {c->gx, c->gy, c->gz}, b[3] = {c->bx, c->by, c->bz};
+    RET(launch(f, g, b, c->shared, cluster, c->stream, params, extra));
+}
+
+/* Not a driver function: the last launch (cuLaunchKernel or cuLaunchKernelEx) and how many
+ * there were; params gets 8 slots of 8 bytes (the parameter values, each in its slot's first
+ * bytes). Returns the number of launches so far. */
+API int mock_cuda_last_launch(unsigned grid[3], unsigned block[3], unsigned *shared,
+                              unsigned cluster[3], unsigned char params[64])
+{
+    LOCK();
+    for (int i = 0; i < 3; i++) {
+        grid[i] = g_last.grid[i];
+        block[i] = g_last.block[i];
+        cluster[i] = g_last.cluster[i];
     }
-    run_rec(&l);
-    RET(OK);
+    *shared = g_last.dyn;
+    memcpy(params, g_last.params, 64);
+    RET(g_launches);
 }
 
 API CUresult cuEventCreate(struct CUevent_st **e, unsigned int flags)

@@ -25,12 +25,16 @@
  * A blob of a compile with names also carries the names it resolved (the source's spelling and the
  * binary's: "matmul<float, 4>" and "_Z6matmulIfLi4EEvPT_"), so that a module loaded from it, from
  * the kernel cache too, finds C++ kernels and __constant__ symbols by the names the spec uses.
+ * A Triton kernel's blob carries its launch metadata (tmeta.h), and its launches follow Triton's
+ * convention (the parameters in Triton's order with the scratch pointers, which the function
+ * owns; the grid's x times num_ctas; its shared memory; cuLaunchKernelEx for a cluster).
  */
 #include "backends/cuda/cuda.h"
 
 #include "backends/cuda/blob.h"
 
 #include "backends/cuda/cuda_api.h"
+#include "backends/cuda/tmeta.h"
 #include "backends/cuda/nvrtc.h"
 #include "core/kdesc.h"
 #include "core/util.h"
@@ -115,22 +119,38 @@ struct bt__bbuf {
     int borrowed; /* the caller's memory (buf_wrap): never freed here */
 };
 
+/* A Triton kernel's scratch area (global_scratch or profile_scratch): one buffer per function,
+ * grown to the largest launch; a grown one's predecessors stay allocated until the module is
+ * freed, since launches in flight may still use them. */
+typedef struct cu_scratch {
+    CUdeviceptr ptr;   /* aligned */
+    uint64_t cap;      /* usable bytes from ptr */
+    CUdeviceptr *allocs; /* every allocation made, the current one last */
+    int nallocs;
+} cu_scratch;
+
 struct bt__bfn {
     CUfunction fn;
     char *name;
     bt__kres res;
     size_t static_smem;
     size_t dyn_limit; /* the function's current MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    const bt__tmeta *tm; /* a Triton kernel's launch convention (its module's), else NULL */
+    pthread_mutex_t scratch_lock;
+    cu_scratch scratch[2];
+    int non_portable;    /* CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED was set */
     struct bt__bfn *next;
 };
 
-/* A module owns the functions taken from it (the vtable has no function_free), and the names the
- * compile resolved: nnames pairs "as written\0in the binary\0" back to back in names. */
+/* A module owns the functions taken from it (the vtable has no function_free), the names the
+ * compile resolved (nnames pairs "as written\0in the binary\0" back to back in names) and, for a
+ * Triton kernel, its launch metadata (the blob's section). */
 struct bt__bmod {
     CUmodule mod;
     bt__bfn *fns;
     char *names;
     uint32_t nnames;
+    bt__tmeta *tmeta;
 };
 
 struct bt__btimer {
@@ -1068,7 +1088,7 @@ static bt_status cu_compile(bt__bdev *d, const bt__compile_req *req, bt__blob *o
     if (st != BT_OK)
         return st;
     st = bt__cuda_blob_pack(major * 10 + minor, arch_specific, names, (const char *const *)low,
-                            nnames, &cubin, out);
+                            nnames, NULL, &cubin, out);
     bt__nvrtc_names_free(low, nnames);
     return st;
 }
@@ -1086,12 +1106,26 @@ static bt_status cu_module_load(bt__bdev *d, const void *bin, size_t size, bt__b
     if (st)
         return st;
     const unsigned char *names = (const unsigned char *)bin + hlen;
-    const unsigned char *payload = names + h.names_bytes;
+    const unsigned char *payload = names + h.names_bytes + h.meta_bytes;
     bt__bmod *m = calloc(1, sizeof *m);
     if (!m)
         return BT_NOMEM;
+    if (h.meta_bytes) { /* a Triton kernel: its launch convention (NUL-padded text) */
+        const char *text = (const char *)names + h.names_bytes;
+        if (!(m->tmeta = malloc(sizeof *m->tmeta))) {
+            free(m);
+            return BT_NOMEM;
+        }
+        st = bt__tmeta_parse(text, strnlen(text, h.meta_bytes), m->tmeta, diag);
+        if (st != BT_OK) {
+            free(m->tmeta);
+            free(m);
+            return st;
+        }
+    }
     if (h.nnames) {
         if (!(m->names = malloc(h.names_bytes))) {
+            free(m->tmeta);
             free(m);
             return BT_NOMEM;
         }
@@ -1104,6 +1138,7 @@ static bt_status cu_module_load(bt__bdev *d, const void *bin, size_t size, bt__b
     if ((uintptr_t)payload % 8 != 0) {
         copy = malloc((size_t)h.size);
         if (!copy) {
+            free(m->tmeta);
             free(m->names);
             free(m);
             return BT_NOMEM;
@@ -1114,6 +1149,7 @@ static bt_status cu_module_load(bt__bdev *d, const void *bin, size_t size, bt__b
     st = enter(d, diag);
     if (st != BT_OK) {
         free(copy);
+        free(m->tmeta);
         free(m->names);
         free(m);
         return st;
@@ -1122,6 +1158,7 @@ static bt_status cu_module_load(bt__bdev *d, const void *bin, size_t size, bt__b
     leave(d);
     free(copy);
     if (r != CUDA_SUCCESS) {
+        free(m->tmeta);
         free(m->names);
         free(m);
         int corrupt = r == CUDA_ERROR_INVALID_IMAGE || r == CUDA_ERROR_NO_BINARY_FOR_GPU ||
@@ -1137,19 +1174,35 @@ static bt_status cu_module_load(bt__bdev *d, const void *bin, size_t size, bt__b
     return BT_OK;
 }
 
+/* Frees f's scratch areas (inside enter/leave, or with the context lost: host memory only). */
+static void scratch_free(bt__bdev *d, bt__bfn *f, bool entered)
+{
+    for (int w = 0; w < 2; w++) {
+        cu_scratch *s = &f->scratch[w];
+        for (int i = 0; i < s->nallocs && entered; i++)
+            (void)d->api->cuMemFree(s->allocs[i]);
+        free(s->allocs);
+        memset(s, 0, sizeof *s);
+    }
+    pthread_mutex_destroy(&f->scratch_lock);
+}
+
 static void cu_module_free(bt__bdev *d, bt__bmod *m)
 {
     if (!m)
         return;
+    bool entered = enter(d, NULL) == BT_OK;
     for (bt__bfn *f = m->fns, *next; f; f = next) {
         next = f->next;
+        scratch_free(d, f, entered);
         free(f->name);
         free(f);
     }
-    if (m->mod && enter(d, NULL) == BT_OK) {
+    if (m->mod && entered)
         (void)d->api->cuModuleUnload(m->mod);
+    if (entered)
         leave(d);
-    }
+    free(m->tmeta);
     free(m->names);
     free(m);
 }
@@ -1233,6 +1286,12 @@ static bt_status cu_function_get(bt__bdev *d, bt__bmod *m, const char *entry, bt
     f->res.spill_bytes = -1; /* the driver tells local memory, not what of it is spills */
     f->static_smem = (size_t)v[2];
     f->dyn_limit = (size_t)v[4];
+    f->tm = m->tmeta;
+    if (f->tm) { /* its shared memory is all dynamic, the kernel's own: reported as the block's */
+        snprintf(f->res.compiler, sizeof f->res.compiler, "Triton %s", f->tm->triton_version);
+        f->res.static_smem += f->tm->shared;
+    }
+    pthread_mutex_init(&f->scratch_lock, NULL);
     f->next = m->fns;
     m->fns = f;
     if (res)
@@ -1297,13 +1356,119 @@ static bt_status launch_status(CUresult r)
     }
 }
 
-/* Checks a launch of f against the device's and the kernel's limits, raising f's dynamic shared
- * memory limit when dyn_smem needs it, and points params[i] at each argument's value (the
- * CUdeviceptr inside a buffer, the scalar inside args). Called inside enter/leave. */
-static bt_status prepare_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
-                                const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
-                                int nargs, void **params, bt_diag *diag)
+/* What one launch gives the driver: the grid, the dynamic shared memory, the parameters and
+ * their values, after a Triton kernel's convention where the function has one. */
+typedef struct cu_frame {
+    uint32_t grid[3];
+    size_t dyn;
+    void **params;
+    uint64_t tvals[BT__TMETA_MAX_PARAMS];
+    void *tparams[BT__TMETA_MAX_PARAMS];
+} cu_frame;
+
+/* f's scratch area `which` with at least `bytes` usable, aligned to `align`, into *out (inside
+ * enter/leave). */
+static bt_status scratch_get(bt__bdev *d, bt__bfn *f, int which, uint64_t bytes, uint64_t align,
+                             CUdeviceptr *out, bt_diag *diag)
 {
+    cu_scratch *s = &f->scratch[which];
+    pthread_mutex_lock(&f->scratch_lock);
+    bt_status st = BT_OK;
+    if (s->cap < bytes) {
+        uint64_t want = bytes > 2 * s->cap ? bytes : 2 * s->cap;
+        uint64_t extra = align > 256 ? align - 1 : 0; /* cuMemAlloc aligns to 256 */
+        CUdeviceptr p = 0;
+        CUdeviceptr *grown = realloc(s->allocs, (size_t)(s->nallocs + 1) * sizeof *grown);
+        CUresult r = grown ? d->api->cuMemAlloc(&p, (size_t)(want + extra)) : CUDA_SUCCESS;
+        if (grown)
+            s->allocs = grown;
+        if (!grown) {
+            st = BT_NOMEM;
+        } else if (r != CUDA_SUCCESS) {
+            st = cu_fail(d, d->api, diag, cu_status(r), "cuMemAlloc", r);
+            bt__diag_prefix(diag, "%s: %llu bytes of Triton %s: ", f->name,
+                            (unsigned long long)want, which ? "profile_scratch" : "global_scratch");
+        } else {
+            s->allocs[s->nallocs++] = p;
+            s->ptr = extra ? (p + extra) / align * align : p;
+            s->cap = want;
+        }
+    }
+    *out = s->ptr;
+    pthread_mutex_unlock(&f->scratch_lock);
+    return st;
+}
+
+/* A Triton kernel's launch (tmeta.h) into fr: the grid times num_ctas, its shared memory, the
+ * parameters in Triton's order with the scratch pointers. Inside enter/leave. */
+static bt_status triton_frame(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
+                              const uint32_t block[3], const bt__karg *args, int nargs,
+                              cu_frame *fr, bt_diag *diag)
+{
+    const bt__tmeta *tm = f->tm;
+    bt_status st = bt__tmeta_grid(tm, f->name, grid, block, fr->grid, diag);
+    if (st != BT_OK)
+        return st;
+    fr->dyn = tm->shared;
+    uint64_t scratch[2] = {0, 0};
+    for (int w = 0; w < 2 && st == BT_OK; w++) {
+        uint64_t bytes = bt__tmeta_scratch_bytes(tm, w, grid);
+        CUdeviceptr p = 0;
+        if (bytes && (st = scratch_get(d, f, w, bytes, tm->scratch_align[w], &p, diag)) == BT_OK)
+            scratch[w] = p;
+    }
+    uint64_t addr[BT__TMETA_MAX_PARAMS + BT__TMETA_MAX_CONSTS] = {0};
+    if (nargs > (int)BT__ARRAY_LEN(addr)) {
+        bt__diag_set(diag, "launch of %s: %d arguments, more than a Triton kernel takes", f->name,
+                     nargs);
+        return BT_INVALID_ARG;
+    }
+    for (int i = 0; i < nargs && st == BT_OK; i++) {
+        if (args[i].kind == BT__ARG_BUF && !args[i].u.buf) {
+            bt__diag_set(diag, "launch of %s: argument %d is a NULL buffer", f->name, i);
+            return BT_INVALID_ARG;
+        }
+        addr[i] = args[i].kind == BT__ARG_BUF ? args[i].u.buf->ptr : 0;
+    }
+    int np = 0;
+    if (st == BT_OK)
+        st = bt__tmeta_params(tm, f->name, args, nargs, addr, scratch, fr->tvals, fr->tparams,
+                              &np, diag);
+    fr->params = fr->tparams;
+    if (st == BT_OK && tm->num_ctas > 8 && !f->non_portable) { /* 16 CTAs: as Triton does */
+        CUresult r = d->api->cuFuncSetAttribute(
+            f->fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+        if (r != CUDA_SUCCESS)
+            return cu_fail(d, d->api, diag, BT_RESOURCES,
+                           "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)",
+                           r);
+        f->non_portable = 1;
+    }
+    return st;
+}
+
+/* Checks a launch of f against the device's and the kernel's limits, raising f's dynamic shared
+ * memory limit when the launch needs it, and fills fr: the grid and dynamic shared memory, and
+ * params[i] pointing at each argument's value (the CUdeviceptr inside a buffer, the scalar inside
+ * args) — for a Triton kernel, its own convention (triton_frame). Called inside enter/leave. */
+static bt_status prepare_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid_in[3],
+                                const uint32_t block[3], size_t dyn_in, const bt__karg *args,
+                                int nargs, void **params, cu_frame *fr, bt_diag *diag)
+{
+    memcpy(fr->grid, grid_in, sizeof fr->grid);
+    fr->dyn = dyn_in;
+    fr->params = nargs ? params : NULL;
+    if (nargs < 0 || (nargs > 0 && !args)) {
+        bt__diag_set(diag, "launch of %s: %d arguments at %p", f->name, nargs, (const void *)args);
+        return BT_INVALID_ARG;
+    }
+    if (f->tm) {
+        bt_status st = triton_frame(d, f, grid_in, block, args, nargs, fr, diag);
+        if (st != BT_OK)
+            return st;
+    }
+    const uint32_t *grid = fr->grid;
+    size_t dyn_smem = fr->dyn;
     uint64_t threads = 1;
     for (int i = 0; i < 3; i++) {
         if (grid[i] == 0 || block[i] == 0) {
@@ -1338,11 +1503,7 @@ static bt_status prepare_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
             return st;
         }
     }
-    if (nargs < 0 || (nargs > 0 && !args)) {
-        bt__diag_set(diag, "launch of %s: %d arguments at %p", f->name, nargs, (const void *)args);
-        return BT_INVALID_ARG;
-    }
-    for (int i = 0, np = 0; i < nargs; i++) {
+    for (int i = 0, np = 0; i < nargs && !f->tm; i++) {
         const bt__karg *g = &args[i];
         switch (g->kind) {
         case BT__ARG_NONE: /* constant memory, filled by module_set_global: no parameter */
@@ -1388,18 +1549,60 @@ static bt_status prepare_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
     return BT_OK;
 }
 
-/* One cuLaunchKernel on d's stream; errors carry the kernel and block. */
-static bt_status launch_one(bt__bdev *d, CUstream stream, bt__bfn *f, const uint32_t grid[3],
-                            const uint32_t block[3], size_t dyn_smem, void **params, bt_diag *diag)
+/* A Triton kernel's launch with attributes (cuLaunchKernelEx), as Triton's launcher makes it:
+ * a cluster of num_ctas CTAs spread over SMs, a cooperative grid, programmatic dependent launch. */
+static CUresult launch_ex(bt__bdev *d, CUstream stream, const bt__bfn *f, const uint32_t block[3],
+                          const cu_frame *fr)
 {
-    CUresult r = d->api->cuLaunchKernel(f->fn, grid[0], grid[1], grid[2], block[0], block[1],
-                                        block[2], (unsigned int)dyn_smem, stream, params, NULL);
+    const bt__tmeta *tm = f->tm;
+    CUlaunchAttribute at[4];
+    memset(at, 0, sizeof at);
+    unsigned n = 0;
+    if (tm->pdl) {
+        at[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        at[n++].value.programmaticStreamSerializationAllowed = 1;
+    }
+    if (tm->cooperative) {
+        at[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        at[n++].value.cooperative = 1;
+    }
+    if (tm->num_ctas != 1) {
+        at[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        at[n].value.clusterDim.x = (unsigned)tm->num_ctas;
+        at[n].value.clusterDim.y = 1;
+        at[n++].value.clusterDim.z = 1;
+        at[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+        at[n++].value.clusterSchedulingPolicyPreference = CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+    }
+    CUlaunchConfig c = {fr->grid[0], fr->grid[1], fr->grid[2], block[0], block[1], block[2],
+                        (unsigned)fr->dyn, stream, at, n};
+    return d->api->cuLaunchKernelEx(&c, f->fn, fr->params, NULL);
+}
+
+/* One launch on `stream` as fr says (cuLaunchKernel, or cuLaunchKernelEx for a Triton kernel
+ * that needs attributes); errors carry the kernel and block. */
+static bt_status launch_one(bt__bdev *d, CUstream stream, bt__bfn *f, const uint32_t block[3],
+                            const cu_frame *fr, bt_diag *diag)
+{
+    const uint32_t *grid = fr->grid;
+    bool ex = f->tm && (f->tm->num_ctas != 1 || f->tm->cooperative || f->tm->pdl);
+    if (ex && !d->api->cuLaunchKernelEx) {
+        bt__diag_set(diag, "launch of %s: the Triton kernel needs cuLaunchKernelEx (num_ctas %d), "
+                     "which this CUDA driver lacks (CUDA 11.8 or later has it)", f->name,
+                     f->tm->num_ctas);
+        return BT_UNSUPPORTED;
+    }
+    CUresult r = ex ? launch_ex(d, stream, f, block, fr)
+                    : d->api->cuLaunchKernel(f->fn, grid[0], grid[1], grid[2], block[0], block[1],
+                                             block[2], (unsigned int)fr->dyn, stream, fr->params,
+                                             NULL);
     if (r == CUDA_SUCCESS)
         return BT_OK;
-    bt_status st = cu_fail(d, d->api, diag, launch_status(r), "cuLaunchKernel", r);
+    bt_status st = cu_fail(d, d->api, diag, launch_status(r),
+                           ex ? "cuLaunchKernelEx" : "cuLaunchKernel", r);
     bt__diag_prefix(diag, "launch of %s, grid (%u,%u,%u), block (%u,%u,%u), %zu bytes dynamic "
                     "shared memory: ", f->name, grid[0], grid[1], grid[2], block[0], block[1],
-                    block[2], dyn_smem);
+                    block[2], fr->dyn);
     return st;
 }
 
@@ -1430,12 +1633,13 @@ static bt_status cu_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
         return st;
     }
     const cu_api *a = d->api;
-    st = prepare_launch(d, f, grid, block, dyn_smem, args, nargs, params, diag);
+    cu_frame fr;
+    st = prepare_launch(d, f, grid, block, dyn_smem, args, nargs, params, &fr, diag);
     CUresult r;
     if (st == BT_OK && timer && (r = a->cuEventRecord(timer->start, d->stream)) != CUDA_SUCCESS)
         st = cu_fail(d, a, diag, cu_status(r), "cuEventRecord (start)", r);
     if (st == BT_OK)
-        st = launch_one(d, d->stream, f, grid, block, dyn_smem, nargs ? params : NULL, diag);
+        st = launch_one(d, d->stream, f, block, &fr, diag);
     if (st == BT_OK && timer) {
         if ((r = a->cuEventRecord(timer->end, d->stream)) != CUDA_SUCCESS)
             st = cu_fail(d, a, diag, cu_status(r), "cuEventRecord (end)", r);
@@ -1688,14 +1892,15 @@ static bt_status cu_launch_graph_timed(bt__bdev *d, bt__bfn *f, const uint32_t g
     CUgraphExec exec = NULL;
     CUevent ev[2] = {NULL, NULL};
     CUresult r;
-    st = prepare_launch(d, f, grid, block, dyn_smem, args, nargs, params, diag);
+    cu_frame fr;
+    st = prepare_launch(d, f, grid, block, dyn_smem, args, nargs, params, &fr, diag);
     if (st == BT_OK &&
         (r = a->cuStreamBeginCapture(d->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) !=
             CUDA_SUCCESS)
         st = cu_fail(d, a, diag, cu_status(r), "cuStreamBeginCapture", r);
     else if (st == BT_OK) {
         for (int i = 0; i < reps && st == BT_OK; i++)
-            st = launch_one(d, d->stream, f, grid, block, dyn_smem, nargs ? params : NULL, diag);
+            st = launch_one(d, d->stream, f, block, &fr, diag);
         /* End the capture also after a failed launch, so that the stream is usable again. */
         r = a->cuStreamEndCapture(d->stream, &graph);
         if (st == BT_OK && r != CUDA_SUCCESS)
@@ -2022,12 +2227,12 @@ static bt_status cu_launch_on(bt__bdev *d, void *stream, bt__bfn *f, const uint3
     bt_status st = enter_launch(d, &pushed, diag);
     if (st != BT_OK)
         return st;
+    cu_frame fr;
     st = check_stream(d, (CUstream)stream, diag);
     if (st == BT_OK)
-        st = prepare_launch(d, f, grid, block, dyn_smem, args, nargs, params, diag);
+        st = prepare_launch(d, f, grid, block, dyn_smem, args, nargs, params, &fr, diag);
     if (st == BT_OK)
-        st = launch_one(d, (CUstream)stream, f, grid, block, dyn_smem, nargs ? params : NULL,
-                        diag);
+        st = launch_one(d, (CUstream)stream, f, block, &fr, diag);
     leave_launch(d, pushed);
     return st;
 }
@@ -2062,7 +2267,7 @@ static bt_status cu_stream_wait(bt__bdev *d, void *stream, bt_diag *diag)
 
 static void *cu_function_native(bt__bfn *f) { return f ? (void *)f->fn : NULL; }
 
-/* The CUBIN (or PTX) inside a blob: after the header and the name table. */
+/* The CUBIN (or PTX) inside a blob: after the header, the name table and the Triton section. */
 static bt_status cu_blob_image(const void *bin, size_t size, const void **image, size_t *isize,
                                bt_diag *diag)
 {
@@ -2071,7 +2276,7 @@ static bt_status cu_blob_image(const void *bin, size_t size, const void **image,
     bt_status st = bt__cuda_blob_check(bin, size, &h, &hlen, diag);
     if (st != BT_OK)
         return st;
-    *image = (const unsigned char *)bin + hlen + h.names_bytes;
+    *image = (const unsigned char *)bin + hlen + h.names_bytes + h.meta_bytes;
     *isize = (size_t)h.size;
     return BT_OK;
 }

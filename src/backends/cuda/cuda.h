@@ -49,7 +49,8 @@ int bt__cuda_occupancy_of(const bt_gpu *g, const bt__kres *res, int threads, int
 
 /* The "triton" language (triton.c, over the compile pool of tpool.h): compile for a device of
  * compute capability major.minor whose opt-in shared memory per block is max_shared (the blob of
- * the CUBIN Triton built, its entry named as the Python function), and the offline entries. */
+ * the CUBIN Triton built, its entry named as the Python function, with its launch metadata:
+ * req->names[1..] are the spec's arguments in order), and the offline entries. */
 bt_status bt__cuda_triton_compile(int major, int minor, size_t max_shared,
                                   const bt__compile_req *req, bt__blob *out, char **log);
 bt_status bt__cuda_triton_target(const bt_gpu *g, const char *want, bt__offline_target *out,

@@ -147,7 +147,8 @@ enum {
     CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
     CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
     CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
-    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+    CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
 };
 
 /* Flags. */
@@ -222,8 +223,42 @@ enum {
     X(CUresult, cuEventRecord, "cuEventRecord", (CUevent ev, CUstream stream))                     \
     X(CUresult, cuEventSynchronize, "cuEventSynchronize", (CUevent ev))
 
+/* cuLaunchKernelEx (CUDA 11.8+): a launch with attributes (Triton's clusters, cooperative grids,
+ * programmatic dependent launch). */
+typedef int CUlaunchAttributeID;
+enum {
+    CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2,
+    CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+    CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 5,
+    CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+};
+enum { CU_CLUSTER_SCHEDULING_POLICY_SPREAD = 1 };
+typedef union CUlaunchAttributeValue {
+    char pad[64];
+    int cooperative;
+    struct {
+        unsigned int x, y, z;
+    } clusterDim;
+    int clusterSchedulingPolicyPreference;
+    int programmaticStreamSerializationAllowed;
+} CUlaunchAttributeValue;
+typedef struct CUlaunchAttribute {
+    CUlaunchAttributeID id;
+    char pad[8 - sizeof(CUlaunchAttributeID)];
+    CUlaunchAttributeValue value;
+} CUlaunchAttribute;
+typedef struct CUlaunchConfig {
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    CUstream hStream;
+    CUlaunchAttribute *attrs;
+    unsigned int numAttrs;
+} CUlaunchConfig;
+_Static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute is 72 bytes in cuda.h");
+
 /* Optional entry points (NULL when absent): error names, the UUID, graph capture, tensor maps
- * (CUDA 12+). The two-name ones are resolved from the first symbol, else the second (older
+ * (CUDA 12+), launches with attributes. The two-name ones are resolved from the first symbol, else the second (older
  * drivers). */
 #define BT__CU_OPTIONAL(X)                                                                         \
     X(CUresult, cuGetErrorName, "cuGetErrorName", (CUresult err, const char **str))                \
@@ -247,6 +282,8 @@ enum {
     X(CUresult, cuCtxGetDevice, "cuCtxGetDevice", (CUdevice * dev))                                \
     X(CUresult, cuStreamGetCtx, "cuStreamGetCtx", (CUstream stream, CUcontext * ctx))              \
     X(CUresult, cuCtxGetCurrent, "cuCtxGetCurrent", (CUcontext * ctx))                             \
+    X(CUresult, cuLaunchKernelEx, "cuLaunchKernelEx",                                              \
+      (const CUlaunchConfig *config, CUfunction fn, void **params, void **extra))                  \
     X(CUresult, cuStreamWaitEvent, "cuStreamWaitEvent",                                            \
       (CUstream stream, CUevent ev, unsigned int flags))
 

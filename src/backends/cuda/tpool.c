@@ -297,6 +297,14 @@ static bt_status ensure(bt_diag *diag)
     return P.why_st ? P.why_st : BT_INTERNAL;
 }
 
+long long bt__tpool_requests(void)
+{
+    pthread_mutex_lock(&P.mu);
+    long long n = P.next_id;
+    pthread_mutex_unlock(&P.mu);
+    return n;
+}
+
 bt_status bt__tpool_version(char *out, size_t size, bt_diag *diag)
 {
     pthread_mutex_lock(&P.mu);

@@ -24,6 +24,10 @@
 bt_status bt__tpool_request(const char *request, const char *target, int64_t max_shared,
                             json_t **answer, bt_diag *diag);
 
+/* Requests this process has sent to a pool (or tried to): 0 when nothing was compiled with
+ * Triton, so no Python ran (the tests of a cached launch assert it). */
+long long bt__tpool_requests(void);
+
 /* The installed Triton's version ("3.6.0") into out, starting the pool when it is not running. */
 bt_status bt__tpool_version(char *out, size_t size, bt_diag *diag);
 

@@ -2,8 +2,9 @@
 /*
  * triton.c — the CUDA backend's "triton" language: a config's compile request (bt__triton_request)
  * goes to the Triton compile pool (tpool.h) for the device's or the GPU's target, and its answer
- * becomes what the backend's entries give back: a module blob of the CUBIN Triton built (compile),
- * or the exact registers, spills, shared memory and stack frame (offline compile, `plan --exact`).
+ * becomes what the backend's entries give back: a module blob of the CUBIN Triton built with its
+ * launch metadata (compile; tmeta.h maps the launch parameters onto the spec's arguments, which
+ * the request's names[1..] list in order), or the exact registers, spills, shared memory and stack frame (offline compile, `plan --exact`).
  * Triton's typed failures map to statuses: compile_error and crashed → BT_COMPILE, timeout →
  * BT_TIMEOUT, bad_request → BT_INVALID_ARG (the spec does not fit the kernel), anything else →
  * BT_INTERNAL; out_of_resources is BT_RESOURCES for a compile and, offline, the resources it
@@ -12,6 +13,7 @@
 #include "backends/cuda/cuda.h"
 
 #include "backends/cuda/blob.h"
+#include "backends/cuda/tmeta.h"
 #include "backends/cuda/tpool.h"
 #include "core/util.h"
 
@@ -65,6 +67,23 @@ static bt_status ask(const bt__compile_req *req, const char *target, int64_t max
     return st;
 }
 
+/* The launch metadata of answer a as the blob's section text (malloc'd into *text): the spec's
+ * arguments are req->names[1..nnames). */
+static bt_status launch_meta(const json_t *a, const bt__compile_req *req, char **text,
+                             bt_diag *d)
+{
+    bt__tmeta *m = malloc(sizeof *m);
+    if (!m)
+        return BT_NOMEM;
+    int nargs = req->names && req->nnames > 1 ? req->nnames - 1 : 0;
+    bt_status st = bt__tmeta_from_answer(a, nargs ? req->names + 1 : NULL, nargs, m, d->msg,
+                                         sizeof d->msg);
+    if (st == BT_OK && !(*text = bt__tmeta_text(m)))
+        st = BT_NOMEM;
+    free(m);
+    return st;
+}
+
 bt_status bt__cuda_triton_compile(int major, int minor, size_t max_shared,
                                   const bt__compile_req *req, bt__blob *out, char **log)
 {
@@ -82,11 +101,17 @@ bt_status bt__cuda_triton_compile(int major, int minor, size_t max_shared,
         bt__diag_set(&d, "the Triton compile pool's answer names no readable CUBIN (%s)",
                      cubin ? cubin : "none");
     }
+    char *meta = NULL;
+    if (st == BT_OK)
+        st = launch_meta(a, req, &meta, &d);
     if (st == BT_OK) {
         const char *entry = req->nnames ? req->names[0] : kernel;
         bool a_variant = ptx_target && ptx_target[strlen(ptx_target) - 1] == 'a';
-        st = bt__cuda_blob_pack(major * 10 + minor, a_variant, &entry, &kernel, 1, &bin, out);
+        st = bt__cuda_blob_pack(major * 10 + minor, a_variant, &entry, &kernel, 1, meta, &bin,
+                                out);
     }
+    free(bin.data);
+    free(meta);
     json_decref(a);
     if (log)
         *log = bt__strdup(d.msg);
