@@ -222,6 +222,9 @@ for case in sys.argv[1:]:
             va_case(); sm_case()
             mm_case("matmul_seed_4096", "matmul_seed.json", 4096, 4096, 4096)
             mm_case("matmul108_4096", "matmul.json", 4096, 4096, 4096)
+        elif case == "tri_mm":
+            mm_case("matmul_seed_4096", "matmul_seed.json", 4096, 4096, 4096)
+            mm_case("matmul108_4096", "matmul.json", 4096, 4096, 4096)
         elif case == "tri_odd":
             mm_case("matmul108_odd", "matmul.json", 3001, 2999, 1031)
     except Exception as e:
@@ -242,9 +245,12 @@ case $part in
   bt) part_bt_mem; part_bt_mm ;;
   bt_mem) part_bt_mem ;;
   bt_mm) part_bt_mm ;;
+  bt_mm4096) three_tunes matmul_seed_4096 matmul_seed.json --M 4096 --N 4096 --K 4096 --dtype fp16
+             three_tunes matmul108_4096 matmul.json --M 4096 --N 4096 --K 4096 --dtype fp16 ;;
+  tri_mm) side tri_mm ;;
   tri) side tri ;;
   tri_odd) side tri_odd ;;
   overhead) part_overhead ;;
   all) part_bt_mem; part_bt_mm; side tri; side tri_odd; part_overhead ;;
-  *) echo "usage: $0 [bt|bt_mem|bt_mm|tri|tri_odd|overhead|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 [bt|bt_mem|bt_mm|bt_mm4096|tri|tri_mm|tri_odd|overhead|all]" >&2; exit 2 ;;
 esac
