@@ -176,6 +176,13 @@ BT_API const bt_gpu *bt_gpudb_at(const bt_gpudb *db, size_t i);
  * lists the closest (or the matching) rows. *out points into db. */
 BT_API bt_status bt_gpudb_find(const bt_gpudb *db, const char *name, const bt_gpu **out,
                                bt_diag *diag);
+/* Where row i came from: the file that defined it (the last overlay that did), or the name of
+ * the built-in copy; owned by db (NULL past the end). */
+BT_API const char *bt_gpudb_origin(const bt_gpudb *db, size_t i);
+/* Writes the rows (only one: `only`, a row of db; NULL: all) as a gpus.json document
+ * (docs/gpus.md) and a newline: what bt_gpudb_load_file and bt_gpudb_merge_file read back.
+ * BT_IO when the write fails. */
+BT_API bt_status bt_gpudb_write_json(const bt_gpudb *db, const bt_gpu *only, FILE *f);
 
 /* ---------------------------------------------------------------------------------------------
  * Devices: every device of every backend that loaded (OpenCL, CUDA), with properties read from the
