@@ -4,6 +4,8 @@
  * store (src/store/store.h) and its wisdom files.
  */
 #include "cli.h"
+#include "cli_num.h"
+#include "cli_opts.h"
 
 #include "core/util.h"
 #include "store/ktinterop.h"
@@ -60,7 +62,23 @@ static void help(FILE *f)
             "  blocktune cache export --top 3 h200.json\n"
             "  blocktune cache forget gemm && blocktune cache import h200.json\n"
             "  BLOCKTUNE_LOG=1 shows each dispatch decision and where its config came from.\n");
+    bt_cli_exit_help(f, "show or forget matched nothing, 'forget all' without --yes, an import "
+                        "or export failed, a damaged store");
 }
+
+/* The command line of `cache`, every subcommand's options together (--db and --yes may come
+ * anywhere, as they always could). */
+enum { O_DB, O_YES, O_JSON, O_DEVICE, O_KERNEL, O_TOP, O_VLLM, O_KEY };
+static const bt_cli_opt cache_opts[] = {
+    {"db", 0, 1, O_DB},         {"yes", 0, 0, O_YES},       {"json", 0, 0, O_JSON},
+    {"device", 0, 1, O_DEVICE}, {"kernel", 0, 1, O_KERNEL}, {"top", 0, 1, O_TOP},
+    {"vllm", 0, 0, O_VLLM},     {"key", 0, 1, O_KEY},
+};
+typedef struct cache_args {
+    const char *db, *device, *kernel, *key, *sub, *arg;
+    int yes, json, vllm, top_k, nargs;
+    unsigned seen; /* 1 << O_* of the options given */
+} cache_args;
 
 /* import and forget write (creating the store when missing); every other subcommand only reads
  * and never creates a file. */
@@ -208,34 +226,11 @@ static int is_dir_target(const char *path)
     return (n && path[n - 1] == '/') || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
 }
 
-static int cmd_export(bt__store *s, int argc, char **argv)
+static int cmd_export(bt__store *s, const cache_args *A)
 {
-    bt__wisdom_export_opts o = {0};
-    int vllm = 0;
-    const char *target = NULL;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--device") && i + 1 < argc)
-            o.device = argv[++i];
-        else if (!strcmp(argv[i], "--kernel") && i + 1 < argc)
-            o.kernel = argv[++i];
-        else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
-            char *e;
-            long k = strtol(argv[++i], &e, 10);
-            if (*e || k < 1 || k > 1000)
-                return bt_cli_usage_error("cache export", "--top takes a count from 1 to 1000, "
-                                                          "not '%s'", argv[i]);
-            o.top_k = (int)k;
-        } else if (!strcmp(argv[i], "--vllm"))
-            vllm = 1;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return bt_cli_usage_error("cache export", "unknown option '%s'", argv[i]);
-        else if (!target)
-            target = argv[i];
-        else
-            return bt_cli_usage_error("cache export", "one FILE or DIR, not '%s' too", argv[i]);
-    }
-    if (!target)
-        return bt_cli_usage_error("cache export", "missing FILE or DIR");
+    bt__wisdom_export_opts o = {.device = A->device, .kernel = A->kernel, .top_k = A->top_k};
+    int vllm = A->vllm;
+    const char *target = A->arg;
     bt_diag d;
     bt__diag_clear(&d);
     bt_status st;
@@ -278,21 +273,9 @@ static int cmd_import_kt(bt__store *s, const char *target)
 }
 
 /* export-kt and export-t4: one key's measurements as a Kernel Tuner cache or as T4 results. */
-static int cmd_export_key(bt__store *s, const char *sub, int argc, char **argv)
+static int cmd_export_key(bt__store *s, const char *sub, const cache_args *A)
 {
-    const char *kernel = NULL, *device = NULL, *key = NULL, *file = NULL;
-    for (int i = 0; i < argc; i++) {
-        if (i + 1 < argc && !strcmp(argv[i], "--kernel"))
-            kernel = argv[++i];
-        else if (i + 1 < argc && !strcmp(argv[i], "--device"))
-            device = argv[++i];
-        else if (i + 1 < argc && !strcmp(argv[i], "--key"))
-            key = argv[++i];
-        else if (!file && (argv[i][0] != '-' || !strcmp(argv[i], "-")))
-            file = argv[i];
-        else
-            return bt_cli_usage_error("cache", "%s: unexpected '%s'", sub, argv[i]);
-    }
+    const char *kernel = A->kernel, *device = A->device, *key = A->key, *file = A->arg;
     if (!kernel || !device || !key || !file)
         return bt_cli_usage_error("cache", "%s needs --kernel K --device D --key KEY FILE", sub);
     bt_diag d;
@@ -375,74 +358,110 @@ static int cmd_verify(bt__store *s)
     return 0;
 }
 
+/* The subcommands: their positional arguments and the options each takes beside --db. */
+static const struct cache_sub {
+    const char *name, *arg; /* arg: what its one argument is (NULL: none) */
+    unsigned opts;
+    int writes; /* creates a missing store */
+} subs[] = {
+    {"list", NULL, 1u << O_JSON, 0},
+    {"show", "a KEY or part of one", 0, 0},
+    {"export", "a FILE or DIR", 1u << O_DEVICE | 1u << O_KERNEL | 1u << O_TOP | 1u << O_VLLM, 0},
+    {"import", "a FILE or DIR", 0, 1},
+    {"forget", "a kernel, a key substring or 'all'", 1u << O_YES, 1},
+    {"verify", NULL, 0, 0},
+    {"export-kt", "a FILE", 1u << O_DEVICE | 1u << O_KERNEL | 1u << O_KEY, 0},
+    {"export-t4", "a FILE or -", 1u << O_DEVICE | 1u << O_KERNEL | 1u << O_KEY, 0},
+};
+
+/* One option's value into A. 0, or the exit status of a usage error. */
+static int cache_opt(cache_args *A, int id, const char *v)
+{
+    uint64_t k;
+    A->seen |= 1u << id;
+    switch (id) {
+    case O_DB: A->db = v; break;
+    case O_YES: A->yes = 1; break;
+    case O_JSON: A->json = 1; break;
+    case O_VLLM: A->vllm = 1; break;
+    case O_DEVICE: A->device = v; break;
+    case O_KERNEL: A->kernel = v; break;
+    case O_KEY: A->key = v; break;
+    case O_TOP:
+        if (!bt_cli_parse_u64(v, &k) || k < 1 || k > 1000)
+            return bt_cli_usage_error("cache", "--top takes a count from 1 to 1000, not '%s'", v);
+        A->top_k = (int)k;
+        break;
+    }
+    return 0;
+}
+
+/* The command line into A; the subcommand's row in *sub. 0, BT_CLI_HELP, or a usage error. */
+static int parse_cache(int argc, char **argv, cache_args *A, const struct cache_sub **sub)
+{
+    bt_cli_parser P;
+    bt_cli_begin(&P, "cache", cache_opts, sizeof cache_opts / sizeof cache_opts[0], 0, argc, argv);
+    for (int id, rc; (id = bt_cli_next(&P)) != BT_CLI_END;) {
+        if (id == BT_CLI_HELP) {
+            help(stdout);
+            return BT_CLI_HELP;
+        }
+        if (id == BT_CLI_ERROR)
+            return BT_EXIT_USAGE;
+        if (id != BT_CLI_ARG && (rc = cache_opt(A, id, P.value)))
+            return rc;
+        if (id == BT_CLI_ARG && !A->sub)
+            A->sub = P.value;
+        else if (id == BT_CLI_ARG && A->nargs++ == 0)
+            A->arg = P.value;
+    }
+    if (!A->sub) {
+        help(stderr);
+        return BT_EXIT_USAGE;
+    }
+    *sub = NULL;
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        if (!strcmp(A->sub, subs[i].name))
+            *sub = &subs[i];
+    const struct cache_sub *u = *sub;
+    if (!u)
+        return bt_cli_usage_error("cache", "unknown subcommand '%s'", A->sub);
+    for (int o = O_YES; o <= O_KEY; o++)
+        if ((A->seen >> o & 1) && !(u->opts >> o & 1) && o != O_YES)
+            return bt_cli_usage_error("cache", "'%s' does not take --%s", u->name,
+                                      cache_opts[o].name);
+    if (u->arg && A->nargs != 1)
+        return bt_cli_usage_error("cache", "'%s' takes one argument (%s)", u->name, u->arg);
+    if (!u->arg && A->nargs)
+        return bt_cli_usage_error("cache", "'%s' takes no argument, not '%s'", u->name, A->arg);
+    return 0;
+}
+
 int bt_cmd_cache(int argc, char **argv)
 {
-    const char *db = NULL;
-    int yes = 0;
-    /* --db and --yes may come anywhere; the rest is the subcommand and its arguments. */
-    char **rest = calloc((size_t)argc + 1, sizeof *rest);
-    if (!rest)
-        return 1;
-    int nrest = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            help(stdout);
-            free(rest);
-            return 0;
-        } else if (!strcmp(argv[i], "--db")) {
-            if (i + 1 >= argc) {
-                free(rest);
-                return bt_cli_usage_error("cache", "--db needs a PATH");
-            }
-            db = argv[++i];
-        } else if (!strcmp(argv[i], "--yes")) {
-            yes = 1;
-        } else {
-            rest[nrest++] = argv[i];
-        }
-    }
-    int rc;
-    if (nrest == 0) {
-        help(stderr);
-        free(rest);
-        return 2;
-    }
-    const char *sub = rest[0];
-    int need = !strcmp(sub, "show") || !strcmp(sub, "import") || !strcmp(sub, "forget");
-    if (strcmp(sub, "list") && strcmp(sub, "show") && strcmp(sub, "export") &&
-        strcmp(sub, "import") && strcmp(sub, "forget") && strcmp(sub, "verify") &&
-        strcmp(sub, "export-kt") && strcmp(sub, "export-t4")) {
-        rc = bt_cli_usage_error("cache", "unknown subcommand '%s'", sub);
-    } else if (need && nrest != 2) {
-        rc = bt_cli_usage_error("cache", "'%s' takes one argument (%s)", sub,
-                                !strcmp(sub, "show")     ? "a KEY or part of one"
-                                : !strcmp(sub, "import") ? "a FILE or DIR"
-                                                         : "a kernel, a key substring or 'all'");
-    } else if (!strcmp(sub, "list") && nrest == 2 && strcmp(rest[1], "--json")) {
-        rc = bt_cli_usage_error("cache", "'list' takes --json or nothing, not '%s'", rest[1]);
-    } else if ((!strcmp(sub, "list") && nrest > 2) || (!strcmp(sub, "verify") && nrest != 1)) {
-        rc = bt_cli_usage_error("cache", "'%s' takes no argument", sub);
-    } else {
-        bt__store *s = NULL;
-        rc = open_store(db, !strcmp(sub, "import") || !strcmp(sub, "forget"), &s);
-        if (rc == 0) {
-            if (!strcmp(sub, "list"))
-                rc = nrest == 2 ? cmd_list_json(s) : cmd_list(s);
-            else if (!strcmp(sub, "show"))
-                rc = cmd_show(s, rest[1]);
-            else if (!strcmp(sub, "export"))
-                rc = cmd_export(s, nrest - 1, rest + 1);
-            else if (!strcmp(sub, "export-kt") || !strcmp(sub, "export-t4"))
-                rc = cmd_export_key(s, sub, nrest - 1, rest + 1);
-            else if (!strcmp(sub, "import"))
-                rc = cmd_import(s, rest[1]);
-            else if (!strcmp(sub, "forget"))
-                rc = cmd_forget(s, rest[1], yes);
-            else
-                rc = cmd_verify(s);
-            bt__store_close(s);
-        }
-    }
-    free(rest);
+    cache_args A = {0};
+    const struct cache_sub *u = NULL;
+    int rc = parse_cache(argc, argv, &A, &u);
+    if (rc)
+        return rc == BT_CLI_HELP ? 0 : rc;
+    bt__store *s = NULL;
+    if ((rc = open_store(A.db, u->writes, &s)))
+        return rc;
+    const char *sub = u->name;
+    if (!strcmp(sub, "list"))
+        rc = A.json ? cmd_list_json(s) : cmd_list(s);
+    else if (!strcmp(sub, "show"))
+        rc = cmd_show(s, A.arg);
+    else if (!strcmp(sub, "export"))
+        rc = cmd_export(s, &A);
+    else if (!strcmp(sub, "export-kt") || !strcmp(sub, "export-t4"))
+        rc = cmd_export_key(s, sub, &A);
+    else if (!strcmp(sub, "import"))
+        rc = cmd_import(s, A.arg);
+    else if (!strcmp(sub, "forget"))
+        rc = cmd_forget(s, A.arg, A.yes);
+    else
+        rc = cmd_verify(s);
+    bt__store_close(s);
     return rc;
 }
