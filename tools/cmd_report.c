@@ -5,6 +5,7 @@
  * the peers' timings of a peers file.
  */
 #include "cli.h"
+#include "cli_opts.h"
 
 #include "core/util.h"
 #include "report/report.h"
@@ -48,6 +49,7 @@ static void report_help(FILE *f)
         "  blocktune tune softmax --rows 4096 --cols 4096 --json s.json && \\\n"
         "    blocktune report s.json -o s.html\n"
         "  blocktune report --store default --kernel softmax --peers peers.json -o softmax.html\n");
+    bt_cli_exit_help(f, "nothing to report, or the page could not be written");
 }
 
 typedef struct args {
@@ -56,40 +58,33 @@ typedef struct args {
     const char *store, *kernel, *key, *device, *peers, *title, *out;
 } args;
 
-/* The option's value: the next argument. */
-static int value(int argc, char **argv, int *i, const char **out)
-{
-    if (*i + 1 >= argc)
-        return bt_cli_usage_error("report", "option %s needs a value", argv[*i]);
-    *out = argv[++*i];
-    return 0;
-}
+enum { O_STORE, O_DB, O_KERNEL, O_KEY, O_DEVICE, O_PEERS, O_TITLE, O_OUTPUT };
+static const bt_cli_opt report_opts[] = {
+    {"store", 0, 1, O_STORE}, {"db", 0, 1, O_DB},       {"kernel", 0, 1, O_KERNEL},
+    {"key", 0, 1, O_KEY},     {"device", 0, 1, O_DEVICE}, {"peers", 0, 1, O_PEERS},
+    {"title", 0, 1, O_TITLE}, {"output", 'o', 1, O_OUTPUT},
+};
 
+/* 0, BT_CLI_HELP after the help, or the exit status of a usage error. */
 static int parse(int argc, char **argv, args *A)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int rc = 0;
-        if (!strcmp(a, "--store") || !strcmp(a, "--db"))
-            rc = value(argc, argv, &i, &A->store);
-        else if (!strcmp(a, "--kernel"))
-            rc = value(argc, argv, &i, &A->kernel);
-        else if (!strcmp(a, "--key"))
-            rc = value(argc, argv, &i, &A->key);
-        else if (!strcmp(a, "--device"))
-            rc = value(argc, argv, &i, &A->device);
-        else if (!strcmp(a, "--peers"))
-            rc = value(argc, argv, &i, &A->peers);
-        else if (!strcmp(a, "--title"))
-            rc = value(argc, argv, &i, &A->title);
-        else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
-            rc = value(argc, argv, &i, &A->out);
-        else if (a[0] == '-' && a[1])
-            return bt_cli_usage_error("report", "unknown option '%s'", a);
+    bt_cli_parser P;
+    bt_cli_begin(&P, "report", report_opts, sizeof report_opts / sizeof report_opts[0], 0, argc,
+                 argv);
+    const char **slot[] = {[O_STORE] = &A->store, [O_DB] = &A->store,   [O_KERNEL] = &A->kernel,
+                           [O_KEY] = &A->key,     [O_DEVICE] = &A->device, [O_PEERS] = &A->peers,
+                           [O_TITLE] = &A->title, [O_OUTPUT] = &A->out};
+    for (int id; (id = bt_cli_next(&P)) != BT_CLI_END;) {
+        if (id == BT_CLI_HELP) {
+            report_help(stdout);
+            return BT_CLI_HELP;
+        }
+        if (id == BT_CLI_ERROR)
+            return BT_EXIT_USAGE;
+        if (id == BT_CLI_ARG)
+            A->files[A->nfiles++] = P.value;
         else
-            A->files[A->nfiles++] = a;
-        if (rc)
-            return rc;
+            *slot[id] = P.value;
     }
     if (!A->nfiles && !A->store)
         return bt_cli_usage_error("report", "give tune JSON files, or --store PATH|default");
@@ -207,18 +202,17 @@ static int write_page(const args *A, json_t **docs, char **src, size_t n, json_t
 
 int bt_cmd_report(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            report_help(stdout);
-            return 0;
-        }
     args A = {.files = calloc((size_t)argc, sizeof(char *))};
     if (!A.files)
-        return 1;
+        return BT_EXIT_FAIL;
     json_t **docs = NULL, *peers = NULL;
     char **src = NULL;
     size_t n = 0;
     int rc = parse(argc, argv, &A);
+    if (rc == BT_CLI_HELP) {
+        free(A.files);
+        return 0;
+    }
     if (!rc)
         rc = gather(&A, &docs, &src, &n);
     if (!rc && A.peers) {

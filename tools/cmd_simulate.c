@@ -7,6 +7,7 @@
  */
 #include "cli.h"
 #include "cli_num.h"
+#include "cli_opts.h"
 
 #include "core/util.h"
 #include "search/simulate.h"
@@ -75,6 +76,7 @@ static void help(FILE *f)
            "  blocktune simulate tests/data/kt/convolution_milo_A100.json.gz \\\n"
            "      --strategy all --runs 100\n"
            "  blocktune simulate store:tuned.db --kernel gemm --key 'M=67,N=45,K=33,dtype=fp32'\n");
+    bt_cli_exit_help(f, "a space could not be read, --json-out could not be written");
 }
 
 static const char *basename_of(const char *path)
@@ -409,103 +411,99 @@ static bt_status load_space(const char *space, const char *kernel, const char *d
     return st;
 }
 
-int bt_cmd_simulate(int argc, char **argv)
+enum { O_STRATEGY, O_JSON_OUT, O_KERNEL, O_KEY, O_DEVICE, O_RUNS, O_BUDGET, O_SEED, O_TIME_LIMIT,
+       O_JOBS, O_JSON, O_FULL };
+static const bt_cli_opt sim_opts[] = {
+    {"strategy", 0, 1, O_STRATEGY}, {"json-out", 0, 1, O_JSON_OUT}, {"kernel", 0, 1, O_KERNEL},
+    {"key", 0, 1, O_KEY},           {"device", 0, 1, O_DEVICE},     {"runs", 0, 1, O_RUNS},
+    {"budget", 0, 1, O_BUDGET},     {"seed", 0, 1, O_SEED},         {"time-limit", 0, 1, O_TIME_LIMIT},
+    {"jobs", 0, 1, O_JOBS},         {"json", 0, 0, O_JSON},         {"full", 0, 0, O_FULL},
+};
+
+/* The command line of simulate. */
+typedef struct sim_args {
+    const char *strategy, *json_out, *st_kernel, *st_key, *st_device;
+    bool json;
+    const char **spaces;
+    int nspaces;
+} sim_args;
+
+/* A numeric option into o. 0, or the exit status of a usage error. */
+static int sim_number(int id, const char *val, bt__sim_options *o)
 {
-    const char *strategy = "all";
-    bt__sim_options o = {.runs = 100, .seed = 1, .jobs = 1};
-    bool json = false;
-    const char *json_out = NULL;
-    const char *st_kernel = NULL, *st_key = NULL, *st_device = NULL;
-    const char **spaces = calloc((size_t)argc, sizeof *spaces);
-    int nspaces = 0;
-    if (!spaces)
-        return bt_cli_fail(BT_NOMEM, NULL);
-    int rc = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        uint64_t u;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            help(stdout);
-            free(spaces);
-            return 0;
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (!strcmp(a, "--full")) {
-            o.full = true;
-        } else if (a[0] == '-' && a[1] == '-') {
-            if (!val) {
-                rc = bt_cli_usage_error("simulate", "%s needs a value", a);
-                goto done;
-            }
-            i++;
-            if (!strcmp(a, "--strategy")) {
-                strategy = val;
-            } else if (!strcmp(a, "--json-out")) {
-                json_out = val;
-            } else if (!strcmp(a, "--kernel")) {
-                st_kernel = val;
-            } else if (!strcmp(a, "--key")) {
-                st_key = val;
-            } else if (!strcmp(a, "--device")) {
-                st_device = val;
-            } else if (!strcmp(a, "--runs")) {
-                if (!bt_cli_parse_u64(val, &o.runs) || o.runs == 0 || o.runs > 1000000) {
-                    rc = bt_cli_usage_error("simulate", "--runs wants 1..1000000, got '%s'", val);
-                    goto done;
-                }
-            } else if (!strcmp(a, "--budget")) {
-                if (!bt_cli_parse_u64(val, &o.budget) || o.budget == 0) {
-                    rc = bt_cli_usage_error("simulate", "--budget wants a positive count, got '%s'",
-                                            val);
-                    goto done;
-                }
-            } else if (!strcmp(a, "--seed")) {
-                if (!bt_cli_parse_u64(val, &o.seed)) {
-                    rc = bt_cli_usage_error("simulate", "--seed wants an integer >= 0, got '%s'",
-                                            val);
-                    goto done;
-                }
-            } else if (!strcmp(a, "--time-limit")) {
-                if (!bt_cli_parse_double(val, &o.time_limit_s) || o.time_limit_s <= 0) {
-                    rc = bt_cli_usage_error("simulate",
-                                            "--time-limit wants positive seconds, got '%s'", val);
-                    goto done;
-                }
-            } else if (!strcmp(a, "--jobs")) {
-                if (!bt_cli_parse_u64(val, &u) || u == 0 || u > 64) {
-                    rc = bt_cli_usage_error("simulate", "--jobs wants 1..64, got '%s'", val);
-                    goto done;
-                }
-                o.jobs = (int)u;
-            } else {
-                rc = bt_cli_usage_error("simulate", "unknown option '%s'", a);
-                goto done;
-            }
-        } else {
-            spaces[nspaces++] = a;
+    uint64_t u;
+    if (id == O_RUNS && (!bt_cli_parse_u64(val, &o->runs) || o->runs == 0 || o->runs > 1000000))
+        return bt_cli_usage_error("simulate", "--runs wants 1..1000000, got '%s'", val);
+    if (id == O_BUDGET && (!bt_cli_parse_u64(val, &o->budget) || o->budget == 0))
+        return bt_cli_usage_error("simulate", "--budget wants a positive count, got '%s'", val);
+    if (id == O_SEED && !bt_cli_parse_u64(val, &o->seed))
+        return bt_cli_usage_error("simulate", "--seed wants an integer >= 0, got '%s'", val);
+    if (id == O_TIME_LIMIT && (!bt_cli_parse_double(val, &o->time_limit_s) ||
+                               o->time_limit_s <= 0))
+        return bt_cli_usage_error("simulate", "--time-limit wants positive seconds, got '%s'",
+                                  val);
+    if (id == O_JOBS) {
+        if (!bt_cli_parse_u64(val, &u) || u == 0 || u > 64)
+            return bt_cli_usage_error("simulate", "--jobs wants 1..64, got '%s'", val);
+        o->jobs = (int)u;
+    }
+    return 0;
+}
+
+/* 0, BT_CLI_HELP after the help, or the exit status of a usage error. */
+static int parse_sim(int argc, char **argv, sim_args *A, bt__sim_options *o)
+{
+    bt_cli_parser P;
+    bt_cli_begin(&P, "simulate", sim_opts, sizeof sim_opts / sizeof sim_opts[0], 0, argc, argv);
+    for (int id, rc; (id = bt_cli_next(&P)) != BT_CLI_END;) {
+        const char *v = P.value;
+        switch (id) {
+        case BT_CLI_HELP: help(stdout); return BT_CLI_HELP;
+        case BT_CLI_ERROR: return BT_EXIT_USAGE;
+        case BT_CLI_ARG: A->spaces[A->nspaces++] = v; break;
+        case O_JSON: A->json = true; break;
+        case O_FULL: o->full = true; break;
+        case O_STRATEGY: A->strategy = v; break;
+        case O_JSON_OUT: A->json_out = v; break;
+        case O_KERNEL: A->st_kernel = v; break;
+        case O_KEY: A->st_key = v; break;
+        case O_DEVICE: A->st_device = v; break;
+        default:
+            if ((rc = sim_number(id, v, o)))
+                return rc;
         }
     }
-    time_limited = o.time_limit_s > 0;
-    if (nspaces == 0) {
-        rc = bt_cli_usage_error("simulate",
-                                "no SPACE given (a Kernel Tuner cache file, or store:PATH)");
-        goto done;
-    }
+    if (A->nspaces == 0)
+        return bt_cli_usage_error("simulate",
+                                  "no SPACE given (a Kernel Tuner cache file, or store:PATH)");
     bool any_store = false;
-    for (int sp = 0; sp < nspaces; sp++)
-        any_store |= !strncmp(spaces[sp], "store:", 6);
-    if (any_store && (!st_kernel || !st_key)) {
-        rc = bt_cli_usage_error("simulate", "a store: SPACE needs --kernel K and --key KEY "
-                                            "('blocktune cache list' shows the keys)");
-        goto done;
-    }
-    if (!any_store && (st_kernel || st_key || st_device)) {
-        rc = bt_cli_usage_error("simulate", "--kernel, --key and --device select from a store: "
-                                            "SPACE, and none is given");
-        goto done;
-    }
+    for (int sp = 0; sp < A->nspaces; sp++)
+        any_store |= !strncmp(A->spaces[sp], "store:", 6);
+    if (any_store && (!A->st_kernel || !A->st_key))
+        return bt_cli_usage_error("simulate", "a store: SPACE needs --kernel K and --key KEY "
+                                              "('blocktune cache list' shows the keys)");
+    if (!any_store && (A->st_kernel || A->st_key || A->st_device))
+        return bt_cli_usage_error("simulate", "--kernel, --key and --device select from a store: "
+                                              "SPACE, and none is given");
+    return 0;
+}
 
+int bt_cmd_simulate(int argc, char **argv)
+{
+    bt__sim_options o = {.runs = 100, .seed = 1, .jobs = 1};
+    sim_args A = {.strategy = "all", .spaces = calloc((size_t)argc, sizeof(char *))};
+    if (!A.spaces)
+        return bt_cli_fail(BT_NOMEM, NULL);
+    int rc = parse_sim(argc, argv, &A, &o);
+    if (rc) {
+        free(A.spaces);
+        return rc == BT_CLI_HELP ? 0 : rc;
+    }
+    const char *strategy = A.strategy, *json_out = A.json_out, *st_kernel = A.st_kernel;
+    const char *st_key = A.st_key, *st_device = A.st_device, **spaces = A.spaces;
+    bool json = A.json;
+    int nspaces = A.nspaces;
+    time_limited = o.time_limit_s > 0;
     size_t nall;
     const bt__strategy *const *all = bt__strategies(&nall);
     const bt__strategy *chosen[64];
@@ -520,7 +518,7 @@ int bt_cmd_simulate(int argc, char **argv)
             for (size_t i = 0; i < nall; i++)
                 fprintf(stderr, " %s", all[i]->name);
             fprintf(stderr, ", all\n");
-            rc = 2;
+            rc = BT_EXIT_USAGE;
             goto done;
         }
         chosen[nchosen++] = s;
