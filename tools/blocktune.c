@@ -39,7 +39,7 @@ void bt_cli_exit_help(FILE *f, const char *note)
                "  0  done\n"
                "  1  the work failed (%s)\n"
                "  2  usage: an unknown option, a bad value, an unknown kernel, size, GPU or\n"
-               "     dtype, an input file that does not parse\n"
+               "     dtype, an input file that is not there or does not parse\n"
                "  3  no such device, or its backend (CUDA, OpenCL) is not there\n"
                "  128+N  interrupted by signal N (130: Ctrl-C)\n",
             note ? note : "a write, a store, nothing matched");

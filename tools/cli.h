@@ -17,8 +17,8 @@ enum {
     BT_EXIT_FAIL = 1,      /* the work failed: no winner, a write that failed, a damaged store,
                               nothing matched */
     BT_EXIT_USAGE = 2,     /* the command line or an input is wrong: an unknown option, a bad
-                              value, an unknown kernel, size, GPU or dtype, a file that does not
-                              parse */
+                              value, an unknown kernel, size, GPU or dtype, an input file that
+                              is not there or does not parse */
     BT_EXIT_NO_DEVICE = 3, /* no such device, or its backend (CUDA, OpenCL) is not there */
     /* 128 + N: interrupted by signal N (tune: 130 after Ctrl-C) */
 };

@@ -80,7 +80,7 @@ static int unknown_long(bt_cli_parser *p, const char *a)
         p->value = p->argv[p->next + 1];
         p->next += 2;
     } else {
-        bt_cli_usage_error(p->cmd, "option --%s needs a value", p->name);
+        bt_cli_usage_error(p->cmd, "option or size --%s needs a value", p->name);
         return BT_CLI_ERROR;
     }
     return BT_CLI_SIZE;
