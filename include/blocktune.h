@@ -657,6 +657,34 @@ BT_API bt_status bt_wisdom_export(bt_store *s, bt_wisdom_format format, const ch
                                   int *files, bt_diag *diag);
 
 /* ---------------------------------------------------------------------------------------------
+ * Reports: one self-contained HTML page over several tunes (docs/report.md), what `blocktune
+ * report` writes: tune JSON files (bt_result_write_json), the keys of a results store, peers.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct bt_report bt_report;
+BT_API bt_status bt_report_create(bt_report **out);
+BT_API void bt_report_destroy(bt_report *r);
+/* Adds the tune of a JSON file that bt_result_write_json wrote, or each key's tune of a sweep's
+ * document (docs/tune-json.md#sweeps). Errors name file:line:column; on error nothing is added. */
+BT_API bt_status bt_report_add_tune_file(bt_report *r, const char *path, bt_diag *diag);
+/* Adds one tune per (kernel, device, key) of the store that holds measurements, selected by
+ * kernel (exact), key (a substring) and device (name or UUID), each NULL for any; *added (may be
+ * NULL) gets how many (0 is not an error). The store keeps measurements only: the roofline and
+ * the eliminated configs come from the plan made again (a built-in kernel, on a device that is
+ * here or in the hardware table). */
+BT_API bt_status bt_report_add_store(bt_report *r, bt_store *s, const char *kernel,
+                                     const char *key, const char *device, size_t *added,
+                                     bt_diag *diag);
+/* Other tools' timings of the same problems, drawn beside the tunes (docs/report.md#peers). */
+BT_API bt_status bt_report_set_peers_file(bt_report *r, const char *path, bt_diag *diag);
+/* The page's title (NULL: "blocktune report"); copied. */
+BT_API bt_status bt_report_set_title(bt_report *r, const char *title);
+/* How many tunes the page holds. */
+BT_API size_t bt_report_count(const bt_report *r);
+/* The page to f, or to the file at path written whole or not at all (atomically). */
+BT_API bt_status bt_report_write_html(const bt_report *r, FILE *f, bt_diag *diag);
+BT_API bt_status bt_report_write_html_file(const bt_report *r, const char *path, bt_diag *diag);
+
+/* ---------------------------------------------------------------------------------------------
  * Strategies, backends, settings.
  * ------------------------------------------------------------------------------------------- */
 /* The search strategies (bt_tune_options_set_strategy takes the names); NULL past the end. */

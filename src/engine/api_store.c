@@ -4,6 +4,8 @@
  * the strategy and backend listings: thin wrappers over store/, search/ and the device layer,
  * which keep their internal names out of the public header.
  */
+#include "engine/api_store.h"
+
 #include "backends/device.h"
 #include "core/util.h"
 #include "search/strategy.h"
@@ -61,6 +63,8 @@ void bt_store_destroy(bt_store *s)
     bt__store_close(s->s);
     free(s);
 }
+
+bt__store *bt__store_handle(bt_store *s) { return s ? s->s : NULL; }
 
 const char *bt_store_path(const bt_store *s) { return s ? bt__store_path(s->s) : NULL; }
 
