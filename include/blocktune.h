@@ -647,7 +647,15 @@ typedef enum bt_wisdom_format {
     BT_WISDOM_BLOCKTUNE = 0, /* blocktune's wisdom (docs/wisdom.md) */
     BT_WISDOM_VLLM,          /* vLLM's fused-GEMM config files (one per N, K, dtype) */
     BT_WISDOM_KERNEL_TUNER,  /* a Kernel Tuner cache of one kernel and key (.json or .json.gz) */
+    BT_WISDOM_T4,            /* T4 results (the auto-tuning results schema Kernel Tuner ships) of
+                                one kernel and key; export only */
 } bt_wisdom_format;
+/* "Kernel Tuner cache", "T4 results, schema 1.0.0", ...: what a format is, for messages. */
+BT_API const char *bt_wisdom_format_name(bt_wisdom_format format);
+/* bt_wisdom_import that also says what the file was (*format: BT_WISDOM_KERNEL_TUNER for a Kernel
+ * Tuner cache, else BT_WISDOM_BLOCKTUNE; may be NULL). */
+BT_API bt_status bt_wisdom_import_ex(bt_store *s, const char *path, bt_wisdom_format *format,
+                                     int *entries, bt_diag *diag);
 /* Exports the winners of `kernel` (NULL: all; required for vLLM and Kernel Tuner) on `device`
  * (a name or UUID; NULL: every device) to path: a file, or for blocktune's format with several
  * devices and for vLLM a folder (created). `key` picks the key of a Kernel Tuner export (NULL:
@@ -655,6 +663,38 @@ typedef enum bt_wisdom_format {
 BT_API bt_status bt_wisdom_export(bt_store *s, bt_wisdom_format format, const char *kernel,
                                   const char *device, const char *key, const char *path,
                                   int *files, bt_diag *diag);
+/* Options of an export: an object with a setter per option, every one unset when made. Strings
+ * are copied. */
+typedef struct bt_wisdom_export_options bt_wisdom_export_options;
+BT_API bt_status bt_wisdom_export_options_create(bt_wisdom_export_options **out);
+BT_API void bt_wisdom_export_options_destroy(bt_wisdom_export_options *o);
+/* The kernel (NULL: all; the Kernel Tuner and T4 formats need one), the device (a name or
+ * UUID; NULL: every device), the key of a Kernel Tuner or T4 export (NULL: the store must hold
+ * one). */
+BT_API bt_status bt_wisdom_export_options_set_kernel(bt_wisdom_export_options *o,
+                                                     const char *kernel);
+BT_API bt_status bt_wisdom_export_options_set_device(bt_wisdom_export_options *o,
+                                                     const char *device);
+BT_API bt_status bt_wisdom_export_options_set_key(bt_wisdom_export_options *o, const char *key);
+/* blocktune's format: each key's winner and the k-1 fastest ok runners-up (1 to 1000; default
+ * 1, the winners only). */
+BT_API bt_status bt_wisdom_export_options_set_top_k(bt_wisdom_export_options *o, int k);
+/* bt_wisdom_export with options (NULL: none set). path "-" writes blocktune's format (one
+ * device) or T4 results to standard output; a Kernel Tuner cache needs a file. *files gets the
+ * files written, *rows (Kernel Tuner, T4) the configs or results in them; either may be NULL. */
+BT_API bt_status bt_wisdom_export_ex(bt_store *s, bt_wisdom_format format,
+                                     const bt_wisdom_export_options *o, const char *path,
+                                     int *files, int *rows, bt_diag *diag);
+/* What `blocktune cache list` prints: the winners as a table (kernel, device, key, median,
+ * margin, config; ties and imported winners marked) and a line of counts, or as a JSON document
+ * (blocktune-cache-list/1, docs/report.md#cache-list). */
+BT_API bt_status bt_store_write_winners_table(bt_store *s, FILE *f, bt_diag *diag);
+BT_API bt_status bt_store_write_winners_json(bt_store *s, FILE *f, bt_diag *diag);
+/* What `blocktune cache show` prints: every measurement of the keys containing `key`, per key
+ * its provenance and its rows (ok ones fastest first, winners marked '*', failures with their
+ * error). *rows (may be NULL) gets how many; none is not an error. */
+BT_API bt_status bt_store_write_measurements(bt_store *s, const char *key, FILE *f, size_t *rows,
+                                             bt_diag *diag);
 
 /* ---------------------------------------------------------------------------------------------
  * Reports: one self-contained HTML page over several tunes (docs/report.md), what `blocktune

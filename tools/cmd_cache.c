@@ -1,19 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_cache.c — `blocktune cache`: list, show, export, import, forget and verify the results
- * store (src/store/store.h) and its wisdom files.
+ * store and its wisdom files, over the public bt_store_* and bt_wisdom_* calls.
  */
 #include "cli.h"
 #include "cli_num.h"
 #include "cli_opts.h"
 
-#include "core/util.h"
-#include "store/ktinterop.h"
-#include "store/store.h"
-#include "store/t4.h"
-
-#include <jansson.h>
-#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -82,139 +77,33 @@ typedef struct cache_args {
 
 /* import and forget write (creating the store when missing); every other subcommand only reads
  * and never creates a file. */
-static int open_store(const char *db, bool write, bt__store **s)
+static int open_store(const char *db, bool write, bt_store **s)
 {
-    bt_diag d;
-    bt__diag_clear(&d);
-    bt_status st = write ? bt__store_open(db, s, &d) : bt__store_open_read(db, s, &d);
+    bt_diag d = {0};
+    bt_status st = bt_store_open(db, write ? BT_STORE_CREATE : BT_STORE_READONLY, s, &d);
     return st == BT_OK ? 0 : bt_cli_fail(st, &d);
 }
 
-static int list_cb(const bt__winner *w, void *user)
+static int cmd_list(bt_store *s, bool json)
 {
-    int *n = user;
-    if ((*n)++ == 0)
-        printf("%-12s %-24s %-40s %10s %7s  %s\n", "kernel", "device", "key", "median_ms",
-               "margin", "config");
-    printf("%-12s %-24s %-40s %10.4f %6.1f%%  %s%s%s\n", w->m.kernel, w->m.device_name, w->m.key,
-           w->m.median_ms, w->margin >= 0 ? 100 * w->margin : 0.0, w->m.config_json,
-           w->tie ? " (tie)" : "", strcmp(w->origin, "tuned") ? " [imported]" : "");
-    return 0;
+    bt_diag d = {0};
+    bt_status st = json ? bt_store_write_winners_json(s, stdout, &d)
+                        : bt_store_write_winners_table(s, stdout, &d);
+    return st == BT_OK ? 0 : bt_cli_fail(st, &d);
 }
 
-static int list_json_cb(const bt__winner *w, void *user)
+static int cmd_show(bt_store *s, const char *key)
 {
-    json_t *x = json_object();
-    json_object_set_new(x, "kernel", json_string(w->m.kernel));
-    json_object_set_new(x, "device", json_string(w->m.device_name));
-    json_object_set_new(x, "device_uuid", json_string(w->m.device_uuid));
-    json_object_set_new(x, "key", json_string(w->m.key));
-    json_t *k = json_loads(w->m.key_json, 0, NULL), *c = json_loads(w->m.config_json, 0, NULL);
-    json_object_set_new(x, "problem", k ? k : json_null());
-    json_object_set_new(x, "config", c ? c : json_null());
-    json_object_set_new(x, "median_ms", json_real(w->m.median_ms));
-    json_object_set_new(x, "margin", w->margin >= 0 ? json_real(w->margin) : json_null());
-    json_object_set_new(x, "tie", json_boolean(w->tie));
-    json_object_set_new(x, "origin", json_string(w->origin));
-    json_object_set_new(x, "source_hash", json_string(w->m.source_hash));
-    json_object_set_new(x, "blocktune", json_string(w->m.blocktune_version));
-    char ts[40];
-    bt_cli_utc(w->m.timestamp, ts, sizeof ts);
-    json_object_set_new(x, "timestamp", json_string(ts));
-    json_array_append_new(user, x);
-    return 0;
-}
-
-/* `list --json`: {"schema", "store", "winners": [...], "measurements"}. */
-static int cmd_list_json(bt__store *s)
-{
-    json_t *arr = json_array();
-    bt_diag d;
-    bt__diag_clear(&d);
-    bt_status st = bt__store_winners(s, NULL, NULL, list_json_cb, arr, &d);
-    if (st != BT_OK) {
-        json_decref(arr);
-        return bt_cli_fail(st, &d);
-    }
-    int64_t nm = 0, nw = 0;
-    bt__store_counts(s, &nm, &nw, NULL);
-    json_t *o = json_object();
-    json_object_set_new(o, "schema", json_string("blocktune-cache-list/1"));
-    json_object_set_new(o, "store", json_string(bt__store_path(s)));
-    json_object_set_new(o, "winners", arr);
-    json_object_set_new(o, "measurements", json_integer(nm));
-    int rc = json_dumpf(o, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));
-    putchar('\n');
-    json_decref(o);
-    return rc == 0 && !ferror(stdout) ? 0 : 1;
-}
-
-static int cmd_list(bt__store *s)
-{
-    int n = 0;
-    bt_diag d;
-    bt__diag_clear(&d);
-    bt_status st = bt__store_winners(s, NULL, NULL, list_cb, &n, &d);
+    bt_diag d = {0};
+    size_t n = 0;
+    bt_status st = bt_store_write_measurements(s, key, stdout, &n, &d);
     if (st != BT_OK)
         return bt_cli_fail(st, &d);
-    int64_t nm = 0, nw = 0;
-    bt__store_counts(s, &nm, &nw, NULL);
-    printf("%s%lld winners, %lld measurements in %s\n", n ? "\n" : "", (long long)nw,
-           (long long)nm, bt__store_path(s));
-    return 0;
-}
-
-static int cmd_show(bt__store *s, const char *key)
-{
-    sqlite3_stmt *st = NULL;
-    const char *sql =
-        "SELECT m.kernel, m.device_name, m.key, m.config_json, m.status, m.median_ms, m.p20_ms, "
-        "m.p80_ms, m.reps, m.regs, m.smem_bytes, m.error, w.config_json IS NOT NULL, "
-        "m.driver, m.compiler, m.blocktune_version, m.source_hash, m.timestamp "
-        "FROM measurements m LEFT JOIN winners w ON w.kernel = m.kernel AND "
-        "w.source_hash = m.source_hash AND w.options = m.options AND w.device = m.device AND "
-        "w.key = m.key AND w.config_json = m.config_json WHERE instr(m.key, ?1) > 0 "
-        "ORDER BY m.kernel, m.device, m.key, m.status != 'ok', m.median_ms";
-    if (sqlite3_prepare_v2(bt__store_db(s), sql, -1, &st, NULL) != SQLITE_OK) {
-        fprintf(stderr, "blocktune: %s\n", sqlite3_errmsg(bt__store_db(s)));
-        return 1;
-    }
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
-    int n = 0;
-    char last[1024] = "";
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        char head[1024];
-        snprintf(head, sizeof head, "%s on %s [%s]", sqlite3_column_text(st, 0),
-                 sqlite3_column_text(st, 1), sqlite3_column_text(st, 2));
-        if (strcmp(head, last) != 0) {
-            printf("%s%s\n  driver %s, compiler %s, blocktune %s, source %s\n", n ? "\n" : "",
-                   head, sqlite3_column_text(st, 13), sqlite3_column_text(st, 14),
-                   sqlite3_column_text(st, 15), sqlite3_column_text(st, 16));
-            printf("  %-1s %-14s %10s %10s %10s %6s %5s %8s  %s\n", "", "status", "median_ms",
-                   "p20_ms", "p80_ms", "reps", "regs", "smem", "config");
-            snprintf(last, sizeof last, "%s", head);
-        }
-        char med[32] = "-", p20[32] = "-", p80[32] = "-";
-        if (sqlite3_column_type(st, 5) != SQLITE_NULL)
-            snprintf(med, sizeof med, "%.4f", sqlite3_column_double(st, 5));
-        if (sqlite3_column_type(st, 6) != SQLITE_NULL)
-            snprintf(p20, sizeof p20, "%.4f", sqlite3_column_double(st, 6));
-        if (sqlite3_column_type(st, 7) != SQLITE_NULL)
-            snprintf(p80, sizeof p80, "%.4f", sqlite3_column_double(st, 7));
-        const unsigned char *err = sqlite3_column_text(st, 11);
-        printf("  %-1s %-14s %10s %10s %10s %6lld %5lld %8lld  %s%s%s\n",
-               sqlite3_column_int(st, 12) ? "*" : "", sqlite3_column_text(st, 4), med, p20, p80,
-               (long long)sqlite3_column_int64(st, 8), (long long)sqlite3_column_int64(st, 9),
-               (long long)sqlite3_column_int64(st, 10), sqlite3_column_text(st, 3),
-               err ? "  " : "", err ? (const char *)err : "");
-        n++;
-    }
-    sqlite3_finalize(st);
     if (!n) {
         fprintf(stderr, "blocktune: no measurements for a key containing '%s' in %s "
                         "('blocktune cache list' shows the keys)\n",
-                key, bt__store_path(s));
-        return 1;
+                key, bt_store_path(s));
+        return BT_EXIT_FAIL;
     }
     return 0;
 }
@@ -226,135 +115,106 @@ static int is_dir_target(const char *path)
     return (n && path[n - 1] == '/') || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
 }
 
-static int cmd_export(bt__store *s, const cache_args *A)
+/* export, export-kt and export-t4: the store's rows in a format, with the options given. */
+static int cmd_export(bt_store *s, const char *sub, const cache_args *A)
 {
-    bt__wisdom_export_opts o = {.device = A->device, .kernel = A->kernel, .top_k = A->top_k};
-    int vllm = A->vllm;
-    const char *target = A->arg;
-    bt_diag d;
-    bt__diag_clear(&d);
-    bt_status st;
-    int n = 0;
-    if (vllm) {
-        st = bt__wisdom_export_vllm_dir(s, o.kernel, o.device, target, &n, &d);
-        if (st == BT_OK)
-            printf("wrote %d vLLM config file%s to %s\n", n, n == 1 ? "" : "s", target);
-    } else if (!strcmp(target, "-")) {
-        char *text = NULL;
-        st = bt__wisdom_export_string(s, &o, &text, &d);
-        if (st == BT_OK)
-            printf("%s\n", text);
-        free(text);
-    } else if (is_dir_target(target)) {
-        st = bt__wisdom_export_dir(s, &o, target, &n, &d);
-        if (st == BT_OK)
-            printf("wrote %d wisdom file%s to %s\n", n, n == 1 ? "" : "s", target);
-    } else {
-        st = bt__wisdom_export_file(s, &o, target, &d);
-        if (st == BT_OK)
-            printf("wrote %s\n", target);
-    }
-    return st == BT_OK ? 0 : bt_cli_fail(st, &d);
-}
-
-static int cmd_import_kt(bt__store *s, const char *target)
-{
-    bt_diag d;
-    bt__diag_clear(&d);
-    int n = 0;
-    bt_status st = bt__kt_import(s, target, &n, &d);
-    if (st != BT_OK) {
-        int rc = bt_cli_fail(st, &d);
-        fprintf(stderr, "blocktune: nothing was imported\n");
-        return rc;
-    }
-    printf("imported %d measurements from the Kernel Tuner cache %s\n", n, target);
-    return 0;
-}
-
-/* export-kt and export-t4: one key's measurements as a Kernel Tuner cache or as T4 results. */
-static int cmd_export_key(bt__store *s, const char *sub, const cache_args *A)
-{
-    const char *kernel = A->kernel, *device = A->device, *key = A->key, *file = A->arg;
-    if (!kernel || !device || !key || !file)
+    bt_wisdom_format fmt = !strcmp(sub, "export-kt") ? BT_WISDOM_KERNEL_TUNER
+                           : !strcmp(sub, "export-t4") ? BT_WISDOM_T4
+                           : A->vllm                 ? BT_WISDOM_VLLM
+                                                     : BT_WISDOM_BLOCKTUNE;
+    bool keyed = fmt == BT_WISDOM_KERNEL_TUNER || fmt == BT_WISDOM_T4;
+    if (keyed && (!A->kernel || !A->device || !A->key))
         return bt_cli_usage_error("cache", "%s needs --kernel K --device D --key KEY FILE", sub);
-    bt_diag d;
-    bt__diag_clear(&d);
-    int n = 0;
-    bool kt = !strcmp(sub, "export-kt");
-    if (kt && !strcmp(file, "-"))
-        return bt_cli_usage_error("cache", "export-kt writes a FILE (.json, or .json.gz)");
-    bt_status st = kt ? bt__kt_export(s, kernel, device, key, file, &n, &d)
-                      : bt__t4_export(s, kernel, device, key, file, &n, &d);
+    bt_wisdom_export_options *o = NULL;
+    bt_diag d = {0};
+    int files = 0, rows = 0;
+    bt_status st = bt_wisdom_export_options_create(&o);
+    if (!st && A->kernel)
+        st = bt_wisdom_export_options_set_kernel(o, A->kernel);
+    if (!st && A->device)
+        st = bt_wisdom_export_options_set_device(o, A->device);
+    if (!st && A->key)
+        st = bt_wisdom_export_options_set_key(o, A->key);
+    if (!st && A->top_k)
+        st = bt_wisdom_export_options_set_top_k(o, A->top_k);
+    if (!st)
+        st = bt_wisdom_export_ex(s, fmt, o, A->arg, &files, &rows, &d);
+    bt_wisdom_export_options_destroy(o);
     if (st != BT_OK)
         return bt_cli_fail(st, &d);
-    fprintf(strcmp(file, "-") ? stdout : stderr, "wrote %d %s of %s [%s] on %s to %s (%s)\n", n,
-            kt ? "configs" : "results", kernel, key, device, file,
-            kt ? "Kernel Tuner cache" : "T4 results, schema " BT__T4_VERSION);
+    const char *t = A->arg;
+    if (keyed)
+        fprintf(strcmp(t, "-") ? stdout : stderr, "wrote %d %s of %s [%s] on %s to %s (%s)\n",
+                rows, fmt == BT_WISDOM_T4 ? "results" : "configs", A->kernel, A->key, A->device,
+                t, bt_wisdom_format_name(fmt));
+    else if (fmt == BT_WISDOM_VLLM)
+        printf("wrote %d vLLM config file%s to %s\n", files, files == 1 ? "" : "s", t);
+    else if (!strcmp(t, "-"))
+        ; /* the wisdom itself went to standard output */
+    else if (is_dir_target(t))
+        printf("wrote %d wisdom file%s to %s\n", files, files == 1 ? "" : "s", t);
+    else
+        printf("wrote %s\n", t);
     return 0;
 }
 
-static int cmd_import(bt__store *s, const char *target)
+static int cmd_import(bt_store *s, const char *target)
 {
-    bt_diag d;
-    bt__diag_clear(&d);
+    bt_diag d = {0};
     int n = 0;
-    struct stat sb;
-    if (!(stat(target, &sb) == 0 && S_ISDIR(sb.st_mode)) && bt__kt_is_cache(target))
-        return cmd_import_kt(s, target);
-    bt_status st = stat(target, &sb) == 0 && S_ISDIR(sb.st_mode)
-                       ? bt__wisdom_import_dir(s, target, &n, &d)
-                       : bt__wisdom_import_file(s, target, &n, &d);
+    bt_wisdom_format fmt = BT_WISDOM_BLOCKTUNE;
+    bt_status st = bt_wisdom_import_ex(s, target, &fmt, &n, &d);
     if (st != BT_OK) {
         int rc = bt_cli_fail(st, &d);
         fprintf(stderr, "blocktune: nothing was imported\n");
         return rc;
     }
-    printf("imported %d entr%s from %s\n", n, n == 1 ? "y" : "ies", target);
+    if (fmt == BT_WISDOM_KERNEL_TUNER)
+        printf("imported %d measurements from the Kernel Tuner cache %s\n", n, target);
+    else
+        printf("imported %d entr%s from %s\n", n, n == 1 ? "y" : "ies", target);
     return 0;
 }
 
-static int cmd_forget(bt__store *s, const char *sel, int yes)
+static int cmd_forget(bt_store *s, const char *sel, int yes)
 {
-    bt_diag d;
-    bt__diag_clear(&d);
+    bt_diag d = {0};
     int64_t nm = 0, nw = 0;
     int dry = !strcmp(sel, "all") && !yes;
-    bt_status st = bt__store_forget(s, sel, dry, &nm, &nw, &d);
+    bt_status st = bt_store_forget(s, sel, dry, &nm, &nw, &d);
     if (st != BT_OK)
         return bt_cli_fail(st, &d);
     if (dry) {
         printf("would delete %lld measurements and %lld winners (everything in %s); "
                "run 'blocktune cache forget all --yes' to do it\n",
-               (long long)nm, (long long)nw, bt__store_path(s));
-        return 1;
+               (long long)nm, (long long)nw, bt_store_path(s));
+        return BT_EXIT_FAIL;
     }
     if (nm == 0 && nw == 0) {
         fprintf(stderr, "blocktune: nothing matches '%s' (a kernel name, a key substring, or "
                         "'all')\n", sel);
-        return 1;
+        return BT_EXIT_FAIL;
     }
     printf("deleted %lld measurements and %lld winners matching '%s'\n", (long long)nm,
            (long long)nw, sel);
     return 0;
 }
 
-static int cmd_verify(bt__store *s)
+static int cmd_verify(bt_store *s)
 {
     char *rep = NULL;
-    bt_diag d;
-    bt__diag_clear(&d);
-    bt_status st = bt__store_verify(s, &rep, &d);
+    bt_diag d = {0};
+    bt_status st = bt_store_verify(s, &rep, &d);
     if (rep && rep[0])
         fputs(rep, stdout);
     free(rep);
     if (st != BT_OK)
         return bt_cli_fail(st, &d);
     int64_t nm = 0, nw = 0;
-    bt__store_counts(s, &nm, &nw, NULL);
+    bt_store_counts(s, &nm, &nw, NULL);
     printf("ok: %s passes integrity_check; all %lld winners have their measurements, and all "
            "%lld measurements hold what blocktune trusts\n",
-           bt__store_path(s), (long long)nw, (long long)nm);
+           bt_store_path(s), (long long)nw, (long long)nm);
     return 0;
 }
 
@@ -444,24 +304,22 @@ int bt_cmd_cache(int argc, char **argv)
     int rc = parse_cache(argc, argv, &A, &u);
     if (rc)
         return rc == BT_CLI_HELP ? 0 : rc;
-    bt__store *s = NULL;
+    bt_store *s = NULL;
     if ((rc = open_store(A.db, u->writes, &s)))
         return rc;
     const char *sub = u->name;
     if (!strcmp(sub, "list"))
-        rc = A.json ? cmd_list_json(s) : cmd_list(s);
+        rc = cmd_list(s, A.json);
     else if (!strcmp(sub, "show"))
         rc = cmd_show(s, A.arg);
-    else if (!strcmp(sub, "export"))
-        rc = cmd_export(s, &A);
-    else if (!strcmp(sub, "export-kt") || !strcmp(sub, "export-t4"))
-        rc = cmd_export_key(s, sub, &A);
+    else if (!strncmp(sub, "export", 6))
+        rc = cmd_export(s, sub, &A);
     else if (!strcmp(sub, "import"))
         rc = cmd_import(s, A.arg);
     else if (!strcmp(sub, "forget"))
         rc = cmd_forget(s, A.arg, A.yes);
     else
         rc = cmd_verify(s);
-    bt__store_close(s);
+    bt_store_destroy(s);
     return rc;
 }
