@@ -725,6 +725,51 @@ BT_API bt_status bt_report_write_html(const bt_report *r, FILE *f, bt_diag *diag
 BT_API bt_status bt_report_write_html_file(const bt_report *r, const char *path, bt_diag *diag);
 
 /* ---------------------------------------------------------------------------------------------
+ * Simulation: the search strategies judged on recorded spaces, with no device (docs/search.md),
+ * what `blocktune simulate` does. A recorded space is a Kernel Tuner cache, or a results store's
+ * measurements of one kernel and key: a "measurement" returns the recorded time and costs the
+ * recorded compile + benchmark time; a config with no record is invalid; a recorded failure
+ * fails. Each strategy runs `runs` times with seeds seed, seed+1, ...
+ * ------------------------------------------------------------------------------------------- */
+typedef struct bt_simulation bt_simulation;
+/* Made with every default: all strategies, 100 runs, seed 1, a budget of every recorded config,
+ * no time limit, 1 job. */
+BT_API bt_status bt_simulation_create(bt_simulation **out);
+BT_API void bt_simulation_destroy(bt_simulation *s);
+/* One strategy by name (bt_strategy_name), or NULL / "all" for every one; BT_INVALID_ARG for an
+ * unknown name. Setters apply to the spaces added after them. */
+BT_API bt_status bt_simulation_set_strategy(bt_simulation *s, const char *name);
+/* Seeded runs per strategy (1 to 1000000). */
+BT_API bt_status bt_simulation_set_runs(bt_simulation *s, uint64_t runs);
+/* Measurements per run (0: as many as there are recorded configs). */
+BT_API bt_status bt_simulation_set_budget(bt_simulation *s, uint64_t budget);
+BT_API bt_status bt_simulation_set_seed(bt_simulation *s, uint64_t seed);
+/* Simulated seconds per run (0: none). */
+BT_API bt_status bt_simulation_set_time_limit_s(bt_simulation *s, double seconds);
+/* Threads running the runs (1 to 64); the results do not depend on it. */
+BT_API bt_status bt_simulation_set_jobs(bt_simulation *s, int jobs);
+/* 1: run every run to its budget (by default a run stops once no reported number can change;
+ * the numbers are the same). */
+BT_API bt_status bt_simulation_set_full(bt_simulation *s, int on);
+/* Adds the space of a Kernel Tuner cache file (.json or .json.gz) and runs the strategies on it.
+ * Errors name file:line:column. */
+BT_API bt_status bt_simulation_add_file(bt_simulation *s, const char *path, bt_diag *diag);
+/* Adds the space of store's measurements of kernel for the problem key (canonical text, as
+ * bt_winner_list_key gives it) on device (a name or UUID; NULL: every device), named `name` in
+ * the reports (NULL: "store:PATH"), and runs the strategies on it. BT_NOT_FOUND when there is no
+ * such row. */
+BT_API bt_status bt_simulation_add_store(bt_simulation *s, bt_store *store, const char *kernel,
+                                         const char *key, const char *device, const char *name,
+                                         bt_diag *diag);
+BT_API size_t bt_simulation_count(const bt_simulation *s);
+/* Markdown: per space its facts and a row per strategy (measurements to within 2/5/10 % of the
+ * best, median and p90; runs within 5 %; best found after 10..1000 measurements; simulated time
+ * to 5 %) with the verdict against random sampling, then a summary when there are several; or
+ * one JSON document of the same numbers. */
+BT_API bt_status bt_simulation_write_table(const bt_simulation *s, FILE *f);
+BT_API bt_status bt_simulation_write_json(const bt_simulation *s, FILE *f);
+
+/* ---------------------------------------------------------------------------------------------
  * Strategies, backends, settings.
  * ------------------------------------------------------------------------------------------- */
 /* The search strategies (bt_tune_options_set_strategy takes the names); NULL past the end. */

@@ -8,7 +8,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 static const bt_cli_cmd commands[] = {
     {"plan", "analyse a kernel's config space for a GPU, with no device (the model)", bt_cmd_plan},
@@ -43,15 +42,6 @@ void bt_cli_exit_help(FILE *f, const char *note)
                "  3  no such device, or its backend (CUDA, OpenCL) is not there\n"
                "  128+N  interrupted by signal N (130: Ctrl-C)\n",
             note ? note : "a write, a store, nothing matched");
-}
-
-void bt_cli_utc(double unix_s, char *buf, size_t size)
-{
-    time_t t = (time_t)unix_s;
-    struct tm tmv;
-    buf[0] = '\0';
-    if (size && gmtime_r(&t, &tmv))
-        strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tmv);
 }
 
 int bt_cli_usage_error(const char *cmd, const char *fmt, ...)

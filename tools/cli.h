@@ -33,8 +33,6 @@ typedef struct bt_cli_cmd {
  * BT_EXIT_USAGE (bad input), BT_EXIT_NO_DEVICE (no device or backend) or BT_EXIT_FAIL. */
 int bt_cli_fail(bt_status st, const bt_diag *d);
 int bt_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A Unix time as "2026-12-01T17:52:39Z" (UTC); "" when it cannot be formed. */
-void bt_cli_utc(double unix_s, char *buf, size_t size);
 
 /* Writes the built-in kernels' names (bt_kdesc_builtin_names) as a comma-separated list wrapped
  * at 90 columns, every line after the first starting with `indent` spaces, and a newline. */
