@@ -82,8 +82,9 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'blocktune <command> --help' explains each command. Every command takes\n"
-               "--opt value and --opt=value, -h/--help, and --json for its result as JSON on\n"
-               "standard output (tune: --json FILE, '-' for standard output).\n");
+               "--opt value and --opt=value and -h/--help; --json (plan, gpus, devices, cache\n"
+               "list, simulate) prints the result as JSON alone on standard output (tune:\n"
+               "--json FILE, '-' for standard output).\n");
     bt_cli_exit_help(f, NULL);
     fprintf(f, "\nblocktune %s\n", bt_version());
 }
