@@ -176,6 +176,13 @@ BT_API const bt_gpu *bt_gpudb_at(const bt_gpudb *db, size_t i);
  * lists the closest (or the matching) rows. *out points into db. */
 BT_API bt_status bt_gpudb_find(const bt_gpudb *db, const char *name, const bt_gpu **out,
                                bt_diag *diag);
+/* Where row i came from: the file that defined it (the last overlay that did), or the name of
+ * the built-in copy; owned by db (NULL past the end). */
+BT_API const char *bt_gpudb_origin(const bt_gpudb *db, size_t i);
+/* Writes the rows (only one: `only`, a row of db; NULL: all) as a gpus.json document
+ * (docs/gpus.md) and a newline: what bt_gpudb_load_file and bt_gpudb_merge_file read back.
+ * BT_IO when the write fails. */
+BT_API bt_status bt_gpudb_write_json(const bt_gpudb *db, const bt_gpu *only, FILE *f);
 
 /* ---------------------------------------------------------------------------------------------
  * Devices: every device of every backend that loaded (OpenCL, CUDA), with properties read from the
@@ -649,7 +656,15 @@ typedef enum bt_wisdom_format {
     BT_WISDOM_BLOCKTUNE = 0, /* blocktune's wisdom (docs/wisdom.md) */
     BT_WISDOM_VLLM,          /* vLLM's fused-GEMM config files (one per N, K, dtype) */
     BT_WISDOM_KERNEL_TUNER,  /* a Kernel Tuner cache of one kernel and key (.json or .json.gz) */
+    BT_WISDOM_T4,            /* T4 results (the auto-tuning results schema Kernel Tuner ships) of
+                                one kernel and key; export only */
 } bt_wisdom_format;
+/* "Kernel Tuner cache", "T4 results, schema 1.0.0", ...: what a format is, for messages. */
+BT_API const char *bt_wisdom_format_name(bt_wisdom_format format);
+/* bt_wisdom_import that also says what the file was (*format: BT_WISDOM_KERNEL_TUNER for a Kernel
+ * Tuner cache, else BT_WISDOM_BLOCKTUNE; may be NULL). */
+BT_API bt_status bt_wisdom_import_ex(bt_store *s, const char *path, bt_wisdom_format *format,
+                                     int *entries, bt_diag *diag);
 /* Exports the winners of `kernel` (NULL: all; required for vLLM and Kernel Tuner) on `device`
  * (a name or UUID; NULL: every device) to path: a file, or for blocktune's format with several
  * devices and for vLLM a folder (created). `key` picks the key of a Kernel Tuner export (NULL:
@@ -657,6 +672,111 @@ typedef enum bt_wisdom_format {
 BT_API bt_status bt_wisdom_export(bt_store *s, bt_wisdom_format format, const char *kernel,
                                   const char *device, const char *key, const char *path,
                                   int *files, bt_diag *diag);
+/* Options of an export: an object with a setter per option, every one unset when made. Strings
+ * are copied. */
+typedef struct bt_wisdom_export_options bt_wisdom_export_options;
+BT_API bt_status bt_wisdom_export_options_create(bt_wisdom_export_options **out);
+BT_API void bt_wisdom_export_options_destroy(bt_wisdom_export_options *o);
+/* The kernel (NULL: all; the Kernel Tuner and T4 formats need one), the device (a name or
+ * UUID; NULL: every device), the key of a Kernel Tuner or T4 export (NULL: the store must hold
+ * one). */
+BT_API bt_status bt_wisdom_export_options_set_kernel(bt_wisdom_export_options *o,
+                                                     const char *kernel);
+BT_API bt_status bt_wisdom_export_options_set_device(bt_wisdom_export_options *o,
+                                                     const char *device);
+BT_API bt_status bt_wisdom_export_options_set_key(bt_wisdom_export_options *o, const char *key);
+/* blocktune's format: each key's winner and the k-1 fastest ok runners-up (1 to 1000; default
+ * 1, the winners only). */
+BT_API bt_status bt_wisdom_export_options_set_top_k(bt_wisdom_export_options *o, int k);
+/* bt_wisdom_export with options (NULL: none set). path "-" writes blocktune's format (one
+ * device) or T4 results to standard output; a Kernel Tuner cache needs a file. *files gets the
+ * files written, *rows (Kernel Tuner, T4) the configs or results in them; either may be NULL. */
+BT_API bt_status bt_wisdom_export_ex(bt_store *s, bt_wisdom_format format,
+                                     const bt_wisdom_export_options *o, const char *path,
+                                     int *files, int *rows, bt_diag *diag);
+/* What `blocktune cache list` prints: the winners as a table (kernel, device, key, median,
+ * margin, config; ties and imported winners marked) and a line of counts, or as a JSON document
+ * (blocktune-cache-list/1, docs/report.md#cache-list). */
+BT_API bt_status bt_store_write_winners_table(bt_store *s, FILE *f, bt_diag *diag);
+BT_API bt_status bt_store_write_winners_json(bt_store *s, FILE *f, bt_diag *diag);
+/* What `blocktune cache show` prints: every measurement of the keys containing `key`, per key
+ * its provenance and its rows (ok ones fastest first, winners marked '*', failures with their
+ * error). *rows (may be NULL) gets how many; none is not an error. */
+BT_API bt_status bt_store_write_measurements(bt_store *s, const char *key, FILE *f, size_t *rows,
+                                             bt_diag *diag);
+
+/* ---------------------------------------------------------------------------------------------
+ * Reports: one self-contained HTML page over several tunes (docs/report.md), what `blocktune
+ * report` writes: tune JSON files (bt_result_write_json), the keys of a results store, peers.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct bt_report bt_report;
+BT_API bt_status bt_report_create(bt_report **out);
+BT_API void bt_report_destroy(bt_report *r);
+/* Adds the tune of a JSON file that bt_result_write_json wrote, or each key's tune of a sweep's
+ * document (docs/tune-json.md#sweeps). Errors name file:line:column; on error nothing is added. */
+BT_API bt_status bt_report_add_tune_file(bt_report *r, const char *path, bt_diag *diag);
+/* Adds one tune per (kernel, device, key) of the store that holds measurements, selected by
+ * kernel (exact), key (a substring) and device (name or UUID), each NULL for any; *added (may be
+ * NULL) gets how many (0 is not an error). The store keeps measurements only: the roofline and
+ * the eliminated configs come from the plan made again (a built-in kernel, on a device that is
+ * here or in the hardware table). */
+BT_API bt_status bt_report_add_store(bt_report *r, bt_store *s, const char *kernel,
+                                     const char *key, const char *device, size_t *added,
+                                     bt_diag *diag);
+/* Other tools' timings of the same problems, drawn beside the tunes (docs/report.md#peers). */
+BT_API bt_status bt_report_set_peers_file(bt_report *r, const char *path, bt_diag *diag);
+/* The page's title (NULL: "blocktune report"); copied. */
+BT_API bt_status bt_report_set_title(bt_report *r, const char *title);
+/* How many tunes the page holds. */
+BT_API size_t bt_report_count(const bt_report *r);
+/* The page to f, or to the file at path written whole or not at all (atomically). */
+BT_API bt_status bt_report_write_html(const bt_report *r, FILE *f, bt_diag *diag);
+BT_API bt_status bt_report_write_html_file(const bt_report *r, const char *path, bt_diag *diag);
+
+/* ---------------------------------------------------------------------------------------------
+ * Simulation: the search strategies judged on recorded spaces, with no device (docs/search.md),
+ * what `blocktune simulate` does. A recorded space is a Kernel Tuner cache, or a results store's
+ * measurements of one kernel and key: a "measurement" returns the recorded time and costs the
+ * recorded compile + benchmark time; a config with no record is invalid; a recorded failure
+ * fails. Each strategy runs `runs` times with seeds seed, seed+1, ...
+ * ------------------------------------------------------------------------------------------- */
+typedef struct bt_simulation bt_simulation;
+/* Made with every default: all strategies, 100 runs, seed 1, a budget of every recorded config,
+ * no time limit, 1 job. */
+BT_API bt_status bt_simulation_create(bt_simulation **out);
+BT_API void bt_simulation_destroy(bt_simulation *s);
+/* One strategy by name (bt_strategy_name), or NULL / "all" for every one; BT_INVALID_ARG for an
+ * unknown name. Setters apply to the spaces added after them. */
+BT_API bt_status bt_simulation_set_strategy(bt_simulation *s, const char *name);
+/* Seeded runs per strategy (1 to 1000000). */
+BT_API bt_status bt_simulation_set_runs(bt_simulation *s, uint64_t runs);
+/* Measurements per run (0: as many as there are recorded configs). */
+BT_API bt_status bt_simulation_set_budget(bt_simulation *s, uint64_t budget);
+BT_API bt_status bt_simulation_set_seed(bt_simulation *s, uint64_t seed);
+/* Simulated seconds per run (0: none). */
+BT_API bt_status bt_simulation_set_time_limit_s(bt_simulation *s, double seconds);
+/* Threads running the runs (1 to 64); the results do not depend on it. */
+BT_API bt_status bt_simulation_set_jobs(bt_simulation *s, int jobs);
+/* 1: run every run to its budget (by default a run stops once no reported number can change;
+ * the numbers are the same). */
+BT_API bt_status bt_simulation_set_full(bt_simulation *s, int on);
+/* Adds the space of a Kernel Tuner cache file (.json or .json.gz) and runs the strategies on it.
+ * Errors name file:line:column. */
+BT_API bt_status bt_simulation_add_file(bt_simulation *s, const char *path, bt_diag *diag);
+/* Adds the space of store's measurements of kernel for the problem key (canonical text, as
+ * bt_winner_list_key gives it) on device (a name or UUID; NULL: every device), named `name` in
+ * the reports (NULL: "store:PATH"), and runs the strategies on it. BT_NOT_FOUND when there is no
+ * such row. */
+BT_API bt_status bt_simulation_add_store(bt_simulation *s, bt_store *store, const char *kernel,
+                                         const char *key, const char *device, const char *name,
+                                         bt_diag *diag);
+BT_API size_t bt_simulation_count(const bt_simulation *s);
+/* Markdown: per space its facts and a row per strategy (measurements to within 2/5/10 % of the
+ * best, median and p90; runs within 5 %; best found after 10..1000 measurements; simulated time
+ * to 5 %) with the verdict against random sampling, then a summary when there are several; or
+ * one JSON document of the same numbers. */
+BT_API bt_status bt_simulation_write_table(const bt_simulation *s, FILE *f);
+BT_API bt_status bt_simulation_write_json(const bt_simulation *s, FILE *f);
 
 /* ---------------------------------------------------------------------------------------------
  * Strategies, backends, settings.

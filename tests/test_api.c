@@ -155,6 +155,102 @@ static void test_store_and_wisdom(void **state)
     bt_store_destroy(s);
 }
 
+/* The calls the CLI stands on (issue 13 item 4): the hardware table's origin and JSON, the store's
+ * writers, export options, a simulation and a report, each checked on what it wrote. */
+static void test_cli_calls(void **state)
+{
+    (void)state;
+    bt_diag d = BT_DIAG_INIT;
+    bt_gpudb *db = NULL;
+    assert_int_equal(bt_gpudb_load_default(&db, &d), BT_OK);
+    assert_non_null(bt_gpudb_origin(db, 0));
+    assert_null(bt_gpudb_origin(db, bt_gpudb_count(db)));
+    char gf[512];
+    path_in(gf, sizeof gf, "one_gpu.json");
+    FILE *f = fopen(gf, "w");
+    assert_non_null(f);
+    assert_int_equal(bt_gpudb_write_json(db, bt_gpudb_at(db, 0), f), BT_OK);
+    fclose(f);
+    bt_gpudb *one = NULL;
+    assert_int_equal(bt_gpudb_load_file(gf, &one, &d), BT_OK); /* what it wrote reads back */
+    assert_int_equal(bt_gpudb_count(one), 1);
+    assert_string_equal(bt_gpudb_at(one, 0)->name, bt_gpudb_at(db, 0)->name);
+    assert_string_equal(bt_gpudb_origin(one, 0), gf);
+    bt_gpudb_destroy(one);
+    bt_gpudb_destroy(db);
+
+    char dbp[512], wf[512];
+    path_in(dbp, sizeof dbp, "cli.db");
+    path_in(wf, sizeof wf, "w2.json");
+    unlink(dbp);
+    assert_non_null(f = fopen(wf, "w"));
+    fputs(wisdom, f);
+    fclose(f);
+    bt_store *s = NULL;
+    assert_int_equal(bt_store_open(dbp, BT_STORE_CREATE, &s, &d), BT_OK);
+    bt_wisdom_format fmt = BT_WISDOM_T4;
+    assert_int_equal(bt_wisdom_import_ex(s, wf, &fmt, NULL, &d), BT_OK);
+    assert_int_equal(fmt, BT_WISDOM_BLOCKTUNE);
+    char *buf = NULL;
+    size_t size = 0;
+    assert_non_null(f = open_memstream(&buf, &size));
+    assert_int_equal(bt_store_write_winners_table(s, f, &d), BT_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "2 winners, 2 measurements in"));
+    assert_non_null(strstr(buf, "\"BLOCK\":1024"));
+    free(buf);
+    size_t rows = 9;
+    assert_non_null(f = open_memstream(&buf, &size));
+    assert_int_equal(bt_store_write_measurements(s, "rows=8,", f, &rows, &d), BT_OK);
+    fclose(f);
+    assert_int_equal(rows, 1);
+    assert_non_null(strstr(buf, "softmax on NVIDIA H200"));
+    free(buf);
+    bt_wisdom_export_options *o = NULL;
+    assert_int_equal(bt_wisdom_export_options_create(&o), BT_OK);
+    assert_int_equal(bt_wisdom_export_options_set_top_k(o, 0), BT_INVALID_ARG);
+    assert_int_equal(bt_wisdom_export_options_set_top_k(o, 2), BT_OK);
+    int files = 0;
+    assert_int_equal(bt_wisdom_export_ex(s, BT_WISDOM_T4, o, "-", &files, NULL, &d),
+                     BT_INVALID_ARG); /* T4 names one kernel */
+    assert_int_equal(bt_wisdom_export_options_set_kernel(o, "softmax"), BT_OK);
+    assert_int_equal(bt_wisdom_export_ex(s, BT_WISDOM_KERNEL_TUNER, o, "-", &files, NULL, &d),
+                     BT_INVALID_ARG); /* a Kernel Tuner cache is a file */
+    bt_wisdom_export_options_destroy(o);
+    assert_non_null(strstr(bt_wisdom_format_name(BT_WISDOM_T4), "T4"));
+
+    /* a report over a store that holds no measurements of a kernel is empty */
+    bt_report *r = NULL;
+    assert_int_equal(bt_report_create(&r), BT_OK);
+    size_t added = 7;
+    assert_int_equal(bt_report_add_store(r, s, "gemm", NULL, NULL, &added, &d), BT_OK);
+    assert_int_equal(added, 0);
+    assert_int_equal(bt_report_count(r), 0);
+    assert_int_equal(bt_report_add_tune_file(r, wf, &d), BT_PARSE); /* wisdom, not a tune */
+    assert_int_equal(bt_report_count(r), 0);
+    bt_report_destroy(r);
+    bt_store_destroy(s);
+
+    /* a simulation on a recorded space: exhaustive finds the best */
+    bt_simulation *sim = NULL;
+    assert_int_equal(bt_simulation_create(&sim), BT_OK);
+    assert_int_equal(bt_simulation_set_strategy(sim, "no-such"), BT_INVALID_ARG);
+    assert_int_equal(bt_simulation_set_runs(sim, 0), BT_INVALID_ARG);
+    assert_int_equal(bt_simulation_set_strategy(sim, "exhaustive"), BT_OK);
+    assert_int_equal(bt_simulation_set_runs(sim, 1), BT_OK);
+    assert_int_equal(bt_simulation_add_file(sim, BT_SOURCE_DIR
+                                            "/tests/data/kt/convolution_milo_A4000.json.gz", &d),
+                     BT_OK);
+    assert_int_equal(bt_simulation_count(sim), 1);
+    assert_non_null(f = open_memstream(&buf, &size));
+    assert_int_equal(bt_simulation_write_json(sim, f), BT_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"name\": \"exhaustive\", \"supported\": true"));
+    assert_non_null(strstr(buf, "\"success\": [1.00, 1.00, 1.00]"));
+    free(buf);
+    bt_simulation_destroy(sim);
+}
+
 static void test_listings(void **state)
 {
     (void)state;
@@ -287,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_tune_option_setters),
         cmocka_unit_test(test_config_accessors),
         cmocka_unit_test(test_store_and_wisdom),
+        cmocka_unit_test(test_cli_calls),
         cmocka_unit_test(test_listings),
         cmocka_unit_test(test_settings_and_cancel),
     };

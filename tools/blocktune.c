@@ -8,7 +8,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 static const bt_cli_cmd commands[] = {
     {"plan", "analyse a kernel's config space for a GPU, with no device (the model)", bt_cmd_plan},
@@ -28,16 +27,21 @@ int bt_cli_fail(bt_status st, const bt_diag *d)
         fprintf(stderr, "blocktune: %s\n", bt_diag_format(d, buf, sizeof buf));
     else
         fprintf(stderr, "blocktune: %s\n", bt_strerror(st));
-    return (st == BT_INVALID_ARG || st == BT_NOT_FOUND || st == BT_PARSE) ? 2 : 1;
+    if (st == BT_INVALID_ARG || st == BT_NOT_FOUND || st == BT_PARSE)
+        return BT_EXIT_USAGE;
+    return st == BT_NO_DEVICE || st == BT_NO_BACKEND ? BT_EXIT_NO_DEVICE : BT_EXIT_FAIL;
 }
 
-void bt_cli_utc(double unix_s, char *buf, size_t size)
+void bt_cli_exit_help(FILE *f, const char *note)
 {
-    time_t t = (time_t)unix_s;
-    struct tm tmv;
-    buf[0] = '\0';
-    if (size && gmtime_r(&t, &tmv))
-        strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    fprintf(f, "\nexit status (docs/cli.md):\n"
+               "  0  done\n"
+               "  1  the work failed (%s)\n"
+               "  2  usage: an unknown option, a bad value, an unknown kernel, size, GPU or\n"
+               "     dtype, an input file that is not there or does not parse\n"
+               "  3  no such device, or its backend (CUDA, OpenCL) is not there\n"
+               "  128+N  interrupted by signal N (130: Ctrl-C)\n",
+            note ? note : "a write, a store, nothing matched");
 }
 
 int bt_cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -48,7 +52,7 @@ int bt_cli_usage_error(const char *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, " (see 'blocktune %s --help')\n", cmd);
     va_end(ap);
-    return 2;
+    return BT_EXIT_USAGE;
 }
 
 void bt_cli_print_builtins(FILE *f, int indent)
@@ -77,8 +81,12 @@ static void usage(FILE *f)
                "measures what is left, and caches the winner per problem key.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n'blocktune <command> --help' explains each command.\n"
-               "blocktune %s\n", bt_version());
+    fprintf(f, "\n'blocktune <command> --help' explains each command. Every command takes\n"
+               "--opt value and --opt=value and -h/--help; --json (plan, gpus, devices, cache\n"
+               "list, simulate) prints the result as JSON alone on standard output (tune:\n"
+               "--json FILE, '-' for standard output).\n");
+    bt_cli_exit_help(f, NULL);
+    fprintf(f, "\nblocktune %s\n", bt_version());
 }
 
 int main(int argc, char **argv)

@@ -4,8 +4,7 @@
  * default marked, and why each backend that did not load is missing.
  */
 #include "cli.h"
-
-#include "backends/device.h"
+#include "cli_opts.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -33,6 +32,7 @@ static void help(FILE *f)
             "examples:\n"
             "  blocktune devices\n"
             "  blocktune devices --json | python3 -m json.tool\n");
+    bt_cli_exit_help(f, "the list could not be written");
 }
 
 /* "1.5 GiB"-style size into buf. */
@@ -126,9 +126,9 @@ static int print_json(const bt_device_list *devs, size_t n)
         }
         json_array_append_new(arr, o);
     }
-    for (int i = 0, nb = bt__device_backend_count(); i < nb; i++) {
+    for (int i = 0, nb = bt_backend_count(); i < nb; i++) {
         const char *name = NULL, *reason = NULL;
-        if (bt__device_backend_status(i, &name, &reason) && reason)
+        if (bt_backend_status(i, &name, &reason) == 0 && reason)
             json_array_append_new(missing,
                                   json_pack("{s:s, s:s}", "backend", name, "reason", reason));
     }
@@ -142,15 +142,20 @@ static int print_json(const bt_device_list *devs, size_t n)
 
 int bt_cmd_devices(int argc, char **argv)
 {
+    static const bt_cli_opt opts[] = {{"json", 0, 0, 1}};
     int json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
-            json = 1;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+    bt_cli_parser P;
+    bt_cli_begin(&P, "devices", opts, 1, 0, argc, argv);
+    for (int id; (id = bt_cli_next(&P)) != BT_CLI_END;) {
+        if (id == BT_CLI_HELP) {
             help(stdout);
             return 0;
-        } else
-            return bt_cli_usage_error("devices", "unknown option '%s'", argv[i]);
+        }
+        if (id == BT_CLI_ARG)
+            return bt_cli_usage_error("devices", "unexpected argument '%s'", P.value);
+        if (id == BT_CLI_ERROR)
+            return BT_EXIT_USAGE;
+        json = 1;
     }
     bt_device_list *devs = NULL;
     bt_diag diag = {0};
@@ -166,9 +171,9 @@ int bt_cmd_devices(int argc, char **argv)
         printf("no devices: %s\n", diag.msg[0] ? diag.msg : "no backend loaded");
     } else {
         print_text(devs, n);
-        for (int i = 0, nb = bt__device_backend_count(); i < nb; i++) {
+        for (int i = 0, nb = bt_backend_count(); i < nb; i++) {
             const char *name = NULL, *reason = NULL;
-            if (bt__device_backend_status(i, &name, &reason) && reason)
+            if (bt_backend_status(i, &name, &reason) == 0 && reason)
                 printf("(%s not loaded: %s)\n", name, reason);
         }
     }

@@ -5,7 +5,7 @@
  * --gpu-file tables.
  */
 #include "cli.h"
-#include "core/hwdb.h"
+#include "cli_opts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +44,7 @@ static void usage(FILE *f)
            "  blocktune gpus h200                         one GPU in full\n"
            "  blocktune gpus --json H100-SXM > my.json    edit the name and numbers, then:\n"
            "  blocktune gpus --gpu-file my.json           your GPU beside the others\n");
+    bt_cli_exit_help(f, "the table could not be read or written");
 }
 
 /* "228" for whole units, else "1.5". */
@@ -97,10 +98,10 @@ static void print_table(const bt_gpudb *db)
     printf("\n%zu GPUs; peak TFLOP/s are dense, '-' marks a unit the GPU does not have.\n", n);
     const char *prev = NULL;
     for (size_t i = 0; i < n; i++) {
-        const char *o = bt__gpudb_row_origin(db, i);
+        const char *o = bt_gpudb_origin(db, i);
         int seen = 0;
         for (size_t j = 0; j < i && !seen; j++)
-            seen = strcmp(bt__gpudb_row_origin(db, j), o) == 0;
+            seen = strcmp(bt_gpudb_origin(db, j), o) == 0;
         if (!seen)
             printf("%s %s", prev ? "," : "from:", o);
         prev = o;
@@ -186,48 +187,43 @@ static void print_full(const bt_gpudb *db, const bt_gpu *g)
     print_wrapped(g->source, ind);
     for (size_t i = 0; i < bt_gpudb_count(db); i++)
         if (bt_gpudb_at(db, i) == g)
-            printf("  %-*s%s\n", ind - 2, "defined in", bt__gpudb_row_origin(db, i));
+            printf("  %-*s%s\n", ind - 2, "defined in", bt_gpudb_origin(db, i));
 }
 
 static int print_json(const bt_gpudb *db, const bt_gpu *only)
 {
-    json_t *doc = bt__gpudb_to_json(db, only);
-    if (!doc || json_dumpf(doc, stdout, BT__GPUDB_DUMP_FLAGS) != 0) {
-        json_decref(doc);
-        return bt_cli_fail(BT_NOMEM, NULL);
-    }
-    json_decref(doc);
-    putchar('\n');
-    return 0;
+    bt_status st = bt_gpudb_write_json(db, only, stdout);
+    return st ? bt_cli_fail(st, NULL) : 0;
 }
+
+enum { O_GPU_FILE, O_JSON };
+static const bt_cli_opt gpus_opts[] = {{"gpu-file", 0, 1, O_GPU_FILE}, {"json", 0, 0, O_JSON}};
 
 int bt_cmd_gpus(int argc, char **argv)
 {
     const char *files[MAX_GPU_FILES];
-    int nfiles = 0, json = 0, options_done = 0;
+    int nfiles = 0, json = 0;
     char name[512] = "";
     size_t nlen = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!options_done && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
+    bt_cli_parser P;
+    bt_cli_begin(&P, "gpus", gpus_opts, 2, 0, argc, argv);
+    for (int id; (id = bt_cli_next(&P)) != BT_CLI_END;) {
+        if (id == BT_CLI_HELP) {
             usage(stdout);
             return 0;
-        } else if (!options_done && !strcmp(a, "--json")) {
+        } else if (id == BT_CLI_ERROR) {
+            return BT_EXIT_USAGE;
+        } else if (id == O_JSON) {
             json = 1;
-        } else if (!options_done && (!strcmp(a, "--gpu-file") || !strncmp(a, "--gpu-file=", 11))) {
-            const char *v = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v || !v[0])
+        } else if (id == O_GPU_FILE) {
+            if (!P.value[0])
                 return bt_cli_usage_error("gpus", "--gpu-file needs a file name");
             if (nfiles == MAX_GPU_FILES)
                 return bt_cli_usage_error("gpus", "at most %d --gpu-file options", MAX_GPU_FILES);
-            files[nfiles++] = v;
-        } else if (!options_done && !strcmp(a, "--")) {
-            options_done = 1;
-        } else if (!options_done && a[0] == '-' && a[1]) {
-            return bt_cli_usage_error("gpus", "unknown option '%s'", a);
+            files[nfiles++] = P.value;
         } else {
             /* Words of one name may come unquoted: `blocktune gpus nvidia h200`. */
-            int w = snprintf(name + nlen, sizeof name - nlen, "%s%s", nlen ? " " : "", a);
+            int w = snprintf(name + nlen, sizeof name - nlen, "%s%s", nlen ? " " : "", P.value);
             if (w < 0 || (size_t)w >= sizeof name - nlen)
                 return bt_cli_usage_error("gpus", "the GPU name is too long");
             nlen += (size_t)w;
@@ -244,7 +240,7 @@ int bt_cmd_gpus(int argc, char **argv)
         if (st) {
             bt_cli_fail(st, &d);
             bt_gpudb_destroy(db);
-            return 2; /* the user's file is bad input, whatever the kind of failure */
+            return BT_EXIT_USAGE; /* the user's file is bad input, whatever the failure */
         }
     }
     const bt_gpu *g = NULL;
@@ -253,7 +249,7 @@ int bt_cmd_gpus(int argc, char **argv)
         if (st) {
             bt_cli_fail(st, &d);
             bt_gpudb_destroy(db);
-            return 2;
+            return BT_EXIT_USAGE;
         }
     }
     int rc = 0;

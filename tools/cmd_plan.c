@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 #include "cli_num.h"
+#include "cli_opts.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -50,6 +51,7 @@ static void plan_help(FILE *f)
         "\n"
         "example:\n"
         "  blocktune plan gemm --gpu h200 --m 4096 --n 4096 --k 4096 --dtype fp16\n");
+    bt_cli_exit_help(f, "--exact could not compile");
 }
 
 static int load_kernel(const char *name, bt_kdesc **k, bt_diag *d)
@@ -60,93 +62,85 @@ static int load_kernel(const char *name, bt_kdesc **k, bt_diag *d)
     return bt_kdesc_builtin(name, k, d);
 }
 
+enum { O_GPU, O_GPU_FILE, O_DTYPE, O_CONFIG, O_RULES, O_SET, O_JSON, O_CSV, O_ALL, O_EXACT };
+static const bt_cli_opt plan_opts[] = {
+    {"gpu", 0, 1, O_GPU},       {"gpu-file", 0, 1, O_GPU_FILE}, {"dtype", 0, 1, O_DTYPE},
+    {"config", 0, 1, O_CONFIG}, {"rules", 0, 1, O_RULES},       {"set", 0, 1, O_SET},
+    {"json", 0, 0, O_JSON},     {"csv", 0, 0, O_CSV},           {"all", 0, 0, O_ALL},
+    {"exact", 0, 0, O_EXACT},
+};
+
+/* The command line of plan. */
+typedef struct plan_args {
+    const char *kernel, *gpu_name, *gpu_file, *dtype, *config, *rules;
+    int json, csv, all, exact, nset;
+    char set_names[32][64];
+    const char *set_values[32];
+} plan_args;
+
+/* A size (--NAME V or --set NAME=V): kept by name, checked once the kernel is known. */
+static int add_size(plan_args *A, const char *name, size_t len, const char *value)
+{
+    if (A->nset == 32)
+        return bt_cli_usage_error("plan", "too many sizes");
+    snprintf(A->set_names[A->nset], sizeof A->set_names[0], "%.*s", (int)len, name);
+    A->set_values[A->nset++] = value;
+    return 0;
+}
+
+/* 0, BT_CLI_HELP after the help, or an exit status after a usage error. */
+static int parse_plan(int argc, char **argv, plan_args *A)
+{
+    bt_cli_parser P;
+    bt_cli_begin(&P, "plan", plan_opts, sizeof plan_opts / sizeof plan_opts[0], BT_CLI_SIZES,
+                 argc, argv);
+    for (int id, rc = 0; (id = bt_cli_next(&P)) != BT_CLI_END;) {
+        const char *v = P.value, *e;
+        switch (id) {
+        case BT_CLI_HELP: plan_help(stdout); return BT_CLI_HELP;
+        case BT_CLI_ERROR: return BT_EXIT_USAGE;
+        case BT_CLI_ARG:
+            if (A->kernel)
+                return bt_cli_usage_error("plan", "unexpected argument '%s'", v);
+            A->kernel = v;
+            break;
+        case BT_CLI_SIZE: rc = add_size(A, P.name, strlen(P.name), v); break;
+        case O_SET:
+            if (!(e = strchr(v, '=')) || e == v)
+                return bt_cli_usage_error("plan", "--set needs NAME=VALUE, got '%s'", v);
+            rc = add_size(A, v, (size_t)(e - v), e + 1);
+            break;
+        case O_GPU: A->gpu_name = v; break;
+        case O_GPU_FILE: A->gpu_file = v; break;
+        case O_DTYPE: A->dtype = v; break;
+        case O_CONFIG: A->config = v; break;
+        case O_RULES: A->rules = v; break;
+        case O_JSON: A->json = 1; break;
+        case O_CSV: A->csv = 1; break;
+        case O_ALL: A->all = 1; break;
+        case O_EXACT: A->exact = 1; break;
+        }
+        if (rc)
+            return rc;
+    }
+    if (!A->kernel)
+        return bt_cli_usage_error("plan", "which kernel? give a built-in name or a spec file");
+    if (!A->gpu_name)
+        return bt_cli_usage_error("plan", "missing --gpu NAME (for example --gpu h200)");
+    if (A->json && A->csv)
+        return bt_cli_usage_error("plan", "--json and --csv exclude each other");
+    return 0;
+}
+
 int bt_cmd_plan(int argc, char **argv)
 {
-    const char *kernel = NULL, *gpu_name = NULL, *gpu_file = NULL, *dtype = NULL, *config = NULL,
-               *rules = NULL;
-    int json = 0, csv = 0, all = 0, exact = 0;
-    const char *set_names[32];
-    const char *set_values[32];
-    int nset = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            plan_help(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--json")) {
-            json = 1;
-            continue;
-        }
-        if (!strcmp(a, "--csv")) {
-            csv = 1;
-            continue;
-        }
-        if (!strcmp(a, "--all")) {
-            all = 1;
-            continue;
-        }
-        if (!strcmp(a, "--exact")) {
-            exact = 1;
-            continue;
-        }
-        if (!strncmp(a, "--", 2)) {
-            const char *opt = a + 2;
-            const char *val = NULL;
-            char optbuf[64];
-            const char *eq = strchr(opt, '=');
-            if (eq) {
-                snprintf(optbuf, sizeof optbuf, "%.*s", (int)(eq - opt), opt);
-                opt = optbuf;
-                val = eq + 1;
-            } else if (i + 1 < argc) {
-                val = argv[++i];
-            } else {
-                return bt_cli_usage_error("plan", "option --%s needs a value", opt);
-            }
-            if (!strcmp(opt, "gpu"))
-                gpu_name = val;
-            else if (!strcmp(opt, "gpu-file"))
-                gpu_file = val;
-            else if (!strcmp(opt, "dtype"))
-                dtype = val;
-            else if (!strcmp(opt, "config"))
-                config = val;
-            else if (!strcmp(opt, "rules"))
-                rules = val;
-            else if (!strcmp(opt, "set")) {
-                const char *e = strchr(val, '=');
-                if (!e || e == val)
-                    return bt_cli_usage_error("plan", "--set needs NAME=VALUE, got '%s'", val);
-                if (nset == 32)
-                    return bt_cli_usage_error("plan", "too many sizes");
-                static char names[32][64];
-                snprintf(names[nset], sizeof names[nset], "%.*s", (int)(e - val), val);
-                set_names[nset] = names[nset];
-                set_values[nset++] = e + 1;
-            } else {
-                if (nset == 32)
-                    return bt_cli_usage_error("plan", "too many sizes");
-                set_names[nset] = opt; /* a problem variable: checked once the kernel is known */
-                set_values[nset++] = val;
-                if (opt == optbuf) { /* keep a copy: optbuf is reused */
-                    static char keep[32][64];
-                    snprintf(keep[nset - 1], sizeof keep[0], "%s", optbuf);
-                    set_names[nset - 1] = keep[nset - 1];
-                }
-            }
-            continue;
-        }
-        if (kernel)
-            return bt_cli_usage_error("plan", "unexpected argument '%s'", a);
-        kernel = a;
-    }
-    if (!kernel)
-        return bt_cli_usage_error("plan", "which kernel? give a built-in name or a spec file");
-    if (!gpu_name)
-        return bt_cli_usage_error("plan", "missing --gpu NAME (for example --gpu h200)");
-    if (json && csv)
-        return bt_cli_usage_error("plan", "--json and --csv exclude each other");
+    plan_args A = {0};
+    int prc = parse_plan(argc, argv, &A);
+    if (prc)
+        return prc == BT_CLI_HELP ? 0 : prc;
+    const char *kernel = A.kernel, *gpu_name = A.gpu_name, *gpu_file = A.gpu_file;
+    const char *dtype = A.dtype, *config = A.config, *rules = A.rules;
+    int json = A.json, csv = A.csv, all = A.all, exact = A.exact, nset = A.nset;
 
     bt_diag d = {0};
     bt_status st;
@@ -176,17 +170,18 @@ int bt_cmd_plan(int argc, char **argv)
     }
     for (int i = 0; i < nset; i++) {
         int64_t v;
-        if (!bt_cli_parse_i64(set_values[i], &v)) {
+        if (!bt_cli_parse_i64(A.set_values[i], &v)) {
             rc = bt_cli_usage_error("plan", "size --%s needs a decimal integer, got '%s'",
-                                    set_names[i], set_values[i]);
+                                    A.set_names[i], A.set_values[i]);
             goto out;
         }
-        if ((st = bt_problem_set(p, set_names[i], v, &d)) != BT_OK) {
+        if ((st = bt_problem_set(p, A.set_names[i], v, &d)) != BT_OK) {
             if (st == BT_NOT_FOUND)
-                fprintf(stderr, "blocktune plan: unknown option or size --%s: %s\n", set_names[i], d.msg);
+                fprintf(stderr, "blocktune plan: unknown option or size --%s: %s (see 'blocktune "
+                                "plan --help')\n", A.set_names[i], d.msg);
             else
                 fprintf(stderr, "blocktune plan: %s\n", d.msg);
-            rc = 2;
+            rc = BT_EXIT_USAGE;
             goto out;
         }
     }

@@ -5,10 +5,7 @@
  * the peers' timings of a peers file.
  */
 #include "cli.h"
-
-#include "core/util.h"
-#include "report/report.h"
-#include "report_store.h"
+#include "cli_opts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +45,7 @@ static void report_help(FILE *f)
         "  blocktune tune softmax --rows 4096 --cols 4096 --json s.json && \\\n"
         "    blocktune report s.json -o s.html\n"
         "  blocktune report --store default --kernel softmax --peers peers.json -o softmax.html\n");
+    bt_cli_exit_help(f, "nothing to report, or the page could not be written");
 }
 
 typedef struct args {
@@ -56,40 +54,33 @@ typedef struct args {
     const char *store, *kernel, *key, *device, *peers, *title, *out;
 } args;
 
-/* The option's value: the next argument. */
-static int value(int argc, char **argv, int *i, const char **out)
-{
-    if (*i + 1 >= argc)
-        return bt_cli_usage_error("report", "option %s needs a value", argv[*i]);
-    *out = argv[++*i];
-    return 0;
-}
+enum { O_STORE, O_DB, O_KERNEL, O_KEY, O_DEVICE, O_PEERS, O_TITLE, O_OUTPUT };
+static const bt_cli_opt report_opts[] = {
+    {"store", 0, 1, O_STORE}, {"db", 0, 1, O_DB},       {"kernel", 0, 1, O_KERNEL},
+    {"key", 0, 1, O_KEY},     {"device", 0, 1, O_DEVICE}, {"peers", 0, 1, O_PEERS},
+    {"title", 0, 1, O_TITLE}, {"output", 'o', 1, O_OUTPUT},
+};
 
+/* 0, BT_CLI_HELP after the help, or the exit status of a usage error. */
 static int parse(int argc, char **argv, args *A)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int rc = 0;
-        if (!strcmp(a, "--store") || !strcmp(a, "--db"))
-            rc = value(argc, argv, &i, &A->store);
-        else if (!strcmp(a, "--kernel"))
-            rc = value(argc, argv, &i, &A->kernel);
-        else if (!strcmp(a, "--key"))
-            rc = value(argc, argv, &i, &A->key);
-        else if (!strcmp(a, "--device"))
-            rc = value(argc, argv, &i, &A->device);
-        else if (!strcmp(a, "--peers"))
-            rc = value(argc, argv, &i, &A->peers);
-        else if (!strcmp(a, "--title"))
-            rc = value(argc, argv, &i, &A->title);
-        else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
-            rc = value(argc, argv, &i, &A->out);
-        else if (a[0] == '-' && a[1])
-            return bt_cli_usage_error("report", "unknown option '%s'", a);
+    bt_cli_parser P;
+    bt_cli_begin(&P, "report", report_opts, sizeof report_opts / sizeof report_opts[0], 0, argc,
+                 argv);
+    const char **slot[] = {[O_STORE] = &A->store, [O_DB] = &A->store,   [O_KERNEL] = &A->kernel,
+                           [O_KEY] = &A->key,     [O_DEVICE] = &A->device, [O_PEERS] = &A->peers,
+                           [O_TITLE] = &A->title, [O_OUTPUT] = &A->out};
+    for (int id; (id = bt_cli_next(&P)) != BT_CLI_END;) {
+        if (id == BT_CLI_HELP) {
+            report_help(stdout);
+            return BT_CLI_HELP;
+        }
+        if (id == BT_CLI_ERROR)
+            return BT_EXIT_USAGE;
+        if (id == BT_CLI_ARG)
+            A->files[A->nfiles++] = P.value;
         else
-            A->files[A->nfiles++] = a;
-        if (rc)
-            return rc;
+            *slot[id] = P.value;
     }
     if (!A->nfiles && !A->store)
         return bt_cli_usage_error("report", "give tune JSON files, or --store PATH|default");
@@ -100,106 +91,47 @@ static int parse(int argc, char **argv, args *A)
     return 0;
 }
 
-/* A file's documents into the list: a tune document, or each key's of a sweep document. */
-static int expand_sweep(json_t *doc, const char *file, json_t ***docs, char ***src, size_t *n)
+/* The tunes: the files (each key of a sweep file), then the store's keys; the peers. */
+static int gather(const args *A, bt_report *r)
 {
-    const json_t *sw = json_object_get(doc, "sweep");
-    size_t m = json_is_array(sw) ? json_array_size(sw) : 1;
-    json_t **g = realloc(*docs, sizeof *g * (*n + m + 1));
-    char **gs = g ? realloc(*src, sizeof *gs * (*n + m + 1)) : NULL;
-    if (g)
-        *docs = g;
-    if (gs)
-        *src = gs;
-    if (!g || !gs) {
-        json_decref(doc);
-        return 1;
+    bt_diag d = {0};
+    bt_status st;
+    for (int i = 0; i < A->nfiles; i++)
+        if ((st = bt_report_add_tune_file(r, A->files[i], &d)))
+            return bt_cli_fail(st, &d);
+    if (A->store) {
+        bt_store *s = NULL;
+        size_t ns = 0;
+        st = bt_store_open(strcmp(A->store, "default") ? A->store : NULL, BT_STORE_READONLY, &s,
+                           &d);
+        if (!st)
+            st = bt_report_add_store(r, s, A->kernel, A->key, A->device, &ns, &d);
+        if (!st && !ns)
+            fprintf(stderr, "blocktune report: no measurements in %s match%s%s%s%s%s%s\n",
+                    bt_store_path(s), A->kernel ? " kernel " : "", A->kernel ? A->kernel : "",
+                    A->key ? " key " : "", A->key ? A->key : "", A->device ? " device " : "",
+                    A->device ? A->device : "");
+        bt_store_destroy(s);
+        if (st)
+            return bt_cli_fail(st, &d);
     }
-    for (size_t i = 0; i < m; i++) {
-        (*docs)[*n] = json_is_array(sw) ? json_incref(json_array_get(sw, i)) : json_incref(doc);
-        (*src)[(*n)++] = bt__strdup(file);
-    }
-    json_decref(doc);
+    if (A->peers && (st = bt_report_set_peers_file(r, A->peers, &d)))
+        return bt_cli_fail(st, &d);
     return 0;
 }
 
-/* The documents: the files (each key of a sweep file), then the store's keys. */
-static int gather(const args *A, json_t ***docs, char ***src, size_t *n)
+/* The page to the file in one piece (or to standard output). */
+static int write_page(const args *A, bt_report *r)
 {
     bt_diag d = {0};
-    *docs = calloc((size_t)A->nfiles + 1, sizeof **docs);
-    *src = calloc((size_t)A->nfiles + 1, sizeof **src);
-    if (!*docs || !*src)
-        return 1;
-    for (int i = 0; i < A->nfiles; i++) {
-        json_t *doc = NULL;
-        bt_status st = bt__report_load_tune(A->files[i], &doc, &d);
-        if (st)
-            return bt_cli_fail(st, &d);
-        if (expand_sweep(doc, A->files[i], docs, src, n))
-            return 1;
-    }
-    if (!A->store)
-        return 0;
-    json_t **sd = NULL;
-    size_t ns = 0;
-    char *path = NULL;
-    bt_status st = bt__cli_store_docs(strcmp(A->store, "default") ? A->store : NULL, A->kernel,
-                                      A->key, A->device, &sd, &ns, &path, &d);
-    if (st) {
-        free(path);
-        return bt_cli_fail(st, &d);
-    }
-    json_t **g = realloc(*docs, sizeof *g * (*n + ns + 1));
-    char **gs = g ? realloc(*src, sizeof *gs * (*n + ns + 1)) : NULL;
-    if (g)
-        *docs = g;
-    if (gs)
-        *src = gs;
-    for (size_t i = 0; i < ns; i++) {
-        if (!g || !gs) {
-            json_decref(sd[i]);
-            continue;
-        }
-        char buf[600];
-        snprintf(buf, sizeof buf, "store:%s", path);
-        (*docs)[*n] = sd[i];
-        (*src)[(*n)++] = bt__strdup(buf);
-    }
-    if (!ns)
-        fprintf(stderr, "blocktune report: no measurements in %s match%s%s%s%s%s%s\n", path,
-                A->kernel ? " kernel " : "", A->kernel ? A->kernel : "", A->key ? " key " : "",
-                A->key ? A->key : "", A->device ? " device " : "", A->device ? A->device : "");
-    free(sd);
-    free(path);
-    return !g || !gs ? 1 : 0;
-}
-
-/* The page into memory, then to the file in one piece (or to standard output). */
-static int write_page(const args *A, json_t **docs, char **src, size_t n, json_t *peers)
-{
-    bt__report_doc *rd = calloc(n ? n : 1, sizeof *rd);
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *m = rd ? open_memstream(&buf, &size) : NULL;
-    if (!m) {
-        free(rd);
-        return 1;
-    }
-    for (size_t i = 0; i < n; i++)
-        rd[i] = (bt__report_doc){docs[i], src[i]};
-    bt__report_opts o = {A->title, peers, A->peers};
-    bt_diag d = {0};
-    bt_status st = bt__report_html(rd, n, &o, m, &d);
-    fclose(m);
-    free(rd);
+    bt_status st = bt_report_set_title(r, A->title);
     if (!st && !strcmp(A->out, "-"))
-        st = fwrite(buf, 1, size, stdout) == size ? BT_OK : BT_IO;
+        st = bt_report_write_html(r, stdout, &d);
     else if (!st)
-        st = bt__write_file_atomic(A->out, buf, size, &d);
-    free(buf);
+        st = bt_report_write_html_file(r, A->out, &d);
     if (st)
         return bt_cli_fail(st, &d);
+    size_t n = bt_report_count(r);
     if (strcmp(A->out, "-"))
         fprintf(stderr, "blocktune report: wrote %s (%zu tune%s)\n", A->out, n, n == 1 ? "" : "s");
     return 0;
@@ -207,39 +139,22 @@ static int write_page(const args *A, json_t **docs, char **src, size_t n, json_t
 
 int bt_cmd_report(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            report_help(stdout);
-            return 0;
-        }
     args A = {.files = calloc((size_t)argc, sizeof(char *))};
-    if (!A.files)
-        return 1;
-    json_t **docs = NULL, *peers = NULL;
-    char **src = NULL;
-    size_t n = 0;
+    bt_report *r = NULL;
+    if (!A.files || bt_report_create(&r)) {
+        free(A.files);
+        return bt_cli_fail(BT_NOMEM, NULL);
+    }
     int rc = parse(argc, argv, &A);
     if (!rc)
-        rc = gather(&A, &docs, &src, &n);
-    if (!rc && A.peers) {
-        bt_diag d = {0};
-        bt_status st = bt__report_load_peers(A.peers, &peers, &d);
-        if (st)
-            rc = bt_cli_fail(st, &d);
-    }
-    if (!rc && !n) {
+        rc = gather(&A, r);
+    if (!rc && !bt_report_count(r)) {
         fprintf(stderr, "blocktune report: nothing to report\n");
-        rc = 1;
+        rc = BT_EXIT_FAIL;
     }
     if (!rc)
-        rc = write_page(&A, docs, src, n, peers);
-    for (size_t i = 0; i < n; i++) {
-        json_decref(docs[i]);
-        free(src[i]);
-    }
-    free(docs);
-    free(src);
-    json_decref(peers);
+        rc = write_page(&A, r);
+    bt_report_destroy(r);
     free(A.files);
-    return rc;
+    return rc == BT_CLI_HELP ? 0 : rc;
 }

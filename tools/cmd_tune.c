@@ -8,12 +8,12 @@
  */
 #include "cli.h"
 #include "cli_num.h"
+#include "cli_opts.h"
 #include "sweep.h"
 
 #include "core/util.h"
 #include "engine/mpi.h"
 #include "engine/record.h"
-#include "search/strategy.h"
 
 #include <errno.h>
 #include <math.h>
@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -29,8 +30,6 @@
 
 static void tune_help(FILE *f)
 {
-    size_t ns;
-    const bt__strategy *const *all = bt__strategies(&ns);
     fprintf(f,
         "usage: blocktune tune KERNEL|SPEC.json [--device ID] [sizes] [--dtype T]\n"
         "                      [--strategy NAME] [--budget N] [--time-limit S]\n"
@@ -69,8 +68,9 @@ static void tune_help(FILE *f)
         "  --dtype T         fp32, fp16, bf16 (default: the kernel's first)\n"
         "  --strategy NAME   search strategy (default: exhaustive when the plan has at most\n"
         "                    --exhaustive-max valid configs, else forest), one of:\n");
-    for (size_t i = 0; i < ns; i++)
-        fprintf(f, "                      %-11s %s\n", all[i]->name, all[i]->summary);
+    for (int i = 0; i < bt_strategy_count(); i++)
+        fprintf(f, "                      %-11s %s\n", bt_strategy_name(i),
+                bt_strategy_description(i));
     fprintf(f,
         "  --budget N        measure at most N configs, failures included (default: exhaustive\n"
         "                    measures every valid config, other strategies 64 unless\n"
@@ -101,7 +101,9 @@ static void tune_help(FILE *f)
         "                    than ~20 us, where gaps between launches dominate\n"
         "  --mpi-mixed-devices  under mpirun (one rank per device, docs/mpi.md): allow ranks\n"
         "                    whose devices are of another model than rank 0's\n"
-        "  --json FILE       also write the full result as JSON (docs/tune-json.md)\n"
+        "  --json FILE       also write the full result as JSON (docs/tune-json.md); FILE '-'\n"
+        "                    (of --json, --csv or --html, one) writes it to standard output\n"
+        "                    and the report table to standard error\n"
         "  --csv FILE        also write one row per measured config: every column of the table\n"
         "                    and the numbers behind it (docs/report.md#csv)\n"
         "  --html FILE       also write the result as one self-contained HTML page: roofline,\n"
@@ -126,6 +128,8 @@ static void tune_help(FILE *f)
         "  blocktune tune vector_add --n 16777216\n"
         "  blocktune tune gemm --m 4096 --n 4096 --k 4096 --strategy forest --budget 200\n"
         "  blocktune tune gemm --m pow2:1..4096 --n 8192 --k 8192 --budget 100\n");
+    bt_cli_exit_help(f, "no config won, a store write failed, a crash the tune could not "
+                        "resume past");
 }
 
 /* A child's exit status asking the supervisor for a fresh process: the store holds every
@@ -203,10 +207,10 @@ static int run_tune(tune_cmd *c, const char *stored_only);
  * holds, with the reason. Returns the exit status. */
 static int supervise(tune_cmd *c)
 {
-    bt__inflight *note = mmap(NULL, sizeof *note, PROT_READ | PROT_WRITE,
-                              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (c->o.mpi_comm) /* an MPI rank is not forked: a crash is a dead rank (docs/mpi.md) */
         return run_tune(c, "");
+    bt__inflight *note = mmap(NULL, sizeof *note, PROT_READ | PROT_WRITE,
+                              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (note == MAP_FAILED) /* unsupervised: a crash ends blocktune */
         return run_tune(c, "");
     /* a sweep's time limit is each key's; Ctrl-C ends its child, the supervisor reports */
@@ -281,6 +285,8 @@ static int write_result(const char *path, bt_status (*w)(const bt_result *, FILE
 {
     if (!path)
         return 0;
+    if (!strcmp(path, "-")) /* standard output: the table went to standard error */
+        return w(r, stdout) == BT_OK && fflush(stdout) == 0 ? 0 : bt_cli_fail(BT_IO, NULL);
     errno = 0;
     FILE *f = fopen(path, "w");
     bt_status st = f ? w(r, f) : BT_IO;
@@ -293,165 +299,196 @@ static int write_result(const char *path, bt_status (*w)(const bt_result *, FILE
     return 1;
 }
 
-int bt_cmd_tune(int argc, char **argv)
+enum { O_DEVICE, O_DTYPE, O_JSON, O_CSV, O_HTML, O_RULES, O_STORE, O_MODE, O_STRATEGY,
+       O_NO_BOUNDARY, O_GRAPH, O_MPI_MIXED, O_NUMBERS /* the numeric options follow */, O_WARMUP_MS = O_NUMBERS,
+       O_REP_MS, O_MAX_CONFIGS, O_BUDGET, O_TIME_LIMIT, O_WITHIN, O_TARGET_MS, O_EXHAUSTIVE_MAX,
+       O_THREADS, O_SEED, O_TIMEOUT, O_FINALISTS };
+static const bt_cli_opt tune_opts[] = {
+    {"device", 0, 1, O_DEVICE},          {"dtype", 0, 1, O_DTYPE},
+    {"json", 0, 1, O_JSON},              {"csv", 0, 1, O_CSV},
+    {"html", 0, 1, O_HTML},              {"rules", 0, 1, O_RULES},
+    {"store", 0, 1, O_STORE},            {"mode", 0, 1, O_MODE},
+    {"strategy", 0, 1, O_STRATEGY},      {"no-boundary", 0, 0, O_NO_BOUNDARY},
+    {"graph", 0, 0, O_GRAPH},            {"mpi-mixed-devices", 0, 0, O_MPI_MIXED},
+    {"warmup-ms", 0, 1, O_WARMUP_MS},
+    {"rep-ms", 0, 1, O_REP_MS},          {"max-configs", 0, 1, O_MAX_CONFIGS},
+    {"budget", 0, 1, O_BUDGET},          {"time-limit", 0, 1, O_TIME_LIMIT},
+    {"within", 0, 1, O_WITHIN},          {"target-ms", 0, 1, O_TARGET_MS},
+    {"exhaustive-max", 0, 1, O_EXHAUSTIVE_MAX}, {"threads", 0, 1, O_THREADS},
+    {"seed", 0, 1, O_SEED},              {"timeout", 0, 1, O_TIMEOUT},
+    {"finalists", 0, 1, O_FINALISTS},
+};
+
+/* A whole number of at most max from num (the value as read), else a usage error. */
+static int whole(const char *opt, const char *val, double num, double max, int *out)
 {
-    const char *kernel = NULL, *device = NULL, *dtype = NULL, *json = NULL, *rules = NULL;
-    const char *csv = NULL, *html = NULL;
-    bt__tune_opts o;
-    bt__tune_opts_default(&o);
-    o.progress = 1;
-    const char *set_names[32], *set_values[32];
-    static char name_buf[32][64];
-    int nset = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            tune_help(stdout);
+    if (num > max || num != (double)(int)num)
+        return bt_cli_usage_error("tune", "--%s needs a whole number, got '%s'", opt, val);
+    *out = (int)num;
+    return 0;
+}
+
+/* A numeric option into o: a non-negative decimal first, then each one's own range. 0, or the
+ * exit status of a usage error. */
+static int tune_number(int id, const char *opt, const char *val, bt__tune_opts *o)
+{
+    double num = 0;
+    if (id == O_TARGET_MS && !strcmp(val, "roofline")) {
+        o->target_ms = -1;
+        return 0;
+    }
+    if (!bt_cli_parse_double(val, &num)) /* decimal, finite, not negative */
+        return bt_cli_usage_error("tune", "--%s needs a non-negative decimal number, got '%s'",
+                                  opt, val);
+    switch (id) {
+    case O_WARMUP_MS: o->warmup_ms = num; return 0;
+    case O_REP_MS: o->rep_ms = num; return 0;
+    case O_MAX_CONFIGS:
+    case O_BUDGET: return whole(opt, val, num, 1e9, &o->budget);
+    case O_TIME_LIMIT: o->time_limit_s = num; return 0;
+    case O_WITHIN: o->within_pct = num; return 0;
+    case O_EXHAUSTIVE_MAX: return whole(opt, val, num, 1e9, &o->exhaustive_max);
+    case O_TIMEOUT: o->timeout_s = num; return 0;
+    case O_TARGET_MS:
+        if (num <= 0)
+            return bt_cli_usage_error("tune", "--target-ms needs a time above 0 or 'roofline', "
+                                              "got '%s'", val);
+        o->target_ms = num;
+        return 0;
+    case O_THREADS:
+        if (num > 1024 || num != (double)(int)num)
+            return bt_cli_usage_error("tune", "--threads needs a whole number from 0 (all "
+                                              "cores) to 1024, got '%s'", val);
+        o->threads = (int)num;
+        return 0;
+    case O_FINALISTS:
+        if (num < 1 || num > 16 || num != (double)(int)num)
+            return bt_cli_usage_error("tune", "--finalists needs a whole number from 1 to 16, "
+                                              "got '%s'", val);
+        o->top_k = (int)num;
+        return 0;
+    default: /* O_SEED */
+        if (!bt_cli_parse_u64(val, &o->seed))
+            return bt_cli_usage_error("tune", "--seed needs a whole number from 0 to 2^64-1, "
+                                              "got '%s'", val);
+        return 0;
+    }
+}
+
+/* --mode and --strategy. 0, or the exit status of a usage error. */
+static int tune_word(int id, const char *val, bt__tune_opts *o)
+{
+    if (id == O_MODE) {
+        if (!strcmp(val, "tune"))
+            o->mode = BT_MODE_TUNE;
+        else if (!strcmp(val, "retune"))
+            o->mode = BT_MODE_RETUNE;
+        else
+            return bt_cli_usage_error("tune", "--mode is tune or retune (wisdom-only applies to "
+                                              "launches, not to an explicit tune), got '%s'", val);
+        return 0;
+    }
+    for (int j = 0; j < bt_strategy_count(); j++)
+        if (!strcasecmp(bt_strategy_name(j), val)) {
+            o->strategy = val;
             return 0;
         }
-        if (!strcmp(a, "--no-boundary")) {
-            o.verify_boundary = 0;
-            continue;
-        }
-        if (!strcmp(a, "--mpi-mixed-devices")) {
-            o.mpi_flags = BT_MPI_MIXED_DEVICES;
-            continue;
-        }
-        if (!strcmp(a, "--graph")) {
-            o.graph = 1;
-            continue;
-        }
-        if (strncmp(a, "--", 2)) {
-            if (kernel)
-                return bt_cli_usage_error("tune", "unexpected argument '%s'", a);
-            kernel = a;
-            continue;
-        }
-        char opt[64];
-        const char *val;
-        const char *eq = strchr(a, '=');
-        if (eq) {
-            snprintf(opt, sizeof opt, "%.*s", (int)(eq - a - 2), a + 2);
-            val = eq + 1;
-        } else {
-            snprintf(opt, sizeof opt, "%s", a + 2);
-            if (i + 1 >= argc)
-                return bt_cli_usage_error("tune", "option --%s needs a value", opt);
-            val = argv[++i];
-        }
-        double num = 0;
-        bool numeric = bt_cli_parse_double(val, &num); /* decimal, finite, not negative */
-        if (!strcmp(opt, "device"))
-            device = val;
-        else if (!strcmp(opt, "dtype"))
-            dtype = val;
-        else if (!strcmp(opt, "json"))
-            json = val;
-        else if (!strcmp(opt, "csv"))
-            csv = val;
-        else if (!strcmp(opt, "html"))
-            html = val;
-        else if (!strcmp(opt, "rules"))
-            rules = val;
-        else if (!strcmp(opt, "store"))
-            o.store = val;
-        else if (!strcmp(opt, "mode")) {
-            if (!strcmp(val, "tune"))
-                o.mode = BT_MODE_TUNE;
-            else if (!strcmp(val, "retune"))
-                o.mode = BT_MODE_RETUNE;
-            else
-                return bt_cli_usage_error("tune", "--mode is tune or retune (wisdom-only applies to "
-                                                  "launches, not to an explicit tune), got '%s'", val);
-        }
-        else if (!strcmp(opt, "target-ms") && !strcmp(val, "roofline"))
-            o.target_ms = -1;
-        else if (!strcmp(opt, "strategy")) {
-            if (!bt__strategy_find(val)) {
-                size_t ns;
-                const bt__strategy *const *all = bt__strategies(&ns);
-                fprintf(stderr, "blocktune tune: unknown strategy '%s' (one of:", val);
-                for (size_t j = 0; j < ns; j++)
-                    fprintf(stderr, "%s %s", j ? "," : "", all[j]->name);
-                fprintf(stderr, ")\n");
-                return 2;
-            }
-            o.strategy = val;
-        }
-        else if (!strcmp(opt, "warmup-ms") || !strcmp(opt, "rep-ms") || !strcmp(opt, "max-configs") ||
-                 !strcmp(opt, "budget") || !strcmp(opt, "time-limit") ||
-                 !strcmp(opt, "within") || !strcmp(opt, "target-ms") ||
-                 !strcmp(opt, "exhaustive-max") || !strcmp(opt, "threads") ||
-                 !strcmp(opt, "seed") || !strcmp(opt, "timeout") || !strcmp(opt, "finalists")) {
-            if (!numeric)
-                return bt_cli_usage_error("tune", "--%s needs a non-negative decimal number, got '%s'",
-                                          opt, val);
-            if (!strcmp(opt, "warmup-ms"))
-                o.warmup_ms = num;
-            else if (!strcmp(opt, "rep-ms"))
-                o.rep_ms = num;
-            else if (!strcmp(opt, "max-configs") || !strcmp(opt, "budget")) {
-                if (num > 1e9 || num != (double)(int)num)
-                    return bt_cli_usage_error("tune", "--%s needs a whole number, got '%s'", opt, val);
-                o.budget = (int)num;
-            } else if (!strcmp(opt, "time-limit"))
-                o.time_limit_s = num;
-            else if (!strcmp(opt, "target-ms")) {
-                if (num <= 0)
-                    return bt_cli_usage_error("tune", "--target-ms needs a time above 0 or 'roofline', got '%s'", val);
-                o.target_ms = num;
-            } else if (!strcmp(opt, "within"))
-                o.within_pct = num;
-            else if (!strcmp(opt, "exhaustive-max")) {
-                if (num > 1e9 || num != (double)(int)num)
-                    return bt_cli_usage_error("tune", "--%s needs a whole number, got '%s'", opt, val);
-                o.exhaustive_max = (int)num;
-            }
-            else if (!strcmp(opt, "threads")) {
-                if (num > 1024 || num != (double)(int)num)
-                    return bt_cli_usage_error("tune", "--threads needs a whole number from 0 (all "
-                                                      "cores) to 1024, got '%s'", val);
-                o.threads = (int)num;
-            }
-            else if (!strcmp(opt, "finalists")) {
-                if (num < 1 || num > 16 || num != (double)(int)num)
-                    return bt_cli_usage_error("tune", "--finalists needs a whole number from 1 to 16, got '%s'", val);
-                o.top_k = (int)num;
-            }
-            else if (!strcmp(opt, "timeout"))
-                o.timeout_s = num;
-            else if (!bt_cli_parse_u64(val, &o.seed))
-                return bt_cli_usage_error("tune", "--seed needs a whole number from 0 to 2^64-1, "
-                                                  "got '%s'", val);
-        } else {
-            if (nset == 32)
+    fprintf(stderr, "blocktune tune: unknown strategy '%s' (one of:", val);
+    for (int j = 0; j < bt_strategy_count(); j++)
+        fprintf(stderr, "%s %s", j ? "," : "", bt_strategy_name(j));
+    fprintf(stderr, ")\n");
+    return BT_EXIT_USAGE;
+}
+
+/* The command line into c (its sizes into names/values). 0, BT_CLI_HELP after the help, or the
+ * exit status of a usage error. */
+static int parse_tune(int argc, char **argv, tune_cmd *c, char (*names)[64], const char **values)
+{
+    bt_cli_parser P;
+    bt_cli_begin(&P, "tune", tune_opts, sizeof tune_opts / sizeof tune_opts[0], BT_CLI_SIZES,
+                 argc, argv);
+    const char **slot[] = {[O_DEVICE] = &c->device, [O_DTYPE] = &c->dtype, [O_JSON] = &c->json,
+                           [O_CSV] = &c->csv,       [O_HTML] = &c->html,   [O_RULES] = &c->o.rules,
+                           [O_STORE] = &c->o.store};
+    for (int id, rc = 0; (id = bt_cli_next(&P)) != BT_CLI_END; rc = 0) {
+        const char *v = P.value;
+        if (id == BT_CLI_HELP) {
+            tune_help(stdout);
+            return BT_CLI_HELP;
+        } else if (id == BT_CLI_ERROR) {
+            return BT_EXIT_USAGE;
+        } else if (id == BT_CLI_ARG) {
+            if (c->kernel)
+                return bt_cli_usage_error("tune", "unexpected argument '%s'", v);
+            c->kernel = v;
+        } else if (id == BT_CLI_SIZE) {
+            if (c->nset == 32)
                 return bt_cli_usage_error("tune", "too many sizes");
-            snprintf(name_buf[nset], sizeof name_buf[nset], "%s", opt);
-            set_names[nset] = name_buf[nset];
-            set_values[nset++] = val;
+            snprintf(names[c->nset], 64, "%s", P.name);
+            values[c->nset++] = v;
+        } else if (id == O_NO_BOUNDARY) {
+            c->o.verify_boundary = 0;
+        } else if (id == O_GRAPH) {
+            c->o.graph = 1;
+        } else if (id == O_MPI_MIXED) {
+            c->o.mpi_flags = BT_MPI_MIXED_DEVICES;
+        } else if (id == O_MODE || id == O_STRATEGY) {
+            rc = tune_word(id, v, &c->o);
+        } else if (id >= O_NUMBERS) {
+            rc = tune_number(id, P.name, v, &c->o);
+        } else {
+            *slot[id] = v;
         }
+        if (rc)
+            return rc;
     }
-    o.rules = rules;
-    if (!kernel)
+    if (!c->kernel)
         return bt_cli_usage_error("tune", "which kernel? give a built-in name or a spec file");
+    int to_stdout = 0;
+    for (int i = O_JSON; i <= O_HTML; i++)
+        to_stdout += *slot[i] && !strcmp(*slot[i], "-");
+    if (to_stdout > 1)
+        return bt_cli_usage_error("tune", "only one of --json, --csv and --html can be '-' "
+                                          "(standard output)");
+    return 0;
+}
+
+int bt_cmd_tune(int argc, char **argv)
+{
+    static char name_buf[32][64];
+    static const char *set_values[32];
+    const char *set_names[32];
+    tune_cmd c = {0};
+    bt__tune_opts_default(&c.o);
+    c.o.progress = 1;
+    c.set_names = set_names;
+    c.set_values = set_values;
+    int rc = parse_tune(argc, argv, &c, name_buf, set_values);
+    if (rc)
+        return rc == BT_CLI_HELP ? 0 : rc;
+    for (int i = 0; i < c.nset; i++)
+        set_names[i] = name_buf[i];
+    c.keep = !(c.o.store && !strcmp(c.o.store, "none"));
+    c.time_limit_s = c.o.time_limit_s;
     static char mpi_dev[32]; /* under mpirun: rank 0 alone reports (engine/mpi.h) */
     bool quiet;
-    int rc = bt__mpi_cli_begin(&o, &device, mpi_dev, sizeof mpi_dev, &quiet);
-    if (rc)
+    if ((rc = bt__mpi_cli_begin(&c.o, &c.device, mpi_dev, sizeof mpi_dev, &quiet)) != 0)
         return rc;
     if (quiet)
-        json = csv = html = NULL;
-    tune_cmd c = {kernel, device, dtype, json, csv, html, o, nset, set_names, set_values,
-                  !(o.store && !strcmp(o.store, "none")), o.time_limit_s, NULL};
+        c.json = c.csv = c.html = NULL;
+    const char *kernel = c.kernel, *json = c.json, *csv = c.csv, *html = c.html;
+    int nset = c.nset;
     rc = bt_sweep_plan(nset, set_names, set_values, json || html, &c.sweep);
     if (rc || !c.sweep)
-        return bt__mpi_cli_end(&o, rc ? rc : supervise(&c));
+        return bt__mpi_cli_end(&c.o, rc ? rc : supervise(&c));
     if (csv)
         rc = bt_cli_usage_error("tune", "--csv writes one tune's configs: not with a sweep (use --json)");
+    else if ((json && !strcmp(json, "-")) || (html && !strcmp(html, "-")))
+        rc = bt_cli_usage_error("tune", "a sweep writes its --json and --html to files, not '-'");
     else
         rc = bt_sweep_report(c.sweep, kernel, json, html, supervise(&c));
     bt_sweep_free(c.sweep);
-    return bt__mpi_cli_end(&o, rc);
+    return bt__mpi_cli_end(&c.o, rc);
 }
 
 /* The tune itself, in the supervisor's child: the kernel, the problem, the device, the tune and
@@ -489,9 +526,10 @@ static int run_tune(tune_cmd *c, const char *stored_only)
             goto out;
         }
         if ((st = bt_problem_set(p, c->set_names[i], v, &d))) {
-            fprintf(stderr, "blocktune tune: %s--%s: %s\n",
-                    st == BT_NOT_FOUND ? "unknown option or size " : "", c->set_names[i], d.msg);
-            rc = 2;
+            fprintf(stderr, "blocktune tune: %s--%s: %s%s\n",
+                    st == BT_NOT_FOUND ? "unknown option or size " : "", c->set_names[i], d.msg,
+                    st == BT_NOT_FOUND ? " (see 'blocktune tune --help')" : "");
+            rc = BT_EXIT_USAGE;
             goto out;
         }
     }
@@ -533,7 +571,9 @@ static int run_tune(tune_cmd *c, const char *stored_only)
         goto out;
     }
     r->opts.time_limit_s = c->time_limit_s; /* the report says the user's limit, not what was left */
-    bt_result_write_table(r, stdout);
+    bool dash = (c->json && !strcmp(c->json, "-")) || (c->csv && !strcmp(c->csv, "-")) ||
+                (c->html && !strcmp(c->html, "-"));
+    bt_result_write_table(r, dash ? stderr : stdout);
     rc |= write_result(c->json, bt_result_write_json, r);
     rc |= write_result(c->csv, bt_result_write_csv, r);
     rc |= write_result(c->html, bt_result_write_html, r);

@@ -959,6 +959,8 @@ const char *bt__gpudb_row_origin(const bt_gpudb *db, size_t i)
     return db && i < db->n ? db->origins[db->origin[i]] : NULL;
 }
 
+const char *bt_gpudb_origin(const bt_gpudb *db, size_t i) { return bt__gpudb_row_origin(db, i); }
+
 /* ---------------------------------------------------------------------------------------------
  * Lookup.
  * ------------------------------------------------------------------------------------------- */
@@ -1205,4 +1207,18 @@ json_t *bt__gpudb_to_json(const bt_gpudb *db, const bt_gpu *only)
         return NULL;
     }
     return doc;
+}
+
+bt_status bt_gpudb_write_json(const bt_gpudb *db, const bt_gpu *only, FILE *f)
+{
+    if (!db || !f)
+        return BT_INVALID_ARG;
+    json_t *doc = bt__gpudb_to_json(db, only);
+    if (!doc)
+        return BT_NOMEM;
+    int rc = json_dumpf(doc, f, BT__GPUDB_DUMP_FLAGS);
+    json_decref(doc);
+    if (rc != 0 || fputc('\n', f) == EOF)
+        return BT_IO;
+    return BT_OK;
 }

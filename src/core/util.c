@@ -232,3 +232,14 @@ uint64_t bt__fnv1a(const void *data, size_t n, uint64_t seed)
     }
     return h;
 }
+
+void bt__utc_iso(double unix_s, char *buf, size_t size)
+{
+    time_t t = (time_t)unix_s;
+    struct tm tmv;
+    if (!size)
+        return;
+    buf[0] = '\0';
+    if (gmtime_r(&t, &tmv))
+        strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+}

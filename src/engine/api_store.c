@@ -4,11 +4,14 @@
  * the strategy and backend listings: thin wrappers over store/, search/ and the device layer,
  * which keep their internal names out of the public header.
  */
+#include "engine/api_store.h"
+
 #include "backends/device.h"
 #include "core/util.h"
 #include "search/strategy.h"
 #include "store/ktinterop.h"
 #include "store/store.h"
+#include "store/t4.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +64,8 @@ void bt_store_destroy(bt_store *s)
     bt__store_close(s->s);
     free(s);
 }
+
+bt__store *bt__store_handle(bt_store *s) { return s ? s->s : NULL; }
 
 const char *bt_store_path(const bt_store *s) { return s ? bt__store_path(s->s) : NULL; }
 
@@ -219,49 +224,150 @@ static bool is_dir(const char *path)
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-bt_status bt_wisdom_import(bt_store *s, const char *path, int *entries, bt_diag *diag)
+bt_status bt_wisdom_import_ex(bt_store *s, const char *path, bt_wisdom_format *format,
+                              int *entries, bt_diag *diag)
 {
     int n = 0;
     if (entries)
         *entries = 0;
     if (!s || !path)
         return BT_INVALID_ARG;
-    bt_status st = is_dir(path)        ? bt__wisdom_import_dir(s->s, path, &n, diag)
-                   : bt__kt_is_cache(path) ? bt__kt_import(s->s, path, &n, diag)
-                                       : bt__wisdom_import_file(s->s, path, &n, diag);
+    bool kt = !is_dir(path) && bt__kt_is_cache(path);
+    if (format)
+        *format = kt ? BT_WISDOM_KERNEL_TUNER : BT_WISDOM_BLOCKTUNE;
+    bt_status st = is_dir(path) ? bt__wisdom_import_dir(s->s, path, &n, diag)
+                   : kt         ? bt__kt_import(s->s, path, &n, diag)
+                                : bt__wisdom_import_file(s->s, path, &n, diag);
     if (entries)
         *entries = n;
     return st;
 }
 
-bt_status bt_wisdom_export(bt_store *s, bt_wisdom_format format, const char *kernel,
-                           const char *device, const char *key, const char *path, int *files,
-                           bt_diag *diag)
+bt_status bt_wisdom_import(bt_store *s, const char *path, int *entries, bt_diag *diag)
 {
-    int n = 0, rows = 0;
+    return bt_wisdom_import_ex(s, path, NULL, entries, diag);
+}
+
+struct bt_wisdom_export_options {
+    char *kernel, *device, *key;
+    int top_k;
+};
+
+bt_status bt_wisdom_export_options_create(bt_wisdom_export_options **out)
+{
+    if (!out)
+        return BT_INVALID_ARG;
+    *out = calloc(1, sizeof **out);
+    return *out ? BT_OK : BT_NOMEM;
+}
+
+void bt_wisdom_export_options_destroy(bt_wisdom_export_options *o)
+{
+    if (!o)
+        return;
+    free(o->kernel), free(o->device), free(o->key);
+    free(o);
+}
+
+/* A copy of v (NULL: none) into *slot. */
+static bt_status set_text(char **slot, const char *v)
+{
+    char *c = v ? bt__strdup(v) : NULL;
+    if (v && !c)
+        return BT_NOMEM;
+    free(*slot);
+    *slot = c;
+    return BT_OK;
+}
+
+bt_status bt_wisdom_export_options_set_kernel(bt_wisdom_export_options *o, const char *kernel)
+{
+    return o ? set_text(&o->kernel, kernel) : BT_INVALID_ARG;
+}
+
+bt_status bt_wisdom_export_options_set_device(bt_wisdom_export_options *o, const char *device)
+{
+    return o ? set_text(&o->device, device) : BT_INVALID_ARG;
+}
+
+bt_status bt_wisdom_export_options_set_key(bt_wisdom_export_options *o, const char *key)
+{
+    return o ? set_text(&o->key, key) : BT_INVALID_ARG;
+}
+
+bt_status bt_wisdom_export_options_set_top_k(bt_wisdom_export_options *o, int k)
+{
+    if (!o || k < 1 || k > 1000)
+        return BT_INVALID_ARG;
+    o->top_k = k;
+    return BT_OK;
+}
+
+const char *bt_wisdom_format_name(bt_wisdom_format format)
+{
+    switch (format) {
+    case BT_WISDOM_BLOCKTUNE: return "blocktune wisdom";
+    case BT_WISDOM_VLLM: return "vLLM config files";
+    case BT_WISDOM_KERNEL_TUNER: return "Kernel Tuner cache";
+    case BT_WISDOM_T4: return "T4 results, schema " BT__T4_VERSION;
+    }
+    return "unknown format";
+}
+
+/* blocktune's format: a file, a folder (one file per device), or "-" (standard output). */
+static bt_status export_blocktune(bt__store *s, const bt__wisdom_export_opts *eo,
+                                  const char *path, int *files, bt_diag *diag)
+{
+    bt_status st;
+    if (!strcmp(path, "-")) {
+        char *text = NULL;
+        if ((st = bt__wisdom_export_string(s, eo, &text, diag)) == BT_OK)
+            st = printf("%s\n", text) < 0 || fflush(stdout) ? BT_IO : BT_OK;
+        free(text);
+        *files = st == BT_OK;
+    } else if (is_dir(path) || path[strlen(path) - 1] == '/') {
+        st = bt__wisdom_export_dir(s, eo, path, files, diag);
+    } else if ((st = bt__wisdom_export_file(s, eo, path, diag)) == BT_OK) {
+        *files = 1;
+    }
+    return st;
+}
+
+bt_status bt_wisdom_export_ex(bt_store *s, bt_wisdom_format format,
+                              const bt_wisdom_export_options *o, const char *path, int *files,
+                              int *rows, bt_diag *diag)
+{
+    int n = 0, r = 0;
     if (files)
         *files = 0;
-    if (!s || !path)
+    if (rows)
+        *rows = 0;
+    if (!s || !path || !path[0])
         return BT_INVALID_ARG;
-    if (format != BT_WISDOM_BLOCKTUNE && !kernel) {
-        bt__diag_set(diag, "bt_wisdom_export: the vLLM and Kernel Tuner formats need a kernel");
+    const char *kernel = o ? o->kernel : NULL, *device = o ? o->device : NULL;
+    const char *key = o ? o->key : NULL;
+    if ((format == BT_WISDOM_KERNEL_TUNER || format == BT_WISDOM_T4) && !kernel) {
+        bt__diag_set(diag, "bt_wisdom_export: the Kernel Tuner and T4 formats need a kernel");
         return BT_INVALID_ARG;
     }
-    bt__wisdom_export_opts eo = {kernel, device, 0};
+    bt__wisdom_export_opts eo = {kernel, device, o ? o->top_k : 0};
     bt_status st;
     switch (format) {
     case BT_WISDOM_BLOCKTUNE:
-        if (is_dir(path) || path[strlen(path) - 1] == '/')
-            st = bt__wisdom_export_dir(s->s, &eo, path, &n, diag);
-        else if ((st = bt__wisdom_export_file(s->s, &eo, path, diag)) == BT_OK)
-            n = 1;
+        st = export_blocktune(s->s, &eo, path, &n, diag);
         break;
     case BT_WISDOM_VLLM:
         st = bt__wisdom_export_vllm_dir(s->s, kernel, device, path, &n, diag);
         break;
     case BT_WISDOM_KERNEL_TUNER:
-        if ((st = bt__kt_export(s->s, kernel, device, key, path, &rows, diag)) == BT_OK)
-            n = 1;
+    case BT_WISDOM_T4:
+        if (format == BT_WISDOM_KERNEL_TUNER && !strcmp(path, "-")) {
+            bt__diag_set(diag, "a Kernel Tuner cache is written to a FILE (.json, or .json.gz)");
+            return BT_INVALID_ARG;
+        }
+        st = format == BT_WISDOM_T4 ? bt__t4_export(s->s, kernel, device, key, path, &r, diag)
+                                    : bt__kt_export(s->s, kernel, device, key, path, &r, diag);
+        n = st == BT_OK;
         break;
     default:
         bt__diag_set(diag, "bt_wisdom_export: unknown format %d", (int)format);
@@ -269,7 +375,21 @@ bt_status bt_wisdom_export(bt_store *s, bt_wisdom_format format, const char *ker
     }
     if (files)
         *files = n;
+    if (rows)
+        *rows = r;
     return st;
+}
+
+bt_status bt_wisdom_export(bt_store *s, bt_wisdom_format format, const char *kernel,
+                           const char *device, const char *key, const char *path, int *files,
+                           bt_diag *diag)
+{
+    if (format == BT_WISDOM_VLLM && !kernel) { /* 0.2.0's rule; bt_wisdom_export_ex has none */
+        bt__diag_set(diag, "bt_wisdom_export: the vLLM format needs a kernel");
+        return BT_INVALID_ARG;
+    }
+    bt_wisdom_export_options o = {(char *)kernel, (char *)device, (char *)key, 0};
+    return bt_wisdom_export_ex(s, format, &o, path, files, NULL, diag);
 }
 
 /* --- strategies and backends ------------------------------------------------------------------ */

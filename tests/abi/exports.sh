@@ -15,7 +15,10 @@ if [ -n "$bad$internal" ]; then
 fi
 n=$(echo "$syms" | wc -l)
 for want in bt_version bt_version_number bt_kernel_launch_ex bt_device_wrap_cuda bt_buffer_wrap \
-            bt_kernel_lookup bt_tune_options_create bt_config_get; do
+            bt_kernel_lookup bt_tune_options_create bt_config_get bt_gpudb_origin \
+            bt_gpudb_write_json bt_report_create bt_report_add_store bt_report_write_html_file \
+            bt_store_write_winners_json bt_store_write_measurements bt_wisdom_export_ex \
+            bt_simulation_create bt_simulation_add_store bt_simulation_write_json; do
     echo "$syms" | grep -qx "$want" || { echo "exports.sh: $want is not exported"; exit 1; }
 done
 echo "exports.sh: $n symbols, all bt_ public names"

@@ -7,9 +7,7 @@
  * stored: they come from the plan made again, for a built-in kernel, on the same device when it
  * is here or its hardware-table row; without either the document has none, and the page says so.
  */
-#include "report_store.h"
-
-#include "cli.h"
+#include "engine/report_store.h"
 
 #include "core/plan.h"
 #include "core/util.h"
@@ -188,7 +186,7 @@ static json_t *provenance(const bt__measurement *m, const char *path)
 {
     json_t *p = json_object();
     char ts[40];
-    bt_cli_utc(m->timestamp, ts, sizeof ts);
+    bt__utc_iso(m->timestamp, ts, sizeof ts);
     json_object_set_new(p, "device_id", json_string(m->device_uuid));
     json_object_set_new(p, "device", json_string(m->device_name));
     json_object_set_new(p, "api", json_string(m->device_arch));
@@ -253,16 +251,11 @@ done:
     return doc;
 }
 
-bt_status bt__cli_store_docs(const char *db, const char *kernel, const char *key,
-                             const char *device, json_t ***docs, size_t *n, char **path,
-                             bt_diag *d)
+bt_status bt__report_store_docs(bt__store *s, const char *kernel, const char *key,
+                                const char *device, json_t ***docs, size_t *n, bt_diag *d)
 {
-    *docs = NULL, *n = 0, *path = NULL;
-    bt__store *s = NULL;
-    bt_status st = bt__store_open_read(db, &s, d);
-    if (st)
-        return st;
-    *path = bt__strdup(bt__store_path(s));
+    *docs = NULL, *n = 0;
+    bt_status st = BT_OK;
     sqlite3_stmt *q = NULL;
     const char *sql = "SELECT DISTINCT kernel, device_name, key FROM measurements WHERE "
                       "(?1 IS NULL OR kernel = ?1) AND (?2 IS NULL OR instr(key, ?2) > 0) AND "
@@ -270,7 +263,6 @@ bt_status bt__cli_store_docs(const char *db, const char *kernel, const char *key
                       "ORDER BY kernel, device_name, key";
     if (sqlite3_prepare_v2(bt__store_db(s), sql, -1, &q, NULL) != SQLITE_OK) {
         bt__diag_set(d, "%s: %s", bt__store_path(s), sqlite3_errmsg(bt__store_db(s)));
-        bt__store_close(s);
         return BT_STORE;
     }
     const char *args[3] = {kernel, key, device};
@@ -296,6 +288,5 @@ bt_status bt__cli_store_docs(const char *db, const char *kernel, const char *key
         (*docs)[(*n)++] = doc;
     }
     sqlite3_finalize(q);
-    bt__store_close(s);
     return st;
 }
