@@ -149,25 +149,27 @@ bt_status bt__dispatch_put(bt_kernel *kn, const bt_problem *p, const bt_config *
     return st;
 }
 
+const bt__dispatch *bt__dispatch_find_held(const bt_kernel *kn, const bt__dkey *key)
+{
+    if (!kn->cap)
+        return NULL;
+    for (size_t j = key->hash & (kn->cap - 1); kn->tab[j].used; j = (j + 1) & (kn->cap - 1)) {
+        const bt__dispatch *o = &kn->tab[j];
+        if (o->hash == key->hash && o->nkv == key->n &&
+            !memcmp(o->kv, key->v, sizeof(int64_t) * (size_t)key->n))
+            return o;
+    }
+    return NULL;
+}
+
 bool bt__dispatch_find(bt_kernel *kn, const bt__dkey *key, bt__dispatch *out)
 {
-    bool found = false;
     pthread_rwlock_rdlock(&kn->lock);
-    if (kn->cap) {
-        size_t j = key->hash & (kn->cap - 1);
-        while (kn->tab[j].used) {
-            const bt__dispatch *o = &kn->tab[j];
-            if (o->hash == key->hash && o->nkv == key->n &&
-                !memcmp(o->kv, key->v, sizeof(int64_t) * (size_t)key->n)) {
-                *out = *o;
-                found = true;
-                break;
-            }
-            j = (j + 1) & (kn->cap - 1);
-        }
-    }
+    const bt__dispatch *o = bt__dispatch_find_held(kn, key);
+    if (o)
+        *out = *o;
     pthread_rwlock_unlock(&kn->lock);
-    return found;
+    return o != NULL;
 }
 
 bt_status bt__dispatch_reset(bt_kernel *kn, bt_diag *diag)

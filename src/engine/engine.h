@@ -216,6 +216,9 @@ typedef struct bt__dkey {
 void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, bt__dkey *key);
 /* Copies the key's entry into *out (under the read lock); false when there is none. */
 bool bt__dispatch_find(bt_kernel *kn, const bt__dkey *key, bt__dispatch *out);
+/* The entry of key in place, for a caller that holds kn->lock for reading (the launch path's
+ * fast way: nothing copied); NULL when there is none. Valid until the lock is released. */
+const bt__dispatch *bt__dispatch_find_held(const bt_kernel *kn, const bt__dkey *key);
 /* The bytes (elements of the spec's size expression × the dtype's size, at least one element)
  * and dtype of every buffer argument of k for p, slots filled for p, into need[i] / dtype[i]. */
 bt_status bt__buffer_needs(const bt_kdesc *k, const bt_problem *p, const int64_t *slots,

@@ -83,7 +83,15 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
     bt__tune_opts_default(&kn->opts);
     kn->src = src;
     kn->src_hash = bt__kdesc_source_hash(k, src);
-    pthread_rwlock_init(&kn->lock, NULL);
+    /* writers first: launches hold the read lock through the launch, so a first launch of a
+     * new key (a writer) must not wait behind a stream of them */
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+#ifdef __GLIBC__
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+    pthread_rwlock_init(&kn->lock, &ra);
+    pthread_rwlockattr_destroy(&ra);
     pthread_mutex_init(&kn->tune_lock, NULL);
     pthread_mutex_init(&kn->cmem_lock, NULL);
     for (int i = 0; i < k->nargs; i++)

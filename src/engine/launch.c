@@ -20,8 +20,8 @@
 
 /* The buffers against the entry for p: each one's device, size and declared dtype. Fills the
  * buffer arguments of e->args. */
-static bt_status check_buffers(const bt_kernel *kn, bt__dispatch *e, bt_buffer *const *buffers,
-                               int nbuffers, bt_diag *diag)
+static bt_status check_buffers(const bt_kernel *kn, const bt__dispatch *e, bt__karg *args,
+                               bt_buffer *const *buffers, int nbuffers, bt_diag *diag)
 {
     const bt_kdesc *k = kn->k;
     int nb = 0;
@@ -54,8 +54,8 @@ static bt_status check_buffers(const bt_kernel *kn, bt__dispatch *e, bt_buffer *
                          bt__dtype_name(e->dtype[i]));
             return BT_INVALID_ARG;
         }
-        e->args[i].kind = BT__ARG_BUF;
-        e->args[i].u.buf = b->b;
+        args[i].kind = BT__ARG_BUF;
+        args[i].u.buf = b->b;
         nb++;
     }
     if (nb != nbuffers) {
@@ -80,7 +80,7 @@ static bt_status entry_for(bt_kernel *kn, const bt_problem *p, const bt__tune_on
             return BT_INTERNAL;
         bt_status st = bt__buffer_needs(k, p, slots, e->need, e->dtype, diag);
         if (!st)
-            st = check_buffers(kn, e, on->buffers, on->nbuffers, diag);
+            st = check_buffers(kn, e, e->args, on->buffers, on->nbuffers, diag);
         if (!st)
             st = bt__first_launch(kn, p, &key, on, e, diag);
         if (st)
@@ -91,6 +91,38 @@ static bt_status entry_for(bt_kernel *kn, const bt_problem *p, const bt__tune_on
     if (memcmp(e->pvals, p->values, sizeof e->pvals))
         return bt__dispatch_eval(kn, p, e, diag);
     return BT_OK;
+}
+
+/* One launch of entry e for p on the buffers and stream of on: the buffers checked into a copy
+ * of e's arguments, tensor maps and constant memory bound, then the backend's launch. */
+static bt_status launch_entry(bt_kernel *kn, const bt_problem *p, const bt__dispatch *e,
+                              const bt__tune_on *on, bt_diag *diag)
+{
+    const bt_kdesc *k = kn->k;
+    bt__karg args[BT__MAX_ARGS];
+    memcpy(args, e->args, sizeof *args * (size_t)k->nargs);
+    bt_status st = check_buffers(kn, e, args, on->buffers, on->nbuffers, diag);
+    if (st)
+        return st;
+    if (!e->grid[0] || !e->grid[1] || !e->grid[2])
+        return BT_OK;
+    bt__tmap_blob tm[BT__MAX_TMAPS];
+    if (e->has_tmaps && (st = bt__tmap_bind(k, kn->iface, kn->bdev, e->tm, args, tm, diag)))
+        return st;
+    if (kn->has_cmem) {
+        pthread_mutex_lock(&kn->cmem_lock);
+        st = bt__cmem_bind(k, kn->iface, kn->bdev, e->mod, p,
+                           &bt_device_get_info(kn->dev)->props, args, diag);
+    }
+    if (!st && (on->stream || bt_device_is_wrapped(kn->dev)) && kn->iface->launch_on)
+        st = kn->iface->launch_on(kn->bdev, on->stream, e->fn, e->grid, e->block, e->dyn, args,
+                                  k->nargs, diag);
+    else if (!st)
+        st = kn->iface->launch(kn->bdev, e->fn, e->grid, e->block, e->dyn, args, k->nargs, NULL,
+                               diag);
+    if (kn->has_cmem)
+        pthread_mutex_unlock(&kn->cmem_lock);
+    return st;
 }
 
 bt_status bt_kernel_launch_ex(bt_kernel *kn, const bt_problem *p, bt_buffer *const *buffers,
@@ -138,31 +170,22 @@ bt_status bt_kernel_launch_ex(bt_kernel *kn, const bt_problem *p, bt_buffer *con
         if (fst != BT_OK)
             return fst;
     }
-    const bt_kdesc *k = kn->k;
+    /* the hot path: the key's entry used in place under the table's read lock (nothing copied;
+     * a writer — a first launch of another key — waits for the launch, not the other way) */
+    bt__dkey key;
+    bt__dispatch_key(kn, p, &key);
+    pthread_rwlock_rdlock(&kn->lock);
+    const bt__dispatch *o = bt__dispatch_find_held(kn, &key);
+    if (o && !memcmp(o->pvals, p->values, sizeof o->pvals)) {
+        bt_status st = launch_entry(kn, p, o, &on, diag);
+        pthread_rwlock_unlock(&kn->lock);
+        return st;
+    }
+    pthread_rwlock_unlock(&kn->lock);
+    /* a key's first launch, or a problem that differs from the entry's outside the key */
     bt__dispatch e;
     bt_status st = entry_for(kn, p, &on, &e, diag);
-    if (!st)
-        st = check_buffers(kn, &e, buffers, nbuffers, diag);
-    if (st)
-        return st;
-    if (!e.grid[0] || !e.grid[1] || !e.grid[2])
-        return BT_OK;
-    bt__tmap_blob tm[BT__MAX_TMAPS];
-    if (e.has_tmaps && (st = bt__tmap_bind(k, kn->iface, kn->bdev, e.tm, e.args, tm, diag)))
-        return st;
-    if (kn->has_cmem)
-        pthread_mutex_lock(&kn->cmem_lock);
-    st = bt__cmem_bind(k, kn->iface, kn->bdev, e.mod, p, &bt_device_get_info(kn->dev)->props,
-                       e.args, diag);
-    if (!st && (on.stream || bt_device_is_wrapped(kn->dev)) && kn->iface->launch_on)
-        st = kn->iface->launch_on(kn->bdev, on.stream, e.fn, e.grid, e.block, e.dyn, e.args,
-                                  k->nargs, diag);
-    else if (!st)
-        st = kn->iface->launch(kn->bdev, e.fn, e.grid, e.block, e.dyn, e.args, k->nargs, NULL,
-                               diag);
-    if (kn->has_cmem)
-        pthread_mutex_unlock(&kn->cmem_lock);
-    return st;
+    return st ? st : launch_entry(kn, p, &e, &on, diag);
 }
 
 /* The looked-up config of p's key into the dispatch table (compiled, not measured). */
