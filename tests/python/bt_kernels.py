@@ -23,6 +23,10 @@ VADD_CONFIGS = [triton.Config({"BLOCK": b}, num_warps=w)
 vector_add_kernel = blocktune.autotune(configs=VADD_CONFIGS, key=["n"])(
     vector_add.vector_add_kernel)
 
+# the end-to-end test compiles with Triton for real (about 5 s a config on two cores): two configs
+vector_add_e2e = blocktune.autotune(configs=VADD_CONFIGS[:2], key=["n"])(
+    vector_add.vector_add_kernel)
+
 
 # the seven configs seed 000 proposes for a GEMM (BLOCK_M, BLOCK_N, BLOCK_K, num_warps,
 # num_stages), as ../shared/anchors/triton_h200.py's SEED_LIST

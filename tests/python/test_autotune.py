@@ -316,11 +316,11 @@ class TestTritonEndToEnd(unittest.TestCase):
         x, y = FakeTensor([float(i % 17) for i in range(n)]), FakeTensor([0.5] * n)
         o = FakeTensor([0.0] * n)
         grid = lambda m: (triton.cdiv(n, m["BLOCK"]),)  # noqa: E731
-        bt_kernels.vector_add_kernel[grid](x, y, o, n)
+        bt_kernels.vector_add_e2e[grid](x, y, o, n)
         self.assertEqual(list(o.view()), [float(i % 17) + 0.5 for i in range(n)])
-        self.assertIsNotNone(bt_kernels.vector_add_kernel.best_config)
+        self.assertIsNotNone(bt_kernels.vector_add_e2e.best_config)
         o.zero_()
-        bt_kernels.vector_add_kernel[grid](x, y, o, n)  # cached
+        bt_kernels.vector_add_e2e[grid](x, y, o, n)  # cached
         self.assertEqual(o.view()[n - 1], float((n - 1) % 17) + 0.5)
 
 
