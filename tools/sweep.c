@@ -346,8 +346,11 @@ static int write_docs(const bt_sweep *s, const char *kernel, const char *json, c
         if (!o)
             continue;
         json_array_append_new(arr, o);
-        if (html && bt_report_add_tune_file(rep, path, NULL) != BT_OK)
+        bt_diag d = {0};
+        if (html && bt_report_add_tune_file(rep, path, &d) != BT_OK) {
+            fprintf(stderr, "blocktune tune: %s: %s\n", path, d.msg);
             rc = 1;
+        }
     }
     if (!rc && json) {
         json_t *sw = json_array();
