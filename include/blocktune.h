@@ -351,8 +351,8 @@ BT_API bt_status bt_tune_options_set_budget(bt_tune_options *o, int configs);
 BT_API bt_status bt_tune_options_set_time_limit_s(bt_tune_options *o, double seconds);
 /* The default strategy is exhaustive up to this many valid configs (0: 128). */
 BT_API bt_status bt_tune_options_set_exhaustive_max(bt_tune_options *o, int configs);
-/* Stop the search once a config's median is within within_pct % of target_ms (ms); < 0: the
- * plan's roofline floor; 0 (default): no target. The budget and the time limit still apply. */
+/* Stop the search once a config's median is within within_pct % of target_ms (ms, finite); < 0:
+ * the plan's roofline floor; 0 (default): no target. The budget and the time limit still apply. */
 BT_API bt_status bt_tune_options_set_target_ms(bt_tune_options *o, double ms);
 BT_API bt_status bt_tune_options_set_within_pct(bt_tune_options *o, double pct);
 /* Compile threads (0: all cores); also the search's round size. */
@@ -368,7 +368,8 @@ BT_API bt_status bt_tune_options_set_rules(bt_tune_options *o, const char *rules
 BT_API bt_status bt_tune_options_set_seed(bt_tune_options *o, uint64_t seed);
 /* 1: a progress line on stderr when it is a terminal (default 0). */
 BT_API bt_status bt_tune_options_set_progress(bt_tune_options *o, int on);
-/* A config whose single run exceeds this is recorded as timed out (default 10, at most 3600). */
+/* A config whose single run exceeds this is recorded as timed out (default 10; above 0, at most
+ * 3600). */
 BT_API bt_status bt_tune_options_set_timeout_s(bt_tune_options *o, double seconds);
 /* Results store (SQLite): NULL = the default ($BLOCKTUNE_CACHE_DIR/blocktune.db, else
  * ~/.cache/blocktune/), "none" = keep nothing, else a path. */

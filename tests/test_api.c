@@ -54,6 +54,9 @@ static void test_tune_option_setters(void **state)
     assert_int_equal(bt_tune_options_set_timeout_s(o, 5), BT_OK);
     assert_int_equal(bt_tune_options_set_top_k(o, 0), BT_INVALID_ARG);
     assert_int_equal(bt_tune_options_set_target_ms(o, -1), BT_OK); /* the roofline floor */
+    assert_int_equal(bt_tune_options_set_target_ms(o, 1.0 / 0.0), BT_INVALID_ARG);
+    assert_string_equal(bt_tune_options_error(o),
+                        "target_ms (--target-ms) is inf: a time in ms, or < 0 for the roofline");
     assert_int_equal(bt_tune_options_set_mode(o, (bt_tune_mode)7), BT_INVALID_ARG);
     assert_int_equal(bt_tune_options_set_mode(o, BT_MODE_RETUNE), BT_OK);
     char name[16] = "random";

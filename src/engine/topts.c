@@ -9,6 +9,7 @@
 #include "core/util.h"
 #include "store/store.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,7 +149,7 @@ SETTER(rep_ms, double, 0, MAX_BUDGET_MS)
 SETTER(budget, int, 0, 1e9)
 SETTER(time_limit_s, double, 0, 1e9)
 SETTER(exhaustive_max, int, 0, 1e9)
-SETTER(target_ms, double, -INFINITY, 1e9)
+SETTER(target_ms, double, -DBL_MAX, DBL_MAX) /* finite, as the tune checks */
 SETTER(within_pct, double, 0, 1e6)
 SETTER(threads, int, 0, 4096)
 SETTER(verify_boundary, int, 0, 1)
