@@ -351,8 +351,8 @@ BT_API bt_status bt_tune_options_set_budget(bt_tune_options *o, int configs);
 BT_API bt_status bt_tune_options_set_time_limit_s(bt_tune_options *o, double seconds);
 /* The default strategy is exhaustive up to this many valid configs (0: 128). */
 BT_API bt_status bt_tune_options_set_exhaustive_max(bt_tune_options *o, int configs);
-/* Stop the search once a config's median is within within_pct % of target_ms (ms); < 0: the
- * plan's roofline floor; 0 (default): no target. The budget and the time limit still apply. */
+/* Stop the search once a config's median is within within_pct % of target_ms (ms, finite); < 0:
+ * the plan's roofline floor; 0 (default): no target. The budget and the time limit still apply. */
 BT_API bt_status bt_tune_options_set_target_ms(bt_tune_options *o, double ms);
 BT_API bt_status bt_tune_options_set_within_pct(bt_tune_options *o, double pct);
 /* Compile threads (0: all cores); also the search's round size. */
@@ -368,7 +368,8 @@ BT_API bt_status bt_tune_options_set_rules(bt_tune_options *o, const char *rules
 BT_API bt_status bt_tune_options_set_seed(bt_tune_options *o, uint64_t seed);
 /* 1: a progress line on stderr when it is a terminal (default 0). */
 BT_API bt_status bt_tune_options_set_progress(bt_tune_options *o, int on);
-/* A config whose single run exceeds this is recorded as timed out (default 10, at most 3600). */
+/* A config whose single run exceeds this is recorded as timed out (default 10; above 0, at most
+ * 3600). */
 BT_API bt_status bt_tune_options_set_timeout_s(bt_tune_options *o, double seconds);
 /* Results store (SQLite): NULL = the default ($BLOCKTUNE_CACHE_DIR/blocktune.db, else
  * ~/.cache/blocktune/), "none" = keep nothing, else a path. */
@@ -385,6 +386,19 @@ BT_API bt_status bt_tune_options_set_graph(bt_tune_options *o, int on);
  * BT_MPI_MIXED_DEVICES. BT_UNSUPPORTED in a library built without MPI (cmake -DBT_MPI=ON). */
 #define BT_MPI_MIXED_DEVICES 1
 BT_API bt_status bt_tune_options_set_mpi_comm(bt_tune_options *o, const void *comm, int flags);
+/* Why the last setter of o that refused its value did (a sentence naming the option, its
+ * `blocktune tune` flag where it has one, and its range); "" after a setter that took its value. */
+BT_API const char *bt_tune_options_error(const bt_tune_options *o);
+/* For a command line started by an MPI launcher (what `blocktune tune` does; docs/mpi.md). With
+ * more than one rank: MPI initialised, o spread over MPI_COMM_WORLD with flags (as
+ * bt_tune_options_set_mpi_comm), the device this rank opens (its local rank's of the default
+ * backend, unless *device was given) into devbuf, and on ranks other than 0 stdout closed and
+ * progress off. *role: 0 not under MPI, 1 rank 0 (reports), 2 another rank (writes nothing).
+ * Returns 0, or an exit status after saying why on stderr (a build without MPI says how to get
+ * it). bt_mpi_cli_end ends MPI when bt_mpi_cli_begin started it, and returns rc. */
+BT_API int bt_mpi_cli_begin(bt_tune_options *o, int flags, const char **device, char *devbuf,
+                            size_t size, int *role);
+BT_API int bt_mpi_cli_end(const bt_tune_options *o, int rc);
 
 /* Progress of a tune, passed to the progress callback after every search round (and once when
  * the search ends). Leading size: the library fills only what the caller's size holds; fields
@@ -451,6 +465,29 @@ BT_API void bt_kernel_set_options(bt_kernel *kn, const bt_tune_options *o);
  * resumes past the config; with no handler the tune keeps waiting. */
 typedef void (*bt_hang_handler)(void *user);
 BT_API void bt_kernel_set_hang_handler(bt_kernel *kn, bt_hang_handler h, void *user);
+/* Later tunes of kn measure nothing new: only what the store holds is verified and reported,
+ * with why (copied) in the report; NULL or "" measures as usual. For a supervisor that gave up
+ * restarting crashed tunes, or whose time limit has passed. */
+BT_API void bt_kernel_set_stored_only(bt_kernel *kn, const char *why);
+
+/* What runs on the device now, for a supervisor that forks the process that tunes (what
+ * `blocktune tune` does): a tune notes each config (stored: its in-flight row, whose error is
+ * BT_INFLIGHT_ERROR, is in the store before its first run on a device that can crash the process;
+ * a resumed tune never runs it again) and the reference before they run. The note lives in this
+ * process unless bt_inflight_share gives it a page of bt_inflight_size() bytes (mapped
+ * MAP_SHARED before the fork, so the supervisor reads what the dead process noted; NULL: back to
+ * a private note). bt_inflight_get returns the kind and, when the pointers are not NULL, whether
+ * it is stored and what it is (text owned by the note). */
+#define BT_INFLIGHT_ERROR "the process died while running this config"
+typedef enum bt_inflight_kind {
+    BT_INFLIGHT_NONE = 0,
+    BT_INFLIGHT_CONFIG,    /* a config */
+    BT_INFLIGHT_REFERENCE, /* the reference (a baseline config or a reference kernel) */
+} bt_inflight_kind;
+BT_API size_t bt_inflight_size(void);
+BT_API void bt_inflight_share(void *page);
+BT_API void bt_inflight_clear(void);
+BT_API bt_inflight_kind bt_inflight_get(int *stored, const char **what);
 
 BT_API bt_status bt_device_sync(bt_device *d, bt_diag *diag);
 BT_API bt_status bt_buffer_create(bt_device *d, size_t bytes, bt_buffer **out, bt_diag *diag);
@@ -608,6 +645,21 @@ BT_API bt_status bt_result_write_html(const bt_result *r, FILE *f);
 /* 1 and the winner's config (owned by r) and median (ms) when there is a winner, else 0. Either
  * pointer may be NULL. */
 BT_API int bt_result_winner(const bt_result *r, const bt_config **cfg, double *median_ms);
+/* The winner's throughput: *rate in GB/s when *memory_bound (a memory-bound problem, or a low
+ * intensity when the device's peaks are unknown), else TFLOP/s, and *efficiency its fraction of
+ * the roofline. Returns 1 when the peaks are known (the efficiency means something), 0 when not,
+ * -1 when there is no winner (nothing set). Any pointer may be NULL. */
+BT_API int bt_result_winner_rate(const bt_result *r, double *rate, int *memory_bound,
+                                 double *efficiency);
+/* How many configs the tune ran or took from the store (measured or failed); 0 when the model
+ * eliminated every config before anything ran. */
+BT_API size_t bt_result_count(const bt_result *r);
+/* 1 and the sentence the report prints (into buf) when something of the tune was not stored (a
+ * write failed, the store was refused), 0 when all was. */
+BT_API int bt_result_store_note(const bt_result *r, char *buf, size_t size);
+/* The time limit the report shows (a supervisor that restarted a tune with what was left of the
+ * user's limit shows the user's). */
+BT_API void bt_result_set_time_limit_s(bt_result *r, double seconds);
 BT_API void bt_result_destroy(bt_result *r);
 
 /* ---------------------------------------------------------------------------------------------
@@ -727,6 +779,9 @@ BT_API bt_status bt_report_add_store(bt_report *r, bt_store *s, const char *kern
 BT_API bt_status bt_report_set_peers_file(bt_report *r, const char *path, bt_diag *diag);
 /* The page's title (NULL: "blocktune report"); copied. */
 BT_API bt_status bt_report_set_title(bt_report *r, const char *title);
+/* The page names every tune added so far as coming from source (copied; default: the file, or
+ * "store:PATH"): for documents the caller wrote to files of its own. */
+BT_API bt_status bt_report_set_source(bt_report *r, const char *source);
 /* How many tunes the page holds. */
 BT_API size_t bt_report_count(const bt_report *r);
 /* The page to f, or to the file at path written whole or not at all (atomically). */

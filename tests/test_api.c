@@ -39,12 +39,24 @@ static void test_tune_option_setters(void **state)
     assert_int_equal(bt_tune_options_create(&o), BT_OK);
     assert_int_equal(bt_tune_options_set_warmup_ms(o, 0), BT_OK);
     assert_int_equal(bt_tune_options_set_warmup_ms(o, 60001), BT_INVALID_ARG);
+    /* why, in the tune's own words (blocktune tune prints this) */
+    assert_string_equal(bt_tune_options_error(o),
+                        "warmup_ms (--warmup-ms) is 60001 ms: the warm-up budget per config is "
+                        "at least 0 ms and at most 60000 ms");
     assert_int_equal(bt_tune_options_set_rep_ms(o, 0.0 / 0.0), BT_INVALID_ARG); /* NaN */
     assert_int_equal(bt_tune_options_set_budget(o, -1), BT_INVALID_ARG);
+    assert_string_equal(bt_tune_options_error(o), "budget is -1: it is at least 0 and at most 1e+09");
+    assert_int_equal(bt_tune_options_set_timeout_s(o, 0), BT_INVALID_ARG);
+    assert_non_null(strstr(bt_tune_options_error(o), "timeout_s (--timeout) is 0 s"));
+    assert_int_equal(bt_tune_options_set_timeout_s(o, 0.0005), BT_OK); /* above 0, as the tune */
+    assert_string_equal(bt_tune_options_error(o), ""); /* a setter that took its value */
     assert_int_equal(bt_tune_options_set_timeout_s(o, 3601), BT_INVALID_ARG);
     assert_int_equal(bt_tune_options_set_timeout_s(o, 5), BT_OK);
     assert_int_equal(bt_tune_options_set_top_k(o, 0), BT_INVALID_ARG);
     assert_int_equal(bt_tune_options_set_target_ms(o, -1), BT_OK); /* the roofline floor */
+    assert_int_equal(bt_tune_options_set_target_ms(o, 1.0 / 0.0), BT_INVALID_ARG);
+    assert_string_equal(bt_tune_options_error(o),
+                        "target_ms (--target-ms) is inf: a time in ms, or < 0 for the roofline");
     assert_int_equal(bt_tune_options_set_mode(o, (bt_tune_mode)7), BT_INVALID_ARG);
     assert_int_equal(bt_tune_options_set_mode(o, BT_MODE_RETUNE), BT_OK);
     char name[16] = "random";

@@ -11,10 +11,6 @@
 #include "cli_opts.h"
 #include "sweep.h"
 
-#include "core/util.h"
-#include "engine/mpi.h"
-#include "engine/record.h"
-
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -26,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void tune_help(FILE *f)
@@ -139,8 +136,10 @@ static void tune_help(FILE *f)
 
 /* What a tune's process needs: the command line, parsed. */
 typedef struct tune_cmd {
-    const char *kernel, *device, *dtype, *json, *csv, *html;
-    bt__tune_opts o;
+    const char *kernel, *device, *dtype, *json, *csv, *html, *rules, *store;
+    bt_tune_options *o;
+    int mpi_flags;       /* --mpi-mixed-devices */
+    int mpi_role;        /* bt_mpi_cli_begin's: 0 not under MPI, 1 rank 0, 2 another rank */
     int nset;
     const char **set_names, **set_values;
     bool keep;           /* a store is kept (not --store none) */
@@ -150,13 +149,21 @@ typedef struct tune_cmd {
 
 static bool g_keep; /* for on_hang: the store is kept */
 
+/* Seconds on a monotonic clock (the supervisor's deadline). */
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void on_hang(void *user)
 {
     (void)user;
-    const bt__inflight *n = bt__inflight_get();
-    if (n->kind == BT__INFLIGHT_REFERENCE) {
+    const char *what = "";
+    if (bt_inflight_get(NULL, &what) == BT_INFLIGHT_REFERENCE) {
         fprintf(stderr, "blocktune tune: %s hung: every config is verified against it, so the "
-                        "tune cannot go on\n", n->what);
+                        "tune cannot go on\n", what);
         _exit(1);
     }
     fprintf(stderr, "blocktune tune: a kernel hung (recorded as timed out)%s\n",
@@ -171,28 +178,31 @@ static bool interrupt_signal(int sig)
     return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT || sig == SIGPIPE;
 }
 
-/* A child that died by signal sig, note n saying what ran: says which config and whether a new
- * process can resume past it. Returns true when it can. */
-static bool crashed(int sig, const bt__inflight *n, bool keep)
+/* A child that died by signal sig, the shared in-flight note saying what ran: says which config
+ * and whether a new process can resume past it. Returns true when it can. */
+static bool crashed(int sig, bool keep)
 {
     char what[600];
-    if (n->kind == BT__INFLIGHT_NONE)
+    const char *running = "";
+    int stored = 0;
+    bt_inflight_kind kind = bt_inflight_get(&stored, &running);
+    if (kind == BT_INFLIGHT_NONE)
         snprintf(what, sizeof what, "not while running a kernel");
     else
-        snprintf(what, sizeof what, "while running %s", n->what);
+        snprintf(what, sizeof what, "while running %.500s", running);
     fprintf(stderr, "blocktune tune: the tune's process died (signal %d, %s) %s\n", sig,
             strsignal(sig), what);
-    if (n->kind == BT__INFLIGHT_CONFIG && n->stored) {
+    if (kind == BT_INFLIGHT_CONFIG && stored) {
         fprintf(stderr, "blocktune tune: the config is recorded in the store as failed (%s)\n",
-                BT__INFLIGHT_ERROR);
+                BT_INFLIGHT_ERROR);
         return true;
     }
-    if (n->kind == BT__INFLIGHT_CONFIG)
+    if (kind == BT_INFLIGHT_CONFIG)
         fprintf(stderr, "blocktune tune: %s: a new run would crash on it again, so the tune "
                         "ends here; keep a store (--store PATH) to resume past it\n",
                 keep ? "it could not be recorded in the store" : "with --store none nothing "
                                                                  "carries over");
-    else if (n->kind == BT__INFLIGHT_REFERENCE)
+    else if (kind == BT_INFLIGHT_REFERENCE)
         fprintf(stderr, "blocktune tune: every config is verified against the reference, so "
                         "the tune cannot go on\n");
     return false;
@@ -207,14 +217,15 @@ static int run_tune(tune_cmd *c, const char *stored_only);
  * holds, with the reason. Returns the exit status. */
 static int supervise(tune_cmd *c)
 {
-    if (c->o.mpi_comm) /* an MPI rank is not forked: a crash is a dead rank (docs/mpi.md) */
+    if (c->mpi_role) /* an MPI rank is not forked: a crash is a dead rank (docs/mpi.md) */
         return run_tune(c, "");
-    bt__inflight *note = mmap(NULL, sizeof *note, PROT_READ | PROT_WRITE,
-                              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    size_t note_size = bt_inflight_size();
+    void *note = mmap(NULL, note_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (note == MAP_FAILED) /* unsupervised: a crash ends blocktune */
         return run_tune(c, "");
+    bt_inflight_share(note); /* the children write it, this process reads it */
     /* a sweep's time limit is each key's; Ctrl-C ends its child, the supervisor reports */
-    double limit = c->time_limit_s, deadline = limit > 0 && !c->sweep ? bt__now() + limit : 0;
+    double limit = c->time_limit_s, deadline = limit > 0 && !c->sweep ? now_s() + limit : 0;
     size_t swept = bt_sweep_done(c->sweep);
     if (c->sweep)
         signal(SIGINT, SIG_IGN);
@@ -223,11 +234,12 @@ static int supervise(tune_cmd *c)
     int rc = 1;
     pid_t parent = getpid();
     for (int restarts = 0;;) {
-        memset(note, 0, sizeof *note);
+        memset(note, 0, note_size);
         /* a restarted child gets what is left of the time limit (the last one all of it: it
          * only reports) */
         if (restarts && deadline)
-            c->o.time_limit_s = final[0] ? limit : fmax(deadline - bt__now(), 0.001);
+            bt_tune_options_set_time_limit_s(c->o, final[0] ? limit
+                                                            : fmax(deadline - now_s(), 0.001));
         fflush(NULL);
         pid_t pid = fork();
         if (pid < 0) {
@@ -240,7 +252,6 @@ static int supervise(tune_cmd *c)
             signal(SIGINT, SIG_DFL);
             if (getppid() != parent)
                 _exit(1);
-            bt__inflight_share(note);
             int crc = run_tune(c, final);
             fflush(NULL);
             _exit(crc);
@@ -258,13 +269,13 @@ static int supervise(tune_cmd *c)
         }
         if (bt_sweep_done(c->sweep) > swept) /* a sweep's restarts count per key */
             swept = bt_sweep_done(c->sweep), restarts = 0;
-        if (final[0] || (WIFSIGNALED(status) && !crashed(WTERMSIG(status), note, c->keep)))
+        if (final[0] || (WIFSIGNALED(status) && !crashed(WTERMSIG(status), c->keep)))
             break; /* the last child, or a crash nothing can resume past */
         if ((gave_up = ++restarts > MAX_RESTARTS))
             snprintf(final, sizeof final, "the tune was restarted %d times (the last after %s) "
                      "and gave up", MAX_RESTARTS,
                      WIFSIGNALED(status) ? "a crash" : "a hang or a device fault");
-        else if (deadline && bt__now() >= deadline)
+        else if (deadline && now_s() >= deadline)
             snprintf(final, sizeof final, "the time limit of %g s passed after %d restart(s)",
                      limit, restarts);
         if (final[0])
@@ -273,7 +284,8 @@ static int supervise(tune_cmd *c)
             fprintf(stderr, "blocktune tune: restarting (%d) to resume from the store\n",
                     restarts);
     }
-    munmap(note, sizeof *note);
+    bt_inflight_share(NULL);
+    munmap(note, note_size);
     if (c->sweep)
         signal(SIGINT, SIG_DFL);
     return rc;
@@ -328,71 +340,85 @@ static int whole(const char *opt, const char *val, double num, double max, int *
     return 0;
 }
 
-/* A numeric option into o: a non-negative decimal first, then each one's own range. 0, or the
- * exit status of a usage error. */
-static int tune_number(int id, const char *opt, const char *val, bt__tune_opts *o)
+/* A setter's status: 0, or the exit status after saying why it refused (in the engine's words:
+ * the option, its flag, its range). */
+static int took(bt_status st, const bt_tune_options *o)
 {
-    double num = 0;
-    if (id == O_TARGET_MS && !strcmp(val, "roofline")) {
-        o->target_ms = -1;
+    if (st == BT_OK)
         return 0;
-    }
+    bt_diag d = {0};
+    snprintf(d.msg, sizeof d.msg, "%s", bt_tune_options_error(o));
+    return bt_cli_fail(st, &d);
+}
+
+/* A numeric option into c's options: a non-negative decimal first, then each one's own range.
+ * 0, or the exit status of a usage error. */
+static int tune_number(int id, const char *opt, const char *val, tune_cmd *c)
+{
+    bt_tune_options *o = c->o;
+    double num = 0;
+    int whole_num = 0, rc = 0;
+    if (id == O_TARGET_MS && !strcmp(val, "roofline"))
+        return took(bt_tune_options_set_target_ms(o, -1), o);
     if (!bt_cli_parse_double(val, &num)) /* decimal, finite, not negative */
         return bt_cli_usage_error("tune", "--%s needs a non-negative decimal number, got '%s'",
                                   opt, val);
     switch (id) {
-    case O_WARMUP_MS: o->warmup_ms = num; return 0;
-    case O_REP_MS: o->rep_ms = num; return 0;
+    case O_WARMUP_MS: return took(bt_tune_options_set_warmup_ms(o, num), o);
+    case O_REP_MS: return took(bt_tune_options_set_rep_ms(o, num), o);
     case O_MAX_CONFIGS:
-    case O_BUDGET: return whole(opt, val, num, 1e9, &o->budget);
-    case O_TIME_LIMIT: o->time_limit_s = num; return 0;
-    case O_WITHIN: o->within_pct = num; return 0;
-    case O_EXHAUSTIVE_MAX: return whole(opt, val, num, 1e9, &o->exhaustive_max);
-    case O_TIMEOUT: o->timeout_s = num; return 0;
+    case O_BUDGET:
+        if ((rc = whole(opt, val, num, 1e9, &whole_num)) != 0)
+            return rc;
+        return took(bt_tune_options_set_budget(o, whole_num), o);
+    case O_TIME_LIMIT:
+        c->time_limit_s = num;
+        return took(bt_tune_options_set_time_limit_s(o, num), o);
+    case O_WITHIN: return took(bt_tune_options_set_within_pct(o, num), o);
+    case O_EXHAUSTIVE_MAX:
+        if ((rc = whole(opt, val, num, 1e9, &whole_num)) != 0)
+            return rc;
+        return took(bt_tune_options_set_exhaustive_max(o, whole_num), o);
+    case O_TIMEOUT: return took(bt_tune_options_set_timeout_s(o, num), o);
     case O_TARGET_MS:
         if (num <= 0)
             return bt_cli_usage_error("tune", "--target-ms needs a time above 0 or 'roofline', "
                                               "got '%s'", val);
-        o->target_ms = num;
-        return 0;
+        return took(bt_tune_options_set_target_ms(o, num), o);
     case O_THREADS:
         if (num > 1024 || num != (double)(int)num)
             return bt_cli_usage_error("tune", "--threads needs a whole number from 0 (all "
                                               "cores) to 1024, got '%s'", val);
-        o->threads = (int)num;
-        return 0;
+        return took(bt_tune_options_set_threads(o, (int)num), o);
     case O_FINALISTS:
         if (num < 1 || num > 16 || num != (double)(int)num)
             return bt_cli_usage_error("tune", "--finalists needs a whole number from 1 to 16, "
                                               "got '%s'", val);
-        o->top_k = (int)num;
-        return 0;
-    default: /* O_SEED */
-        if (!bt_cli_parse_u64(val, &o->seed))
+        return took(bt_tune_options_set_top_k(o, (int)num), o);
+    default: { /* O_SEED */
+        uint64_t seed = 0;
+        if (!bt_cli_parse_u64(val, &seed))
             return bt_cli_usage_error("tune", "--seed needs a whole number from 0 to 2^64-1, "
                                               "got '%s'", val);
-        return 0;
+        return took(bt_tune_options_set_seed(o, seed), o);
+    }
     }
 }
 
 /* --mode and --strategy. 0, or the exit status of a usage error. */
-static int tune_word(int id, const char *val, bt__tune_opts *o)
+static int tune_word(int id, const char *val, bt_tune_options *o)
 {
     if (id == O_MODE) {
         if (!strcmp(val, "tune"))
-            o->mode = BT_MODE_TUNE;
-        else if (!strcmp(val, "retune"))
-            o->mode = BT_MODE_RETUNE;
-        else
-            return bt_cli_usage_error("tune", "--mode is tune or retune (wisdom-only applies to "
-                                              "launches, not to an explicit tune), got '%s'", val);
-        return 0;
+            return took(bt_tune_options_set_mode(o, BT_MODE_TUNE), o);
+        if (!strcmp(val, "retune"))
+            return took(bt_tune_options_set_mode(o, BT_MODE_RETUNE), o);
+        return bt_cli_usage_error("tune", "--mode is tune or retune (wisdom-only applies to "
+                                          "launches, not to an explicit tune), got '%s'", val);
     }
     for (int j = 0; j < bt_strategy_count(); j++)
-        if (!strcasecmp(bt_strategy_name(j), val)) {
-            o->strategy = val;
-            return 0;
-        }
+        if (!strcasecmp(bt_strategy_name(j), val))
+            return took(bt_tune_options_set_strategy(o, val), o);
     fprintf(stderr, "blocktune tune: unknown strategy '%s' (one of:", val);
     for (int j = 0; j < bt_strategy_count(); j++)
         fprintf(stderr, "%s %s", j ? "," : "", bt_strategy_name(j));
@@ -408,8 +434,8 @@ static int parse_tune(int argc, char **argv, tune_cmd *c, char (*names)[64], con
     bt_cli_begin(&P, "tune", tune_opts, sizeof tune_opts / sizeof tune_opts[0], BT_CLI_SIZES,
                  argc, argv);
     const char **slot[] = {[O_DEVICE] = &c->device, [O_DTYPE] = &c->dtype, [O_JSON] = &c->json,
-                           [O_CSV] = &c->csv,       [O_HTML] = &c->html,   [O_RULES] = &c->o.rules,
-                           [O_STORE] = &c->o.store};
+                           [O_CSV] = &c->csv,       [O_HTML] = &c->html,   [O_RULES] = &c->rules,
+                           [O_STORE] = &c->store};
     for (int id, rc = 0; (id = bt_cli_next(&P)) != BT_CLI_END; rc = 0) {
         const char *v = P.value;
         if (id == BT_CLI_HELP) {
@@ -427,15 +453,15 @@ static int parse_tune(int argc, char **argv, tune_cmd *c, char (*names)[64], con
             snprintf(names[c->nset], 64, "%s", P.name);
             values[c->nset++] = v;
         } else if (id == O_NO_BOUNDARY) {
-            c->o.verify_boundary = 0;
+            rc = took(bt_tune_options_set_verify_boundary(c->o, 0), c->o);
         } else if (id == O_GRAPH) {
-            c->o.graph = 1;
+            rc = took(bt_tune_options_set_graph(c->o, 1), c->o);
         } else if (id == O_MPI_MIXED) {
-            c->o.mpi_flags = BT_MPI_MIXED_DEVICES;
+            c->mpi_flags = BT_MPI_MIXED_DEVICES;
         } else if (id == O_MODE || id == O_STRATEGY) {
-            rc = tune_word(id, v, &c->o);
+            rc = tune_word(id, v, c->o);
         } else if (id >= O_NUMBERS) {
-            rc = tune_number(id, P.name, v, &c->o);
+            rc = tune_number(id, P.name, v, c);
         } else {
             *slot[id] = v;
         }
@@ -444,6 +470,9 @@ static int parse_tune(int argc, char **argv, tune_cmd *c, char (*names)[64], con
     }
     if (!c->kernel)
         return bt_cli_usage_error("tune", "which kernel? give a built-in name or a spec file");
+    int rc = took(bt_tune_options_set_rules(c->o, c->rules), c->o);
+    if (rc || (rc = took(bt_tune_options_set_store(c->o, c->store), c->o)) != 0)
+        return rc;
     int to_stdout = 0;
     for (int i = O_JSON; i <= O_HTML; i++)
         to_stdout += *slot[i] && !strcmp(*slot[i], "-");
@@ -453,42 +482,51 @@ static int parse_tune(int argc, char **argv, tune_cmd *c, char (*names)[64], con
     return 0;
 }
 
+/* After the command line: the tune, supervised, over one size or a sweep. */
+static int tune_parsed(tune_cmd *c)
+{
+    c->keep = !(c->store && !strcmp(c->store, "none"));
+    static char mpi_dev[32]; /* under mpirun: rank 0 alone reports (docs/mpi.md) */
+    int rc = bt_mpi_cli_begin(c->o, c->mpi_flags, &c->device, mpi_dev, sizeof mpi_dev,
+                              &c->mpi_role);
+    if (rc)
+        return rc;
+    if (c->mpi_role == 2)
+        c->json = c->csv = c->html = NULL;
+    const char *kernel = c->kernel, *json = c->json, *csv = c->csv, *html = c->html;
+    rc = bt_sweep_plan(c->nset, c->set_names, c->set_values, json || html, &c->sweep);
+    if (rc || !c->sweep)
+        return bt_mpi_cli_end(c->o, rc ? rc : supervise(c));
+    if (csv)
+        rc = bt_cli_usage_error("tune", "--csv writes one tune's configs: not with a sweep (use --json)");
+    else if ((json && !strcmp(json, "-")) || (html && !strcmp(html, "-")))
+        rc = bt_cli_usage_error("tune", "a sweep writes its --json and --html to files, not '-'");
+    else
+        rc = bt_sweep_report(c->sweep, kernel, json, html, supervise(c));
+    bt_sweep_free(c->sweep);
+    return bt_mpi_cli_end(c->o, rc);
+}
+
 int bt_cmd_tune(int argc, char **argv)
 {
     static char name_buf[32][64];
     static const char *set_values[32];
     const char *set_names[32];
     tune_cmd c = {0};
-    bt__tune_opts_default(&c.o);
-    c.o.progress = 1;
+    if (bt_tune_options_create(&c.o) || bt_tune_options_set_progress(c.o, 1))
+        return bt_cli_fail(BT_NOMEM, NULL);
     c.set_names = set_names;
     c.set_values = set_values;
     int rc = parse_tune(argc, argv, &c, name_buf, set_values);
-    if (rc)
+    if (rc) {
+        bt_tune_options_destroy(c.o);
         return rc == BT_CLI_HELP ? 0 : rc;
+    }
     for (int i = 0; i < c.nset; i++)
         set_names[i] = name_buf[i];
-    c.keep = !(c.o.store && !strcmp(c.o.store, "none"));
-    c.time_limit_s = c.o.time_limit_s;
-    static char mpi_dev[32]; /* under mpirun: rank 0 alone reports (engine/mpi.h) */
-    bool quiet;
-    if ((rc = bt__mpi_cli_begin(&c.o, &c.device, mpi_dev, sizeof mpi_dev, &quiet)) != 0)
-        return rc;
-    if (quiet)
-        c.json = c.csv = c.html = NULL;
-    const char *kernel = c.kernel, *json = c.json, *csv = c.csv, *html = c.html;
-    int nset = c.nset;
-    rc = bt_sweep_plan(nset, set_names, set_values, json || html, &c.sweep);
-    if (rc || !c.sweep)
-        return bt__mpi_cli_end(&c.o, rc ? rc : supervise(&c));
-    if (csv)
-        rc = bt_cli_usage_error("tune", "--csv writes one tune's configs: not with a sweep (use --json)");
-    else if ((json && !strcmp(json, "-")) || (html && !strcmp(html, "-")))
-        rc = bt_cli_usage_error("tune", "a sweep writes its --json and --html to files, not '-'");
-    else
-        rc = bt_sweep_report(c.sweep, kernel, json, html, supervise(&c));
-    bt_sweep_free(c.sweep);
-    return bt__mpi_cli_end(&c.o, rc);
+    rc = tune_parsed(&c);
+    bt_tune_options_destroy(c.o);
+    return rc;
 }
 
 /* The tune itself, in the supervisor's child: the kernel, the problem, the device, the tune and
@@ -557,12 +595,14 @@ static int run_tune(tune_cmd *c, const char *stored_only)
     }
     g_keep = c->keep;
     bt_kernel_set_hang_handler(kn, on_hang, NULL);
-    bt__kernel_stored_only(kn, stored_only);
+    bt_kernel_set_stored_only(kn, stored_only);
     if (c->sweep) {
-        rc = bt_sweep_tune(c->sweep, kn, p, &c->o, c->keep && !stored_only[0], RESTART_EXIT);
+        bt_sweep_names(c->sweep, bt_device_get_info(dev)->name, bt_kdesc_name(k));
+        rc = bt_sweep_tune(c->sweep, kn, p, c->o, c->mpi_role != 2, c->keep && !stored_only[0],
+                           RESTART_EXIT);
         goto out;
     }
-    if ((st = bt__kernel_tune_opts(kn, p, &c->o, &r, &d))) {
+    if ((st = bt_kernel_tune(kn, p, c->o, &r, &d))) {
         /* A fault poisoned the device for this process; the store holds every outcome so far,
          * the faulting config included: a fresh process resumes past it. */
         rc = bt_cli_fail(st, &d);
@@ -570,17 +610,17 @@ static int run_tune(tune_cmd *c, const char *stored_only)
             rc = RESTART_EXIT;
         goto out;
     }
-    r->opts.time_limit_s = c->time_limit_s; /* the report says the user's limit, not what was left */
+    bt_result_set_time_limit_s(r, c->time_limit_s); /* the user's limit, not what was left */
     bool dash = (c->json && !strcmp(c->json, "-")) || (c->csv && !strcmp(c->csv, "-")) ||
                 (c->html && !strcmp(c->html, "-"));
     bt_result_write_table(r, dash ? stderr : stdout);
     rc |= write_result(c->json, bt_result_write_json, r);
     rc |= write_result(c->csv, bt_result_write_csv, r);
     rc |= write_result(c->html, bt_result_write_html, r);
-    if (!bt__result_winner(r, NULL, NULL))
+    if (!bt_result_winner(r, NULL, NULL))
         rc = 1;
     char store_note[2200];
-    if (bt__result_store_note(r, store_note, sizeof store_note)) {
+    if (bt_result_store_note(r, store_note, sizeof store_note)) {
         fprintf(stderr, "blocktune tune: %s\n", store_note);
         rc = 1;
     }

@@ -10,16 +10,11 @@
 #include "cli_num.h"
 
 #include "cli.h"
-#include "core/space.h"
-#include "core/util.h"
-#include "engine/engine.h"
-#include "engine/record.h"
-#include "engine/report.h"
-#include "report/report.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <inttypes.h>
+#include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,7 +123,7 @@ int bt_sweep_plan(int nset, const char *const *names, const char *const *values,
             return bt_cli_usage_error("tune", "at most %d swept sizes", MAX_VARS);
         }
         size_t n = 0;
-        char *list = bt__strdup(values[i]), *save = NULL;
+        char *list = strdup(values[i]), *save = NULL;
         bool ok = list != NULL;
         for (char *it = list ? strtok_r(list, ",", &save) : NULL; ok && it;
              it = strtok_r(NULL, ",", &save))
@@ -204,25 +199,34 @@ static void doc_path(const bt_sweep *s, size_t i, char *buf, size_t size)
     snprintf(buf, size, "%s/%zu.json", s->dir, i);
 }
 
+/* The winner's config as the report's table writes it: NAME=VALUE NAME=VALUE ... */
+static void config_text(const bt_config *cfg, char *buf, size_t size)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < bt_config_count(cfg) && o < size; i++)
+        o += (size_t)snprintf(buf + o, size - o, "%s%s=%" PRId64, i ? " " : "",
+                              bt_config_name(cfg, i), bt_config_value(cfg, i));
+}
+
 /* What the tune of key i found, into its record (and its document into the sweep's folder). */
 static int record_key(bt_sweep *s, size_t i, const bt_result *r)
 {
     key_rec *k = &s->sh->k[i];
     int rc = 0;
-    if (r->winner >= 0) {
-        const bt__entry *w = &r->e[r->winner];
+    const bt_config *cfg = NULL;
+    if (bt_result_winner(r, &cfg, &k->median_ms)) {
+        int mem = 0;
         k->state = 1;
-        k->median_ms = w->st.median;
-        k->eff_known = bt__result_roofline_known(r, &k->mem);
-        k->eff = w->eff;
-        k->rate = k->mem ? w->gbps : w->tflops;
-        bt__config_format(&r->k->space, &w->ev.cfg, " ", k->cfg, sizeof k->cfg);
+        k->eff_known = bt_result_winner_rate(r, &k->rate, &mem, &k->eff) == 1;
+        k->mem = mem;
+        config_text(cfg, k->cfg, sizeof k->cfg);
     } else {
-        k->state = r->n ? 2 : 4; /* 4: every config eliminated before anything ran */
+        k->state = bt_result_count(r) ? 2 : 4; /* 4: every config eliminated before anything ran */
         rc = 1;
     }
     char note[2200];
-    if (bt__result_store_note(r, note, sizeof note)) {
+    if (bt_result_store_note(r, note, sizeof note)) {
         fprintf(stderr, "blocktune tune: %s\n", note);
         k->store_failed = true;
         rc = 1;
@@ -240,8 +244,14 @@ static int record_key(bt_sweep *s, size_t i, const bt_result *r)
     return rc;
 }
 
-int bt_sweep_tune(bt_sweep *s, bt_kernel *kn, bt_problem *p, const bt__tune_opts *o,
-                  bool restart, int restart_rc)
+void bt_sweep_names(bt_sweep *s, const char *device, const char *kernel)
+{
+    snprintf(s->sh->device, sizeof s->sh->device, "%s", device ? device : "");
+    snprintf(s->sh->kernel, sizeof s->sh->kernel, "%s", kernel ? kernel : "");
+}
+
+int bt_sweep_tune(bt_sweep *s, bt_kernel *kn, bt_problem *p, const bt_tune_options *o,
+                  bool progress, bool restart, int restart_rc)
 {
     int rc = 0;
     for (int v = 0; v < s->nvar; v++) { /* a name the kernel lacks ends the sweep at once */
@@ -251,8 +261,6 @@ int bt_sweep_tune(bt_sweep *s, bt_kernel *kn, bt_problem *p, const bt__tune_opts
             return 2;
         }
     }
-    snprintf(s->sh->device, sizeof s->sh->device, "%s", bt_device_get_info(kn->dev)->name);
-    snprintf(s->sh->kernel, sizeof s->sh->kernel, "%s", kn->k->name);
     for (size_t i = s->sh->done; i < s->nkeys; i++) {
         key_rec *k = &s->sh->k[i];
         char name[256];
@@ -262,11 +270,11 @@ int bt_sweep_tune(bt_sweep *s, bt_kernel *kn, bt_problem *p, const bt__tune_opts
         bt_status st = BT_OK;
         for (int v = 0; v < s->nvar && !st; v++)
             st = bt_problem_set(p, s->names[v], key_value(s, i, v), &d);
-        if (o->progress && isatty(2))
+        if (progress && isatty(2))
             fprintf(stderr, "blocktune tune: sweep key %zu of %zu: %s\n", i + 1, s->nkeys, name);
         bt_result *r = NULL;
         if (!st)
-            st = bt__kernel_tune_opts(kn, p, o, &r, &d);
+            st = bt_kernel_tune(kn, p, o, &r, &d);
         if (st && bt_kernel_device_lost(kn) && restart)
             return restart_rc; /* a fresh process resumes this key from the store */
         if (st) {
@@ -276,19 +284,60 @@ int bt_sweep_tune(bt_sweep *s, bt_kernel *kn, bt_problem *p, const bt__tune_opts
             rc = 1;
         } else
             rc |= record_key(s, i, r);
-        bt_result_free(r);
+        bt_result_destroy(r);
         s->sh->done = i + 1;
     }
     return rc;
 }
 
+/* text into path, whole or not at all: a temporary file beside it, flushed, then renamed. False
+ * after saying why into why. */
+static bool write_atomic(const char *path, const char *text, char *why, size_t size)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%.4096s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(why, size, "cannot create %s: %s", tmp, strerror(errno));
+        return false;
+    }
+    bool ok = fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    const char *verb = ok ? "flush" : "write";
+    if (fclose(f) != 0 || !ok) {
+        snprintf(why, size, "cannot %s %s: %s", verb, tmp, strerror(errno));
+        unlink(tmp);
+        return false;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(why, size, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+        return false;
+    }
+    return true;
+}
+
+/* The sweep's HTML page over the keys' documents (from files: rep labels them as this sweep's). */
+static int write_html(bt_report *rep, const char *html)
+{
+    errno = 0;
+    FILE *f = fopen(html, "w");
+    bt_status st = f ? bt_report_set_source(rep, "this sweep (blocktune tune --html)") : BT_IO;
+    if (!st)
+        st = bt_report_write_html(rep, f, NULL);
+    if ((f && fclose(f)) || st) {
+        fprintf(stderr, "blocktune tune: cannot write %s: %s\n", html,
+                errno ? strerror(errno) : bt_strerror(st));
+        return 1;
+    }
+    return 0;
+}
+
 /* The keys' documents, in key order: the sweep's --json and --html. */
 static int write_docs(const bt_sweep *s, const char *kernel, const char *json, const char *html)
 {
-    bt__report_doc *rd = calloc(s->nkeys + 1, sizeof *rd);
+    bt_report *rep = NULL;
     json_t *arr = json_array(), *top = json_object();
-    size_t n = 0;
-    int rc = rd && arr && top ? 0 : 1;
+    int rc = bt_report_create(&rep) == BT_OK && arr && top ? 0 : 1;
     for (size_t i = 0; !rc && i < s->sh->done; i++) {
         char path[128];
         doc_path(s, i, path, sizeof path);
@@ -296,8 +345,12 @@ static int write_docs(const bt_sweep *s, const char *kernel, const char *json, c
                         ? json_load_file(path, 0, NULL) : NULL;
         if (!o)
             continue;
-        rd[n++] = (bt__report_doc){o, "this sweep (blocktune tune --html)"};
-        json_array_append(arr, o);
+        json_array_append_new(arr, o);
+        bt_diag d = {0};
+        if (html && bt_report_add_tune_file(rep, path, &d) != BT_OK) {
+            fprintf(stderr, "blocktune tune: %s: %s\n", path, d.msg);
+            rc = 1;
+        }
     }
     if (!rc && json) {
         json_t *sw = json_array();
@@ -309,26 +362,16 @@ static int write_docs(const bt_sweep *s, const char *kernel, const char *json, c
         json_object_set_new(top, "keys", json_integer((json_int_t)s->nkeys));
         json_object_set(top, "sweep", arr);
         char *text = json_dumps(top, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));
-        bt_diag d = {0};
-        if (!text || bt__write_file_atomic(json, text, strlen(text), &d)) {
-            fprintf(stderr, "blocktune tune: cannot write %s: %s\n", json, d.msg);
+        char why[4400] = "";
+        if (!text || !write_atomic(json, text, why, sizeof why)) {
+            fprintf(stderr, "blocktune tune: cannot write %s: %s\n", json, why);
             rc = 1;
         }
         free(text);
     }
-    if (!rc && html) {
-        errno = 0;
-        FILE *f = fopen(html, "w");
-        bt_status st = f ? bt__report_html(rd, n, NULL, f, NULL) : BT_IO;
-        if ((f && fclose(f)) || st) {
-            fprintf(stderr, "blocktune tune: cannot write %s: %s\n", html,
-                    errno ? strerror(errno) : bt_strerror(st));
-            rc = 1;
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        json_decref(rd[i].doc);
-    free(rd);
+    if (!rc && html)
+        rc = write_html(rep, html);
+    bt_report_destroy(rep);
     json_decref(arr);
     json_decref(top);
     return rc;

@@ -154,6 +154,20 @@ bt_status bt_report_set_title(bt_report *r, const char *title)
     return BT_OK;
 }
 
+bt_status bt_report_set_source(bt_report *r, const char *source)
+{
+    if (!r || !source)
+        return BT_INVALID_ARG;
+    for (size_t i = 0; i < r->n; i++) {
+        char *copy = bt__strdup(source);
+        if (!copy)
+            return BT_NOMEM;
+        free(r->src[i]);
+        r->src[i] = copy;
+    }
+    return BT_OK;
+}
+
 bt_status bt_report_write_html(const bt_report *r, FILE *f, bt_diag *diag)
 {
     if (!r || !f)

@@ -30,7 +30,7 @@ void bt__mpi_searched(bt__tctx *T);
  * rank other than 0 that failed before serving tells rank 0 and waits for the end. T->mpi freed. */
 void bt__mpi_end(bt__tctx *T, bt_status st, const bt_diag *diag);
 
-/* --- the command line (tools/cmd_tune.c) ------------------------------------------------------- */
+/* --- the command line (bt_mpi_cli_begin/end, api_supervise.c; tools/cmd_tune.c) --------------- */
 /* Under an MPI launcher (more than one rank): MPI initialised, o->mpi_comm set, the device this
  * rank opens (its local rank's of the default backend, unless *device was given) into devbuf,
  * and on ranks other than 0 *quiet set, stdout and progress off. Returns 0, or an exit status after saying

@@ -42,7 +42,7 @@ void bt__kernel_wisdom(bt_kernel *kn, const bt__wisdom **user, const bt__wisdom 
 /* The error of a config's in-flight row: written before its first run on a device that can crash
  * the process, replaced by its outcome; a tune resumed after the process died finds it there and
  * never runs the config again. */
-#define BT__INFLIGHT_ERROR "the process died while running this config"
+#define BT__INFLIGHT_ERROR BT_INFLIGHT_ERROR
 typedef enum bt__inflight_kind {
     BT__INFLIGHT_NONE = 0,
     BT__INFLIGHT_CONFIG,    /* a config (stored: its in-flight row is in the store) */

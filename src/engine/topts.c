@@ -9,6 +9,7 @@
 #include "core/util.h"
 #include "store/store.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,32 +78,106 @@ bt_status bt__tune_options_clone(const bt_tune_options *src, bt_tune_options **d
     return BT_OK;
 }
 
+/* The bounds of the per-config budgets (blocktune tune --help, docs/tune-json.md): warm-up and
+ * measurement each at most a minute per config, a run's timeout at most an hour. */
+#define MAX_BUDGET_MS 60000.0
+#define MAX_TIMEOUT_S 3600.0
+
+bt_status bt__tune_opts_check(const bt__tune_opts *o, bt_diag *diag)
+{
+    const struct {
+        const char *name, *flag, *what, *unit;
+        double v, lo, hi;
+        bool lo_open;
+    } b[] = {
+        {"warmup_ms", "--warmup-ms", "the warm-up budget per config", "ms", o->warmup_ms, 0,
+         MAX_BUDGET_MS, false},
+        {"rep_ms", "--rep-ms", "the measurement budget per config", "ms", o->rep_ms, 0,
+         MAX_BUDGET_MS, false},
+        {"timeout_s", "--timeout", "a run's timeout", "s", o->timeout_s, 0, MAX_TIMEOUT_S, true},
+        {"time_limit_s", "--time-limit", "the time limit", "s", o->time_limit_s, 0, 1e9, false},
+        {"within_pct", "--within", "the target's tolerance", "%", o->within_pct, 0, 1e6, false},
+    };
+    for (size_t i = 0; i < sizeof b / sizeof *b; i++) {
+        if (b[i].v <= b[i].hi && (b[i].lo_open ? b[i].v > b[i].lo : b[i].v >= b[i].lo))
+            continue; /* (NaN is neither) */
+        bt__diag_set(diag, "%s (%s) is %g %s: %s is %s %g %s and at most %g %s", b[i].name,
+                     b[i].flag, b[i].v, b[i].unit, b[i].what, b[i].lo_open ? "above" : "at least",
+                     b[i].lo, b[i].unit, b[i].hi, b[i].unit);
+        return BT_INVALID_ARG;
+    }
+    if (!isfinite(o->target_ms)) {
+        bt__diag_set(diag, "target_ms (--target-ms) is %g: a time in ms, or < 0 for the roofline",
+                     o->target_ms);
+        return BT_INVALID_ARG;
+    }
+    return BT_OK;
+}
+
 /* A number in [lo, hi] (NaN never is). */
 static bool in_range(double v, double lo, double hi) { return v >= lo && v <= hi; }
+
+/* A setter refused v for field (its options with v in place: t): why, into o->error, in the words
+ * of bt__tune_opts_check where it has the field's bounds. */
+static bt_status refuse(bt_tune_options *o, const bt__tune_opts *t, const char *field, double v,
+                        double lo, double hi)
+{
+    bt_diag d = {0};
+    if (bt__tune_opts_check(t, &d) == BT_OK || !strstr(d.msg, field))
+        snprintf(d.msg, sizeof d.msg, "%s is %g: it is at least %g and at most %g", field, v, lo,
+                 hi);
+    snprintf(o->error, sizeof o->error, "%.290s", d.msg);
+    return BT_INVALID_ARG;
+}
 
 #define SETTER(field, type, lo, hi)                                                                \
     bt_status bt_tune_options_set_##field(bt_tune_options *o, type v)                             \
     {                                                                                              \
-        if (!o || !in_range((double)v, lo, hi))                                                    \
+        if (!o)                                                                                    \
             return BT_INVALID_ARG;                                                                 \
+        if (!in_range((double)v, lo, hi)) {                                                        \
+            bt__tune_opts t = o->o;                                                                \
+            t.field = v;                                                                           \
+            return refuse(o, &t, #field, (double)v, lo, hi);                                      \
+        }                                                                                          \
         o->o.field = v;                                                                            \
+        o->error[0] = '\0';                                                                        \
         return BT_OK;                                                                              \
     }
-SETTER(warmup_ms, double, 0, 60000)
-SETTER(rep_ms, double, 0, 60000)
+SETTER(warmup_ms, double, 0, MAX_BUDGET_MS)
+SETTER(rep_ms, double, 0, MAX_BUDGET_MS)
 SETTER(budget, int, 0, 1e9)
 SETTER(time_limit_s, double, 0, 1e9)
 SETTER(exhaustive_max, int, 0, 1e9)
-SETTER(target_ms, double, -INFINITY, 1e9)
+SETTER(target_ms, double, -DBL_MAX, DBL_MAX) /* finite, as the tune checks */
 SETTER(within_pct, double, 0, 1e6)
 SETTER(threads, int, 0, 4096)
 SETTER(verify_boundary, int, 0, 1)
 SETTER(top_k, int, 1, 1000)
 SETTER(rounds, int, 1, 1000)
 SETTER(progress, int, 0, 1)
-SETTER(timeout_s, double, 0.001, 3600)
 SETTER(graph, int, 0, 1)
 #undef SETTER
+
+/* (0, MAX_TIMEOUT_S]: what the engine accepts */
+bt_status bt_tune_options_set_timeout_s(bt_tune_options *o, double s)
+{
+    if (!o)
+        return BT_INVALID_ARG;
+    if (!(s > 0 && s <= MAX_TIMEOUT_S)) {
+        bt__tune_opts t = o->o;
+        t.timeout_s = s;
+        return refuse(o, &t, "timeout_s", s, 0, MAX_TIMEOUT_S);
+    }
+    o->o.timeout_s = s;
+    o->error[0] = '\0';
+    return BT_OK;
+}
+
+const char *bt_tune_options_error(const bt_tune_options *o)
+{
+    return o ? o->error : "";
+}
 
 bt_status bt_tune_options_set_seed(bt_tune_options *o, uint64_t seed)
 {

@@ -56,10 +56,16 @@ typedef struct bt__tune_opts {
 /* Every option at its default (the mode from $BLOCKTUNE_MODE). */
 void bt__tune_opts_default(bt__tune_opts *o);
 
-/* The public options object: the engine's struct and the strings it points at, owned. */
+/* The options within their bounds (NaN never is): the per-config budgets, the timeout, the time
+ * limit and the target; diag names the first one out of bounds, its flag and its range. */
+bt_status bt__tune_opts_check(const bt__tune_opts *o, bt_diag *diag);
+
+/* The public options object: the engine's struct and the strings it points at, owned; error:
+ * why the last setter refused its value (bt_tune_options_error). */
 struct bt_tune_options {
     bt__tune_opts o;
     char *strategy, *rules, *store;
+    char error[300];
 };
 /* A copy of src (strings included) into *dst, made or replaced; BT_NOMEM leaves *dst as it was. */
 bt_status bt__tune_options_clone(const bt_tune_options *src, bt_tune_options **dst);

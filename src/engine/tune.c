@@ -21,11 +21,6 @@
 #include <string.h>
 #include <time.h>
 
-/* The bounds of the per-config budgets (blocktune tune --help, docs/tune-json.md): warm-up and
- * measurement each at most a minute per config, a run's timeout at most an hour. */
-#define BT__MAX_BUDGET_MS 60000.0
-#define BT__MAX_TIMEOUT_S 3600.0
-
 void bt_result_destroy(bt_result *r)
 {
     if (!r)
@@ -115,40 +110,6 @@ static void reference_label(bt__tctx *T, const bt__pdata *d)
         snprintf(ref, n, "expected outputs (answer files)");
     else
         ref[0] = '\0';
-}
-
-/* The options within their bounds (NaN never is): the per-config budgets, the timeout, the time
- * limit and the target. */
-static bt_status check_options(const bt__tune_opts *o, bt_diag *diag)
-{
-    const struct {
-        const char *name, *flag, *what, *unit;
-        double v, lo, hi;
-        bool lo_open;
-    } b[] = {
-        {"warmup_ms", "--warmup-ms", "the warm-up budget per config", "ms", o->warmup_ms, 0,
-         BT__MAX_BUDGET_MS, false},
-        {"rep_ms", "--rep-ms", "the measurement budget per config", "ms", o->rep_ms, 0,
-         BT__MAX_BUDGET_MS, false},
-        {"timeout_s", "--timeout", "a run's timeout", "s", o->timeout_s, 0, BT__MAX_TIMEOUT_S,
-         true},
-        {"time_limit_s", "--time-limit", "the time limit", "s", o->time_limit_s, 0, 1e9, false},
-        {"within_pct", "--within", "the target's tolerance", "%", o->within_pct, 0, 1e6, false},
-    };
-    for (size_t i = 0; i < sizeof b / sizeof *b; i++) {
-        if (b[i].v <= b[i].hi && (b[i].lo_open ? b[i].v > b[i].lo : b[i].v >= b[i].lo))
-            continue; /* (NaN is neither) */
-        bt__diag_set(diag, "%s (%s) is %g %s: %s is %s %g %s and at most %g %s", b[i].name,
-                     b[i].flag, b[i].v, b[i].unit, b[i].what, b[i].lo_open ? "above" : "at least",
-                     b[i].lo, b[i].unit, b[i].hi, b[i].unit);
-        return BT_INVALID_ARG;
-    }
-    if (!isfinite(o->target_ms)) {
-        bt__diag_set(diag, "target_ms (--target-ms) is %g: a time in ms, or < 0 for the roofline",
-                     o->target_ms);
-        return BT_INVALID_ARG;
-    }
-    return BT_OK;
 }
 
 /* The tuned problem and, when they are verified, the boundary sizes checked before anything
@@ -273,7 +234,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts
     bt__pdata data;
     bool have_data = false;
     const bt__strategy *strat = NULL;
-    bt_status st = check_options(&T.o, diag);
+    bt_status st = bt__tune_opts_check(&T.o, diag);
     if (st)
         goto done;
     st = BT_NOMEM;

@@ -18,7 +18,11 @@ for want in bt_version bt_version_number bt_kernel_launch_ex bt_device_wrap_cuda
             bt_kernel_lookup bt_tune_options_create bt_config_get bt_gpudb_origin \
             bt_gpudb_write_json bt_report_create bt_report_add_store bt_report_write_html_file \
             bt_store_write_winners_json bt_store_write_measurements bt_wisdom_export_ex \
-            bt_simulation_create bt_simulation_add_store bt_simulation_write_json; do
+            bt_simulation_create bt_simulation_add_store bt_simulation_write_json \
+            bt_tune_options_error bt_inflight_size bt_inflight_share bt_inflight_clear \
+            bt_inflight_get bt_kernel_set_stored_only bt_result_store_note \
+            bt_result_set_time_limit_s bt_result_winner_rate bt_result_count \
+            bt_report_set_source bt_mpi_cli_begin bt_mpi_cli_end; do
     echo "$syms" | grep -qx "$want" || { echo "exports.sh: $want is not exported"; exit 1; }
 done
 echo "exports.sh: $n symbols, all bt_ public names"

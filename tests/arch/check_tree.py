@@ -28,11 +28,8 @@ LAYER = {"core": 0, "platform": 1, "store": 2, "search": 3, "backends": 3, "repo
 MAX_LINES = 120
 LONG_OK = {("src/core/expr.c", "bt__expr_eval")}
 # A tools/ file includes only blocktune.h and tools/ headers: the CLI stands on the public API
-# (issue 13 item 4). TOOLS_INTERNAL_LEFT names the files that still reach below it, until their
-# public calls exist (tune's supervisor and sweeps: the in-flight note, the stored-only report,
-# the result's store note and roofline, the sweep's record); the list only shrinks.
+# (issue 13 item 4), every file of it.
 TOOLS_PUBLIC_ONLY = True
-TOOLS_INTERNAL_LEFT = {"tools/cmd_tune.c", "tools/sweep.c", "tools/sweep.h"}
 
 root = os.path.abspath(sys.argv[1])
 objects = sys.argv[2:]
@@ -88,7 +85,7 @@ for rel in sources():
         graph[rel].add(tgt)
         b, bsub = area(tgt)
         where = f"{rel}:{n}: includes {tgt}"
-        if a == "tools" and TOOLS_PUBLIC_ONLY and b != "tools" and rel not in TOOLS_INTERNAL_LEFT:
+        if a == "tools" and TOOLS_PUBLIC_ONLY and b != "tools":
             errors.append(f"{where}: a tools/ file includes only blocktune.h and tools/ headers")
         if LAYER[b] > LAYER[a]:
             errors.append(f"{where}: {a} (layer {LAYER[a]}) includes from {b} (layer {LAYER[b]}), "
