@@ -18,6 +18,7 @@ void bt__tune_opts_default(bt__tune_opts *o)
     memset(o, 0, sizeof *o);
     o->warmup_ms = 25;
     o->rep_ms = 100;
+    o->screen_ms = -1; /* rep_ms / 8 */
     o->verify_boundary = 1;
     o->top_k = 3;
     o->rounds = 5;
@@ -77,6 +78,12 @@ bt_status bt__tune_options_clone(const bt_tune_options *src, bt_tune_options **d
     return BT_OK;
 }
 
+double bt__screen_ms(const bt__tune_opts *o)
+{
+    double s = o->screen_ms < 0 ? o->rep_ms / 8 : o->screen_ms;
+    return s > 0 && s < o->rep_ms ? s : 0;
+}
+
 /* A number in [lo, hi] (NaN never is). */
 static bool in_range(double v, double lo, double hi) { return v >= lo && v <= hi; }
 
@@ -90,6 +97,7 @@ static bool in_range(double v, double lo, double hi) { return v >= lo && v <= hi
     }
 SETTER(warmup_ms, double, 0, 60000)
 SETTER(rep_ms, double, 0, 60000)
+SETTER(screen_ms, double, 0, 60000)
 SETTER(budget, int, 0, 1e9)
 SETTER(time_limit_s, double, 0, 1e9)
 SETTER(exhaustive_max, int, 0, 1e9)

@@ -130,6 +130,8 @@ static bt_status check_options(const bt__tune_opts *o, bt_diag *diag)
          BT__MAX_BUDGET_MS, false},
         {"rep_ms", "--rep-ms", "the measurement budget per config", "ms", o->rep_ms, 0,
          BT__MAX_BUDGET_MS, false},
+        {"screen_ms", "--screen-ms", "the screening budget per config (< 0: rep_ms / 8)", "ms",
+         o->screen_ms, -INFINITY, BT__MAX_BUDGET_MS, true},
         {"timeout_s", "--timeout", "a run's timeout", "s", o->timeout_s, 0, BT__MAX_TIMEOUT_S,
          true},
         {"time_limit_s", "--time-limit", "the time limit", "s", o->time_limit_s, 0, 1e9, false},
