@@ -340,8 +340,8 @@ BT_API bt_status bt_tune_options_set_rep_ms(bt_tune_options *o, double ms);
 /* Screening budget, ms (default rep_ms / 8 = 12.5; at most 60000; 0: no screening): every config
  * is first measured with this repetition budget (at least 10 runs, never more than the full
  * budget gives) after a warm-up scaled alike; the finalists — the top_k best screening medians
- * and every config whose screening interval (median ± 2 standard errors, at least ± 0.5 %)
- * overlaps the slowest of them — are re-measured at the full budgets interleaved, and the winner,
+ * and every config within the screening noise of the slowest of them (two standard errors of
+ * the medians' difference, each median's at least 0.5 %; docs/tune-json.md) — are re-measured at the full budgets interleaved, and the winner,
  * margin and tie are decided on those. A budget not below rep_ms means no screening. */
 BT_API bt_status bt_tune_options_set_screen_ms(bt_tune_options *o, double ms);
 /* Search strategy by name ("exhaustive", "random", "model", "coordinate", "anneal", "forest";

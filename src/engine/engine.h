@@ -108,9 +108,9 @@ struct bt_result {
     bool tie;
     int finalists, rounds;
     int challengers; /* configs added to the finals by a first median below the winner's */
-    int promoted;    /* configs added to the finals because their screening interval overlapped
-                        the cut (select.c) */
-    int not_promoted;/* configs that overlapped it but did not fit (16 finalists, time limit) */
+    int promoted;    /* configs added to the finals because their screening median was within
+                        the screening noise of the cut (select.c) */
+    int not_promoted;/* configs within it that did not fit (16 finalists, time limit) */
     double t_total, t_compile, t_verify, t_measure;
     double t_data; /* the problem's data and reference (and the device reference's build) */
     int compile_threads;

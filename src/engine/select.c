@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * select.c — choosing the winner: the configs with the best first medians (the finalists, and
- * when the tune screened every config at a short budget those whose screening interval overlaps
- * the cut) are loaded again and re-measured at the full budgets interleaved A B C A B C ... so
- * that drift hits them alike; a
+ * when the tune screened every config at a short budget those whose screening median is within
+ * the screening noise of the cut) are loaded again and re-measured at the full budgets
+ * interleaved A B C A B C ... so that drift hits them alike; a
  * config whose first median beats the winner's interleaved one meets it in a rematch (a
  * challenger); the winner's margin over the runner-up is compared with the noise band (a tie when
  * the margin is smaller). Also the time the finals need, which the search leaves them.
@@ -144,14 +144,15 @@ static double screen_halfwidth(const bt__stats *s)
 }
 
 /* Configs whose screening median is within the screening noise of the cut (the slowest of the K
- * finalists) join the finals: their intervals overlap, so the screening cannot tell which side
- * of the cut they are on. They are moved to ok[K..] (the others stay fastest first behind them),
+ * finalists) join the finals: their median is above the cut's by at most the two half-widths
+ * combined (sqrt(wc^2 + wk^2), two standard errors of the difference), so the screening cannot
+ * tell which side of the cut they are on. They are moved to ok[K..] (the others stay fastest first behind them),
  * at most to 16 finalists and, with a time limit, while the tune has time to re-measure them.
  * Returns the number of finalists. */
 static int promote(bt__tctx *T, finals *F, int K)
 {
     const bt__stats *cut = &F->ok[K - 1]->st;
-    double hi = cut->median + screen_halfwidth(cut);
+    double wk = screen_halfwidth(cut);
     bt__entry **rest = malloc(sizeof *rest * (F->nok - (size_t)K + 1));
     if (!rest)
         return K;
@@ -159,8 +160,9 @@ static int promote(bt__tctx *T, finals *F, int K)
     int n = K;
     for (size_t j = (size_t)K; j < F->nok; j++) {
         bt__entry *e = F->ok[j];
+        double wc = screen_halfwidth(&e->st);
         bool near = (e->st.screened || cut->screened) &&
-                    e->st.median - screen_halfwidth(&e->st) <= hi;
+                    e->st.median - cut->median <= sqrt(wc * wc + wk * wk);
         bool time = T->o.time_limit_s <= 0 ||
                     bt__now() - T->t0 + (n + 1) * remeasure_cost_s(&T->o) <= T->o.time_limit_s;
         if (near && n < 16 && time) {

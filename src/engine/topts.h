@@ -15,7 +15,7 @@ typedef struct bt__tune_opts {
     double screen_ms;   /* the screening budget (ms): every config is first measured with this
                            repetition budget (at least 10 runs, never more than rep_ms gives)
                            after a warm-up scaled alike (warmup_ms * screen_ms / rep_ms); the
-                           finalists, and every config whose screening interval overlaps the
+                           finalists, and every config within the screening noise of the
                            cut, are then re-measured at the full budgets interleaved (select.c).
                            < 0 (default): rep_ms / 8; 0, or >= rep_ms: no screening (every
                            config at the full budgets) */
