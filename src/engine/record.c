@@ -164,9 +164,9 @@ bt_status bt__record_put(bt__store *s, bt_result *r, const bt__entry *e, bool wi
     bool nomem;
     char *extra = row_extra(e, &nomem);
     m.extra_json = extra;
-    bt_status st = (kj && cj && !nomem) ? (winner ? bt__store_put_winner(s, &m, r->margin, r->tie, NULL, diag)
-                                        : bt__store_put(s, &m, diag))
-                              : BT_NOMEM;
+    bt_status st = !(kj && cj && !nomem) ? BT_NOMEM
+                   : winner ? bt__store_put_winner(s, &m, r->margin, r->tie, NULL, diag)
+                            : bt__store_put(s, &m, diag);
     free(kj);
     free(cj);
     free(extra);

@@ -146,9 +146,9 @@ static double screen_halfwidth(const bt__stats *s)
 /* Configs whose screening median is within the screening noise of the cut (the slowest of the K
  * finalists) join the finals: their median is above the cut's by at most the two half-widths
  * combined (sqrt(wc^2 + wk^2), two standard errors of the difference), so the screening cannot
- * tell which side of the cut they are on. They are moved to ok[K..] (the others stay fastest first behind them),
- * at most to 16 finalists and, with a time limit, while the tune has time to re-measure them.
- * Returns the number of finalists. */
+ * tell which side of the cut they are on. They are moved to ok[K..] (the others stay fastest
+ * first behind them), at most to 16 finalists and, with a time limit, while the tune has time to
+ * re-measure them. Returns the number of finalists. */
 static int promote(bt__tctx *T, finals *F, int K)
 {
     const bt__stats *cut = &F->ok[K - 1]->st;
