@@ -377,6 +377,27 @@ static void config_table_json(const bt_result *r, size_t i, json_t *x)
     json_object_set_new(x, "screened", json_boolean(e->status == BT__CS_OK && e->st.screened));
 }
 
+/* The winner object of the JSON (null when there is none). */
+static json_t *winner_json(const bt_result *r)
+{
+    if (r->winner < 0)
+        return json_null();
+    json_t *w = json_object();
+    json_object_set_new(w, "config", bt__config_to_json(&r->k->space, &r->e[r->winner].ev.cfg));
+    json_object_set_new(w, "median_ms", json_real(r->e[r->winner].st.median));
+    json_object_set_new(w, "margin", json_real(r->margin));
+    json_object_set_new(w, "noise_band", json_real(r->noise));
+    json_object_set_new(w, "tie", json_boolean(r->tie));
+    json_object_set_new(w, "finalists", json_integer(r->finalists));
+    json_object_set_new(w, "challengers", json_integer(r->challengers));
+    json_object_set_new(w, "promoted", json_integer(r->promoted));
+    json_object_set_new(w, "not_promoted", json_integer(r->not_promoted));
+    json_object_set_new(w, "rounds", json_integer(r->rounds));
+    if (r->runner_up >= 0)
+        json_object_set_new(w, "runner_up", bt__config_to_json(&r->k->space, &r->e[r->runner_up].ev.cfg));
+    return w;
+}
+
 json_t *bt__result_to_json(const bt_result *r)
 {
     const bt__roofline *rf = &r->plan->model.roof;
@@ -457,23 +478,7 @@ json_t *bt__result_to_json(const bt_result *r)
     json_object_set_new(sj, "seconds", json_real(r->t_search));
     json_object_set_new(o, "search", sj);
     json_object_set_new(o, "store", bt__result_store_json(r));
-    if (r->winner >= 0) {
-        json_t *w = json_object();
-        json_object_set_new(w, "config", bt__config_to_json(&r->k->space, &r->e[r->winner].ev.cfg));
-        json_object_set_new(w, "median_ms", json_real(r->e[r->winner].st.median));
-        json_object_set_new(w, "margin", json_real(r->margin));
-        json_object_set_new(w, "noise_band", json_real(r->noise));
-        json_object_set_new(w, "tie", json_boolean(r->tie));
-        json_object_set_new(w, "finalists", json_integer(r->finalists));
-        json_object_set_new(w, "challengers", json_integer(r->challengers));
-        json_object_set_new(w, "promoted", json_integer(r->promoted));
-        json_object_set_new(w, "not_promoted", json_integer(r->not_promoted));
-        json_object_set_new(w, "rounds", json_integer(r->rounds));
-        if (r->runner_up >= 0)
-            json_object_set_new(w, "runner_up", bt__config_to_json(&r->k->space, &r->e[r->runner_up].ev.cfg));
-        json_object_set_new(o, "winner", w);
-    } else
-        json_object_set_new(o, "winner", json_null());
+    json_object_set_new(o, "winner", winner_json(r));
     json_t *pv = json_object();
     json_object_set_new(pv, "device_id", json_string(r->dev.id));
     json_object_set_new(pv, "device", json_string(r->dev.name));
