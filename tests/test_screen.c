@@ -122,6 +122,8 @@ static void test_screened_winner_and_promotion(void **state)
     assert_non_null(strstr(text, " ok, screening\n"));
     assert_non_null(strstr(text, "6 of them because their screening median was within"));
     assert_non_null(strstr(text, "screening 1.0 ms, "));
+    assert_int_equal(scr->screened, 8);
+    assert_non_null(strstr(text, "8 configs were first screened (0.0625 ms warm-up, 1 ms of runs"));
     free(text);
     bt_result_destroy(full);
     bt_result_destroy(scr);

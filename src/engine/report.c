@@ -261,10 +261,12 @@ static void write_verified(const bt_result *r, const bt__entry *w, FILE *f)
 static void write_finals(const bt_result *r, FILE *f)
 {
     double scr = bt__screen_ms(&r->opts);
-    if (scr > 0)
-        fprintf(f, "  every config was first screened (%.1f ms warm-up, %.1f ms of runs, at least "
-                   "%d runs);\n  the finalists were re-measured at the full %.0f + %.0f ms\n",
-                r->opts.warmup_ms * scr / r->opts.rep_ms, scr, BT__SCREEN_MIN_RUNS,
+    if (scr > 0 && r->screened)
+        fprintf(f, "  %d configs were first screened (%.3g ms warm-up, %.3g ms of runs, at least "
+                   "%d%s);\n  the finalists were re-measured at the full %g + %g ms\n",
+                r->screened, r->opts.warmup_ms * scr / r->opts.rep_ms, scr, BT__SCREEN_MIN_RUNS,
+                r->graph_note[0] && !strstr(r->graph_note, "asked for") ? " runs, 5 graph replays"
+                                                                       : " runs",
                 r->opts.warmup_ms, r->opts.rep_ms);
     char why[300] = "";
     int at = 0;

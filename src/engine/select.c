@@ -210,8 +210,10 @@ void bt__select(bt__tctx *T)
     bt_result *r = T->r;
     finals F = {calloc(r->n + 1, sizeof *F.ok), 0, 0};
     for (size_t i = 0; i < r->n && F.ok; i++)
-        if (r->e[i].status == BT__CS_OK)
+        if (r->e[i].status == BT__CS_OK) {
             F.ok[F.nok++] = &r->e[i];
+            r->screened += r->e[i].st.screened;
+        }
     if (F.ok && F.nok)
         qsort(F.ok, F.nok, sizeof *F.ok, cmp_entry_median);
     int K = finalists_wanted(&T->o);
