@@ -337,6 +337,13 @@ BT_API void bt_tune_options_destroy(bt_tune_options *o);
 /* Warm-up and measurement budgets per config, ms (defaults 25 and 100; each at most 60000). */
 BT_API bt_status bt_tune_options_set_warmup_ms(bt_tune_options *o, double ms);
 BT_API bt_status bt_tune_options_set_rep_ms(bt_tune_options *o, double ms);
+/* Screening budget, ms (default rep_ms / 8 = 12.5; at most 60000; 0: no screening): every config
+ * is first measured with this repetition budget (at least 10 runs, never more than the full
+ * budget gives) after a warm-up scaled alike; the finalists — the top_k best screening medians
+ * and every config within the screening noise of the slowest of them (two standard errors of
+ * the medians' difference, each median's at least 0.5 %; docs/tune-json.md) — are re-measured at the full budgets interleaved, and the winner,
+ * margin and tie are decided on those. A budget not below rep_ms means no screening. */
+BT_API bt_status bt_tune_options_set_screen_ms(bt_tune_options *o, double ms);
 /* Search strategy by name ("exhaustive", "random", "model", "coordinate", "anneal", "forest";
  * bt_strategy_name lists them); NULL: exhaustive when the plan has at most exhaustive_max valid
  * configs, else forest. An unknown name fails the tune with BT_INVALID_ARG. */

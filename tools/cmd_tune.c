@@ -88,6 +88,9 @@ static void tune_help(FILE *f)
         "                    round, before declaring the winner\n"
         "  --warmup-ms MS    warm-up budget per config (default 25, at most 60000)\n"
         "  --rep-ms MS       measurement budget per config (default 100, at most 60000)\n"
+        "  --screen-ms MS    screening budget: every config is first measured with MS of runs\n"
+        "                    (at least 10; default rep-ms / 8, 0 = off), the finalists and the\n"
+        "                    configs within the screening noise of the cut at the full budgets\n"
         "  --rules SET       rule set override (triton, cuda, limits, all)\n"
         "  --no-boundary     skip verification at the boundary sizes\n"
         "  --timeout S       a config whose run takes longer than S seconds (counted from when\n"
@@ -314,7 +317,7 @@ static int write_result(const char *path, bt_status (*w)(const bt_result *, FILE
 enum { O_DEVICE, O_DTYPE, O_JSON, O_CSV, O_HTML, O_RULES, O_STORE, O_MODE, O_STRATEGY,
        O_NO_BOUNDARY, O_GRAPH, O_MPI_MIXED, O_NUMBERS /* the numeric options follow */, O_WARMUP_MS = O_NUMBERS,
        O_REP_MS, O_MAX_CONFIGS, O_BUDGET, O_TIME_LIMIT, O_WITHIN, O_TARGET_MS, O_EXHAUSTIVE_MAX,
-       O_THREADS, O_SEED, O_TIMEOUT, O_FINALISTS };
+       O_THREADS, O_SEED, O_TIMEOUT, O_FINALISTS, O_SCREEN_MS };
 static const bt_cli_opt tune_opts[] = {
     {"device", 0, 1, O_DEVICE},          {"dtype", 0, 1, O_DTYPE},
     {"json", 0, 1, O_JSON},              {"csv", 0, 1, O_CSV},
@@ -328,7 +331,7 @@ static const bt_cli_opt tune_opts[] = {
     {"within", 0, 1, O_WITHIN},          {"target-ms", 0, 1, O_TARGET_MS},
     {"exhaustive-max", 0, 1, O_EXHAUSTIVE_MAX}, {"threads", 0, 1, O_THREADS},
     {"seed", 0, 1, O_SEED},              {"timeout", 0, 1, O_TIMEOUT},
-    {"finalists", 0, 1, O_FINALISTS},
+    {"finalists", 0, 1, O_FINALISTS},   {"screen-ms", 0, 1, O_SCREEN_MS},
 };
 
 /* A whole number of at most max from num (the value as read), else a usage error. */
@@ -366,6 +369,7 @@ static int tune_number(int id, const char *opt, const char *val, tune_cmd *c)
     switch (id) {
     case O_WARMUP_MS: return took(bt_tune_options_set_warmup_ms(o, num), o);
     case O_REP_MS: return took(bt_tune_options_set_rep_ms(o, num), o);
+    case O_SCREEN_MS: return took(bt_tune_options_set_screen_ms(o, num), o);
     case O_MAX_CONFIGS:
     case O_BUDGET:
         if ((rc = whole(opt, val, num, 1e9, &whole_num)) != 0)

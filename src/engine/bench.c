@@ -132,49 +132,76 @@ static bt_status bench_graph(const bt__bench_ops *o, double warmup_ms, double re
     return BT_OK;
 }
 
-bt_status bt__bench(const bt__bench_ops *o, double warmup_ms, double rep_ms, double timeout_ms,
-                    bt__stats *out, double **samples, int *nsamples, bt_diag *diag)
+/* The estimate of one run's cost (ms, its resets and flush included): one timed run discarded
+ * (it pays any lazy initialisation of the module), then EST_RUNS timed ones. */
+#define EST_RUNS 5
+static bt_status estimate(const bt__bench_ops *o, double timeout_ms, double *e,
+                          double est_t[EST_RUNS], bt_diag *diag)
 {
-    memset(out, 0, sizeof *out);
-    if (o->graph)
-        return bench_graph(o, warmup_ms, rep_ms, timeout_ms, out, samples, nsamples, diag);
-    /* estimate: the first timed runs (after one untimed warm-up launch that pays any lazy
-     * initialisation of the module) */
-    double est_t[5];
     bt_status st = timed_runs(o, 1, est_t, timeout_ms, diag);
     if (st)
         return st;
     double w0 = bt__now();
-    st = timed_runs(o, 5, est_t, timeout_ms, diag);
+    st = timed_runs(o, EST_RUNS, est_t, timeout_ms, diag);
     if (st)
         return st;
     /* the budgets bound wall time: a run costs its resets and cache flush too, which for a tiny
      * kernel dwarf the kernel itself */
-    double wall_ms = (bt__now() - w0) * 1e3 / 5;
+    double wall_ms = (bt__now() - w0) * 1e3 / EST_RUNS;
+    double sorted[EST_RUNS];
+    memcpy(sorted, est_t, sizeof sorted);
     bt__stats est;
-    bt__stats_compute(est_t, 5, &est);
-    double e = est.median > wall_ms ? est.median : wall_ms;
-    if (e < 1e-6)
-        e = 1e-6;
-    int nwarm = (int)(warmup_ms / e);
-    if (nwarm < 1)
-        nwarm = 1;
-    if (nwarm > 100000)
-        nwarm = 100000;
-    int nrep = (int)(rep_ms / e);
-    if (nrep < 5)
-        nrep = 5;
-    if (nrep > 100000)
-        nrep = 100000;
+    bt__stats_compute(sorted, EST_RUNS, &est);
+    *e = est.median > wall_ms ? est.median : wall_ms;
+    if (*e < 1e-6)
+        *e = 1e-6;
+    return BT_OK;
+}
+
+/* A count of runs from a budget: budget_ms / e within [lo, 100000]. */
+static int runs_for(double budget_ms, double e, int lo)
+{
+    double n = budget_ms / e;
+    return n < lo ? lo : n > 100000 ? 100000 : (int)n;
+}
+
+/* The runs before the samples: nwarm discarded ones, and npre (0 or EST_RUNS) samples already
+ * taken — the estimate's runs when the discarded first run alone covered the warm-up budget. */
+typedef struct lead {
+    int nwarm, npre;
+    const double *pre;
+} lead;
+
+/* A warm-up of warmup_ms after the estimate (its runs, the discarded first one included, count
+ * towards it); its timed runs are the first samples when the first run covered the budget. */
+static lead lead_of(double warmup_ms, double e, const double *est_t)
+{
+    int n = runs_for(warmup_ms, e, 0);
+    if (n <= 1)
+        return (lead){0, EST_RUNS, est_t};
+    n -= EST_RUNS + 1;
+    return (lead){n > 0 ? n : 0, 0, NULL};
+}
+
+/* L's warm-up runs, then nrep samples (L's first) into out (and *samples when asked). */
+static bt_status warm_and_time(const bt__bench_ops *o, lead L, int nrep, double timeout_ms,
+                               bt__stats *out, double **samples, int *nsamples, bt_diag *diag)
+{
+    int nwarm = L.nwarm;
     double *t = malloc(sizeof *t * (size_t)(nwarm > nrep ? nwarm : nrep));
     if (!t)
         return BT_NOMEM;
+    bt_status st = BT_OK;
+    if (L.npre > nrep)
+        L.npre = nrep;
     /* warm-up: timed too (to catch timeouts) but discarded; in chunks to bound timer objects */
     for (int done = 0; done < nwarm && st == BT_OK; done += 1000) {
         int c = nwarm - done < 1000 ? nwarm - done : 1000;
         st = timed_runs(o, c, t, timeout_ms, diag);
     }
-    for (int done = 0; done < nrep && st == BT_OK; done += 1000) {
+    if (L.npre) /* after the warm-up, which writes into t */
+        memcpy(t, L.pre, sizeof *t * (size_t)L.npre);
+    for (int done = L.npre; done < nrep && st == BT_OK; done += 1000) {
         int c = nrep - done < 1000 ? nrep - done : 1000;
         st = timed_runs(o, c, t + done, timeout_ms, diag);
     }
@@ -191,4 +218,58 @@ bt_status bt__bench(const bt__bench_ops *o, double warmup_ms, double rep_ms, dou
     bt__stats_compute(t, nrep, out);
     free(t);
     return BT_OK;
+}
+
+bt_status bt__bench_est(const bt__bench_ops *o, double warmup_ms, double rep_ms, double timeout_ms,
+                        double *est_ms, bt__stats *out, double **samples, int *nsamples,
+                        bt_diag *diag)
+{
+    memset(out, 0, sizeof *out);
+    if (o->graph)
+        return bench_graph(o, warmup_ms, rep_ms, timeout_ms, out, samples, nsamples, diag);
+    double e = est_ms ? *est_ms : 0, est_t[EST_RUNS];
+    lead L = {0, 0, NULL};
+    if (e > 0) { /* estimated before: at least one warm-up run after whatever ran last */
+        L.nwarm = runs_for(warmup_ms, e, 1);
+    } else {
+        bt_status st = estimate(o, timeout_ms, &e, est_t, diag);
+        if (st)
+            return st;
+        if (est_ms)
+            *est_ms = e;
+        L = lead_of(warmup_ms, e, est_t);
+    }
+    return warm_and_time(o, L, runs_for(rep_ms, e, 5), timeout_ms, out, samples, nsamples, diag);
+}
+
+bt_status bt__bench(const bt__bench_ops *o, double warmup_ms, double rep_ms, double timeout_ms,
+                    bt__stats *out, double **samples, int *nsamples, bt_diag *diag)
+{
+    return bt__bench_est(o, warmup_ms, rep_ms, timeout_ms, NULL, out, samples, nsamples, diag);
+}
+
+bt_status bt__bench_screen(const bt__bench_ops *o, double warmup_ms, double rep_ms,
+                           double screen_ms, double timeout_ms, bt__stats *out, bt_diag *diag)
+{
+    memset(out, 0, sizeof *out);
+    double scale = rep_ms > 0 ? screen_ms / rep_ms : 1;
+    bt_status st;
+    if (o->graph) {
+        st = bench_graph(o, warmup_ms * scale, screen_ms, timeout_ms, out, NULL, NULL, diag);
+    } else {
+        double e, est_t[EST_RUNS];
+        st = estimate(o, timeout_ms, &e, est_t, diag);
+        lead L = lead_of(warmup_ms * scale, e, est_t), F = lead_of(warmup_ms, e, est_t);
+        int full = runs_for(rep_ms, e, 5), nrep = runs_for(screen_ms, e, BT__SCREEN_MIN_RUNS);
+        if (!st)
+            st = warm_and_time(o, L, nrep < full ? nrep : full, timeout_ms, out, NULL, NULL,
+                               diag);
+        /* a run so slow that the screening took the full budget's runs: a full-budget one */
+        if (nrep >= full && L.nwarm == F.nwarm && L.npre == F.npre) {
+            out->screened = false;
+            return st;
+        }
+    }
+    out->screened = st == BT_OK;
+    return st;
 }

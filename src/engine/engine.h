@@ -25,6 +25,8 @@ typedef struct bt__stats {
     double median, p20, p80, min, max, mad;
     double mean; /* Kernel Tuner's "time" (the store keeps it for export-kt) */
     int n;
+    bool screened; /* the median of a screening measurement (bt__bench_screen), not of the full
+                      budgets */
 } bt__stats;
 /* Statistics of n samples (sorted in place). */
 void bt__stats_compute(double *t, int n, bt__stats *s);
@@ -48,6 +50,20 @@ typedef struct bt__bench_ops {
  * exceeds timeout_ms. */
 bt_status bt__bench(const bt__bench_ops *ops, double warmup_ms, double rep_ms, double timeout_ms,
                     bt__stats *out, double **samples, int *nsamples, bt_diag *diag);
+/* The same with the estimate kept: *est_ms > 0 is the cost of a run estimated before (no estimate
+ * runs now; at least one warm-up run); otherwise it is estimated and *est_ms set. The finals'
+ * interleaved rounds of one config estimate it once. */
+bt_status bt__bench_est(const bt__bench_ops *ops, double warmup_ms, double rep_ms,
+                        double timeout_ms, double *est_ms, bt__stats *out, double **samples,
+                        int *nsamples, bt_diag *diag);
+
+/* A screening measurement (the short first look at every config, select.c re-measures the
+ * finalists at the full budgets): the warm-up scaled by screen_ms / rep_ms, screen_ms of runs but
+ * at least BT__SCREEN_MIN_RUNS and never more than bt__bench would take for rep_ms; no samples.
+ * out->screened is set, unless the runs are so slow that it took the full budget's runs. */
+#define BT__SCREEN_MIN_RUNS 10
+bt_status bt__bench_screen(const bt__bench_ops *ops, double warmup_ms, double rep_ms,
+                           double screen_ms, double timeout_ms, bt__stats *out, bt_diag *diag);
 
 /* Where a config was measured under MPI (engine/mpi_*.c): the device, and {"mpi": {"rank",
  * "host"}} for the store row's extra_json. */
@@ -92,6 +108,10 @@ struct bt_result {
     bool tie;
     int finalists, rounds;
     int challengers; /* configs added to the finals by a first median below the winner's */
+    int promoted;    /* configs added to the finals because their screening median was within
+                        the screening noise of the cut (select.c) */
+    int not_promoted;/* configs within it that did not fit (16 finalists, time limit) */
+    int screened;    /* configs whose median was a screening one when the finals began */
     double t_total, t_compile, t_verify, t_measure;
     double t_data; /* the problem's data and reference (and the device reference's build) */
     int compile_threads;

@@ -3,9 +3,10 @@
  * measure.c — the search's rounds: a strategy (src/search) proposes configs; each round makes
  * their entries (a measurement the store holds is not repeated), compiles them in parallel
  * (build.c), then takes them one by one through load → verify at the problem and at the boundary
- * sizes → measure (do_bench), under the watchdog, committing each outcome to the store as it
- * happens (one config at a time on the device: its in-flight row names the one that was running
- * if the process dies), and hands every outcome — failures too — back to the strategy. A device
+ * sizes → measure (do_bench; a screening measurement at the short budget when the tune screens,
+ * bt__screen_ms, and select.c re-measures the finalists at the full budgets), under the watchdog,
+ * committing each outcome to the store as it happens (one config at a time on the device: its
+ * in-flight row names the one that was running if the process dies), and hands every outcome — failures too — back to the strategy. A device
  * fault is survived by rebuilding everything on a fresh context (recover). A tune that only
  * reports what the store holds (a supervisor gave up) takes the stored configs in one round; a
  * replayed one (replay.c) answers each round from the store and runs nothing.
@@ -265,8 +266,12 @@ static bt_status measure_entry(bt__tctx *T, bt__entry *e)
     bt__watch_begin(T, e, true,
                     T->o.timeout_s * 3 + (T->o.warmup_ms + T->o.rep_ms) * 1e-3 * 4 + 10, false,
                     what);
-    bt_status st = bt__bench(&T->ops, T->o.warmup_ms, T->o.rep_ms, T->o.timeout_s * 1e3, &e->st,
-                             NULL, NULL, &d);
+    /* a screening measurement when the tune screens (the finals re-measure at the full budgets) */
+    double screen = bt__screen_ms(&T->o);
+    bt_status st = screen > 0 ? bt__bench_screen(&T->ops, T->o.warmup_ms, T->o.rep_ms, screen,
+                                                 T->o.timeout_s * 1e3, &e->st, &d)
+                              : bt__bench(&T->ops, T->o.warmup_ms, T->o.rep_ms,
+                                          T->o.timeout_s * 1e3, &e->st, NULL, NULL, &d);
     bt__watch_end(T);
     if (e->status == BT__CS_TIMEOUT) /* recorded by the watchdog */
         return after_failure(T, st);

@@ -81,6 +81,40 @@ void bt__record_ident(const bt_result *r, const char *key, bt__store_ident *id)
     id->key = key;
 }
 
+/* The row's extra_json (malloc'd; NULL: none): the MPI rank's provenance when measured there,
+ * and "screening": true when the median is a screening one (the short budget, not re-measured in
+ * the finals), so that a later tune or replay reading the row knows which budget it came from. */
+static char *row_extra(const bt__entry *e, bool *nomem)
+{
+    const char *remote = e->remote ? e->remote->extra_json : NULL;
+    *nomem = false;
+    if (!e->st.screened || e->status != BT__CS_OK) {
+        char *copy = remote ? bt__strdup(remote) : NULL;
+        *nomem = remote && !copy;
+        return copy;
+    }
+    json_t *x = remote ? json_loads(remote, 0, NULL) : json_object();
+    if (!json_is_object(x)) {
+        json_decref(x);
+        x = json_object();
+    }
+    json_object_set_new(x, "screening", json_true());
+    char *out = json_dumps(x, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(x);
+    *nomem = !out;
+    return out;
+}
+
+bool bt__row_screened(const char *extra_json)
+{
+    if (!extra_json || !strstr(extra_json, "\"screening\""))
+        return false;
+    json_t *x = json_loads(extra_json, 0, NULL);
+    bool yes = json_is_true(json_object_get(x, "screening"));
+    json_decref(x);
+    return yes;
+}
+
 bt_status bt__record_put(bt__store *s, bt_result *r, const bt__entry *e, bool winner,
                          bt_diag *diag)
 {
@@ -126,13 +160,16 @@ bt_status bt__record_put(bt__store *s, bt_result *r, const bt__entry *e, bool wi
         m.device_uuid = (char *)e->remote->uuid;
         m.driver = (char *)e->remote->driver;
         m.compiler = (char *)e->remote->compiler;
-        m.extra_json = (char *)e->remote->extra_json;
     }
-    bt_status st = (kj && cj) ? (winner ? bt__store_put_winner(s, &m, r->margin, r->tie, NULL, diag)
-                                        : bt__store_put(s, &m, diag))
-                              : BT_NOMEM;
+    bool nomem;
+    char *extra = row_extra(e, &nomem);
+    m.extra_json = extra;
+    bt_status st = !(kj && cj && !nomem) ? BT_NOMEM
+                   : winner ? bt__store_put_winner(s, &m, r->margin, r->tie, NULL, diag)
+                            : bt__store_put(s, &m, diag);
     free(kj);
     free(cj);
+    free(extra);
     if (st == BT_OK) {
         r->stored++;
     } else if (r->store_failed++ == 0) {
@@ -175,6 +212,7 @@ bool bt__record_get(bt__store *s, const bt_result *r, bt__entry *e)
         e->st.mad = m.mad_ms;
         e->st.mean = m.mean_ms > 0 ? m.mean_ms : 0; /* rows before schema 2 have none */
         e->st.n = (int)m.reps;
+        e->st.screened = cs == BT__CS_OK && bt__row_screened(m.extra_json);
         e->ver.max_rel_err = m.max_rel_err;
     }
     bt__measurement_clear(&m);

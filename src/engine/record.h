@@ -28,6 +28,8 @@ bt_status bt__record_put(bt__store *s, bt_result *r, const bt__entry *e, bool wi
                          bt_diag *diag);
 /* Fills e from the store when it holds a finished measurement of this config; true if so. */
 bool bt__record_get(bt__store *s, const bt_result *r, bt__entry *e);
+/* Whether a row's extra_json says its median is a screening one ("screening": true). */
+bool bt__row_screened(const char *extra_json);
 /* The kernel's store (opened on first use; NULL when disabled or unavailable). */
 bt__store *bt__kernel_store(bt_kernel *kn, const bt__tune_opts *o);
 /* The kernel's store for a tune: notes in r its path, or that it was refused and why. */

@@ -6,7 +6,8 @@
  * no data, no reference, no compile or run. The strategy runs as it would and each proposal is
  * answered with the stored outcome (a round whose configs are not all stored ends the replay:
  * what follows would be new measurements); the winner is the stored one, with the margin and tie
- * decided when it was selected. The report says what was replayed and that nothing ran here.
+ * decided when it was selected (the runner-up a full-budget row before a screening one). The
+ * report says what was replayed and that nothing ran here.
  * --mode retune (BT_MODE_RETUNE) measures everything again.
  */
 #include "engine/tune_ctx.h"
@@ -109,11 +110,17 @@ void bt__replay_select(bt__tctx *T)
     r->winner = winner_entry(T);
     if (r->winner < 0)
         return;
+    /* the runner-up as select.c had it: a finalist (a full-budget row) before a row whose median
+     * is a screening one, then the fastest median */
     const bt__entry *w = &r->e[r->winner], *ru = NULL;
-    for (size_t i = 0; i < r->n; i++)
-        if ((int)i != r->winner && r->e[i].status == BT__CS_OK &&
-            (!ru || r->e[i].st.median < ru->st.median))
-            ru = &r->e[i];
+    for (size_t i = 0; i < r->n; i++) {
+        const bt__entry *e = &r->e[i];
+        if ((int)i == r->winner || e->status != BT__CS_OK)
+            continue;
+        if (!ru || (ru->st.screened && !e->st.screened) ||
+            (ru->st.screened == e->st.screened && e->st.median < ru->st.median))
+            ru = e;
+    }
     if (!ru)
         return;
     r->runner_up = (int)(ru - r->e);

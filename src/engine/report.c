@@ -164,6 +164,12 @@ static void write_candidates(const bt_result *r, FILE *f, bool known, bool mem)
             "blk/SM", "occ", "median us", "p20-p80 us", "reps", mem ? "GB/s" : "TFLOP/s", "eff", "status");
     size_t m;
     size_t *order = bt__result_ok_order(r, &m);
+    bool screened = false;
+    for (size_t j = 0; j < m; j++)
+        screened |= r->e[order[j]].st.screened;
+    if (screened)
+        fprintf(f, "  (\"screening\": a screening median, the short first measurement of every "
+                   "config; the others' are\n   full-budget ones: the finalists' interleaved)\n");
     for (size_t j = 0; j < m; j++) {
         const bt__entry *e = &r->e[order[j]];
         bt__row_cols c;
@@ -175,9 +181,10 @@ static void write_candidates(const bt_result *r, FILE *f, bool known, bool mem)
             snprintf(effs, sizeof effs, "%5.1f%%", e->eff * 100);
         else
             snprintf(effs, sizeof effs, "%6s", "n/a");
-        fprintf(f, "  %3zu %-44s %9lld %5s %8s %3.0f%% %11.2f %19s %5d %9.2f %s %s\n", j + 1, c.cfg,
-                c.smem, c.regs, c.blk, c.occupancy * 100, e->st.median * 1e3, spread, e->st.n,
-                mem ? e->gbps : e->tflops, effs, c.status);
+        fprintf(f, "  %3zu %-44s %9lld %5s %8s %3.0f%% %11.2f %19s %5d %9.2f %s %s%s\n", j + 1,
+                c.cfg, c.smem, c.regs, c.blk, c.occupancy * 100, e->st.median * 1e3, spread,
+                e->st.n, mem ? e->gbps : e->tflops, effs, c.status,
+                e->st.screened ? ", screening" : "");
     }
     free(order);
 }
@@ -250,6 +257,33 @@ static void write_verified(const bt_result *r, const bt__entry *w, FILE *f)
         fprintf(f, "  verified: %s, %s%s\n", r->reference, w->ver.msg, bnd);
 }
 
+/* How the finals were made up: the top ones, the promoted, the challengers. */
+static void write_finals(const bt_result *r, FILE *f)
+{
+    double scr = bt__screen_ms(&r->opts);
+    if (scr > 0 && r->screened)
+        fprintf(f, "  %d configs were first screened (%.3g ms warm-up, %.3g ms of runs, at least "
+                   "%d%s);\n  the finalists were re-measured at the full %g + %g ms\n",
+                r->screened, r->opts.warmup_ms * scr / r->opts.rep_ms, scr, BT__SCREEN_MIN_RUNS,
+                r->graph_note[0] && !strstr(r->graph_note, "asked for") ? " runs, 5 graph replays"
+                                                                       : " runs",
+                r->opts.warmup_ms, r->opts.rep_ms);
+    char why[300] = "";
+    int at = 0;
+    if (r->promoted)
+        at += snprintf(why + at, sizeof why - (size_t)at, "%d of them because their screening "
+                       "median was within the screening noise of the cut", r->promoted);
+    if (r->challengers)
+        snprintf(why + at, sizeof why - (size_t)at, "%s%d because their first median beat the "
+                 "winner's interleaved one", at ? "; " : "", r->challengers);
+    fprintf(f, "  the top %d were re-measured interleaved over %d rounds before choosing%s%s%s\n",
+            r->finalists, r->rounds, why[0] ? " (" : "", why, why[0] ? ")" : "");
+    if (r->not_promoted)
+        fprintf(f, "  NOTE: %d more configs were within the screening noise of the cut but not "
+                   "re-measured (the finals hold at most 16, or the time limit)\n",
+                r->not_promoted);
+}
+
 /* The winner: its numbers, its verification, its margin over the runner-up or the tie. */
 static void write_winner(const bt_result *r, FILE *f, bool known, bool mem)
 {
@@ -293,13 +327,7 @@ static void write_winner(const bt_result *r, FILE *f, bool known, bool mem)
             else
                 fprintf(f, "  margin over the runner-up (%s): %.2f%% (noise band %.2f%%)\n", cfg,
                         r->margin * 100, r->noise * 100);
-            if (r->challengers)
-                fprintf(f, "  the top %d were re-measured interleaved over %d rounds before choosing "
-                        "(%d of them because their first median beat the winner's interleaved one)\n",
-                        r->finalists, r->rounds, r->challengers);
-            else
-                fprintf(f, "  the top %d were re-measured interleaved over %d rounds before choosing\n",
-                        r->finalists, r->rounds);
+            write_finals(r, f);
         } else
             fprintf(f, "  no runner-up: only one config passed\n");
     }
@@ -314,10 +342,13 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
     write_failed(r, f);
     write_eliminated(r, f);
     write_winner(r, f, known, mem);
+    char scr[48] = "";
+    if (bt__screen_ms(&r->opts) > 0)
+        snprintf(scr, sizeof scr, "screening %.1f ms, ", bt__screen_ms(&r->opts));
     fprintf(f, "\nProvenance: device %s \"%s\" (%s; driver %s; compiler %s), blocktune %s, source %s, "
-               "warm-up %.0f ms, rep %.0f ms, seed %llu, %s\n",
+               "warm-up %.0f ms, rep %.0f ms, %sseed %llu, %s\n",
             r->dev.id, r->dev.name, r->dev.api_version, r->dev.driver_version, r->dev.compiler_version,
-            bt_version(), r->source_hash, r->opts.warmup_ms, r->opts.rep_ms,
+            bt_version(), r->source_hash, r->opts.warmup_ms, r->opts.rep_ms, scr,
             (unsigned long long)r->opts.seed, r->timestamp);
     if (r->fam)
         bt__famres_write(r->fam, f);
@@ -345,6 +376,28 @@ static void config_table_json(const bt_result *r, size_t i, json_t *x)
     json_object_set_new(x, "occupancy", json_real(c.occupancy));
     json_object_set_new(x, "finalist", json_boolean(e->finalist));
     json_object_set_new(x, "from_store", json_boolean(e->from_store));
+    json_object_set_new(x, "screened", json_boolean(e->status == BT__CS_OK && e->st.screened));
+}
+
+/* The winner object of the JSON (null when there is none). */
+static json_t *winner_json(const bt_result *r)
+{
+    if (r->winner < 0)
+        return json_null();
+    json_t *w = json_object();
+    json_object_set_new(w, "config", bt__config_to_json(&r->k->space, &r->e[r->winner].ev.cfg));
+    json_object_set_new(w, "median_ms", json_real(r->e[r->winner].st.median));
+    json_object_set_new(w, "margin", json_real(r->margin));
+    json_object_set_new(w, "noise_band", json_real(r->noise));
+    json_object_set_new(w, "tie", json_boolean(r->tie));
+    json_object_set_new(w, "finalists", json_integer(r->finalists));
+    json_object_set_new(w, "challengers", json_integer(r->challengers));
+    json_object_set_new(w, "promoted", json_integer(r->promoted));
+    json_object_set_new(w, "not_promoted", json_integer(r->not_promoted));
+    json_object_set_new(w, "rounds", json_integer(r->rounds));
+    if (r->runner_up >= 0)
+        json_object_set_new(w, "runner_up", bt__config_to_json(&r->k->space, &r->e[r->runner_up].ev.cfg));
+    return w;
 }
 
 json_t *bt__result_to_json(const bt_result *r)
@@ -427,21 +480,7 @@ json_t *bt__result_to_json(const bt_result *r)
     json_object_set_new(sj, "seconds", json_real(r->t_search));
     json_object_set_new(o, "search", sj);
     json_object_set_new(o, "store", bt__result_store_json(r));
-    if (r->winner >= 0) {
-        json_t *w = json_object();
-        json_object_set_new(w, "config", bt__config_to_json(&r->k->space, &r->e[r->winner].ev.cfg));
-        json_object_set_new(w, "median_ms", json_real(r->e[r->winner].st.median));
-        json_object_set_new(w, "margin", json_real(r->margin));
-        json_object_set_new(w, "noise_band", json_real(r->noise));
-        json_object_set_new(w, "tie", json_boolean(r->tie));
-        json_object_set_new(w, "finalists", json_integer(r->finalists));
-        json_object_set_new(w, "challengers", json_integer(r->challengers));
-        json_object_set_new(w, "rounds", json_integer(r->rounds));
-        if (r->runner_up >= 0)
-            json_object_set_new(w, "runner_up", bt__config_to_json(&r->k->space, &r->e[r->runner_up].ev.cfg));
-        json_object_set_new(o, "winner", w);
-    } else
-        json_object_set_new(o, "winner", json_null());
+    json_object_set_new(o, "winner", winner_json(r));
     json_t *pv = json_object();
     json_object_set_new(pv, "device_id", json_string(r->dev.id));
     json_object_set_new(pv, "device", json_string(r->dev.name));
@@ -453,6 +492,7 @@ json_t *bt__result_to_json(const bt_result *r)
     json_object_set_new(pv, "timestamp", json_string(r->timestamp));
     json_object_set_new(pv, "warmup_ms", json_real(r->opts.warmup_ms));
     json_object_set_new(pv, "rep_ms", json_real(r->opts.rep_ms));
+    json_object_set_new(pv, "screen_ms", json_real(bt__screen_ms(&r->opts)));
     json_object_set_new(pv, "seed", json_integer((json_int_t)r->opts.seed));
     json_object_set_new(o, "provenance", pv);
     json_t *t = json_object();

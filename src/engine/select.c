@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * select.c — choosing the winner: the configs with the best first medians (the finalists) are
- * loaded again and re-measured interleaved A B C A B C ... so that drift hits them alike; a
+ * select.c — choosing the winner: the configs with the best first medians (the finalists, and
+ * when the tune screened every config at a short budget those whose screening median is within
+ * the screening noise of the cut) are loaded again and re-measured at the full budgets
+ * interleaved A B C A B C ... so that drift hits them alike; a
  * config whose first median beats the winner's interleaved one meets it in a rematch (a
  * challenger); the winner's margin over the runner-up is compared with the noise band (a tie when
  * the margin is smaller). Also the time the finals need, which the search leaves them.
@@ -46,7 +48,10 @@ static int cmp_entry_median(const void *a, const void *b)
 {
     const bt__entry *const *x = a, *const *y = b;
     double mx = (*x)->st.median, my = (*y)->st.median;
-    return mx < my ? -1 : mx > my;
+    if (mx != my)
+        return mx < my ? -1 : 1;
+    return *x < *y ? -1 : *x > *y; /* equal medians: the one proposed first (the same order in
+                                       every tune, whatever qsort does with ties) */
 }
 
 /* The configs that measured, fastest first median first. */
@@ -75,7 +80,7 @@ static void load_finalists(bt__tctx *T, finals *F, size_t want)
  * replaces each one's statistics with the pooled samples. */
 static void interleave(bt__tctx *T, bt__entry **f, int n, int R)
 {
-    double *pool_t[16] = {0};
+    double *pool_t[16] = {0}, est[16] = {0}; /* each one's run cost, estimated once */
     int pool_n[16] = {0};
     if (n > 16)
         n = 16;
@@ -86,8 +91,9 @@ static void interleave(bt__tctx *T, bt__entry **f, int n, int R)
             int ns = 0;
             bt__stats tmp;
             bt_diag d = {0};
-            if (bt__bench(&T->ops, T->o.warmup_ms / R, T->o.rep_ms / R, T->o.timeout_s * 1e3,
-                          &tmp, &smp, &ns, &d) == BT_OK && smp) {
+            if (bt__bench_est(&T->ops, T->o.warmup_ms / R, T->o.rep_ms / R,
+                              T->o.timeout_s * 1e3, &est[i], &tmp, &smp, &ns, &d) == BT_OK &&
+                smp) {
                 double *grown = realloc(pool_t[i], sizeof(double) * (size_t)(pool_n[i] + ns));
                 if (grown) {
                     memcpy(grown + pool_n[i], smp, sizeof(double) * (size_t)ns);
@@ -128,6 +134,50 @@ static int challenge(bt__tctx *T, finals *F, int K, int R)
     return K;
 }
 
+/* Half the width of the interval a screening median stands for (ms): two standard errors of
+ * the median (1.2533 sigma / sqrt(n), sigma = 1.4826 MAD as decide() reads the noise), and at
+ * least decide()'s 0.5 % noise floor (drift between measurements taken one after another). */
+static double screen_halfwidth(const bt__stats *s)
+{
+    double se = s->n > 0 ? 1.2533 * 1.4826 * s->mad / sqrt((double)s->n) : INFINITY;
+    return fmax(2 * se, 0.005 * s->median);
+}
+
+/* Configs whose screening median is within the screening noise of the cut (the slowest of the K
+ * finalists) join the finals: their median is above the cut's by at most the two half-widths
+ * combined (sqrt(wc^2 + wk^2), two standard errors of the difference), so the screening cannot
+ * tell which side of the cut they are on. They are moved to ok[K..] (the others stay fastest
+ * first behind them), at most to 16 finalists and, with a time limit, while the tune has time to
+ * re-measure them. Returns the number of finalists. */
+static int promote(bt__tctx *T, finals *F, int K)
+{
+    const bt__stats *cut = &F->ok[K - 1]->st;
+    double wk = screen_halfwidth(cut);
+    bt__entry **rest = malloc(sizeof *rest * (F->nok - (size_t)K + 1));
+    if (!rest)
+        return K;
+    size_t nrest = 0;
+    int n = K;
+    for (size_t j = (size_t)K; j < F->nok; j++) {
+        bt__entry *e = F->ok[j];
+        double wc = screen_halfwidth(&e->st);
+        bool near = (e->st.screened || cut->screened) &&
+                    e->st.median - cut->median <= sqrt(wc * wc + wk * wk);
+        bool time = T->o.time_limit_s <= 0 ||
+                    bt__now() - T->t0 + (n + 1) * remeasure_cost_s(&T->o) <= T->o.time_limit_s;
+        if (near && n < 16 && time) {
+            F->ok[n++] = e;
+            T->r->promoted++;
+            continue;
+        }
+        T->r->not_promoted += near;
+        rest[nrest++] = e;
+    }
+    memcpy(&F->ok[n], rest, sizeof *rest * nrest);
+    free(rest);
+    return n;
+}
+
 /* The winner, the runner-up, the margin between them and the noise band (twice the larger
  * relative MAD as a standard deviation, at least 0.5 %): a tie when the margin is inside it. */
 static void decide(bt_result *r, const finals *F)
@@ -160,8 +210,10 @@ void bt__select(bt__tctx *T)
     bt_result *r = T->r;
     finals F = {calloc(r->n + 1, sizeof *F.ok), 0, 0};
     for (size_t i = 0; i < r->n && F.ok; i++)
-        if (r->e[i].status == BT__CS_OK)
+        if (r->e[i].status == BT__CS_OK) {
             F.ok[F.nok++] = &r->e[i];
+            r->screened += r->e[i].st.screened;
+        }
     if (F.ok && F.nok)
         qsort(F.ok, F.nok, sizeof *F.ok, cmp_entry_median);
     int K = finalists_wanted(&T->o);
@@ -171,9 +223,15 @@ void bt__select(bt__tctx *T)
     if (F.ok && F.nok) {
         if ((size_t)K > F.nok)
             K = (int)F.nok;
+        K = promote(T, &F, K);
+        load_finalists(T, &F, (size_t)K);
+        if ((size_t)K > F.nok)
+            K = (int)F.nok;
         int R = T->o.rounds > 0 ? T->o.rounds : 5;
         r->finalists = K;
         r->rounds = K > 1 ? R : 0;
+        if (K == 1 && F.ok[0]->st.screened) /* alone: still measured at the full budgets */
+            interleave(T, F.ok, 1, 1);
         if (K > 1) {
             interleave(T, F.ok, K, R);
             qsort(F.ok, (size_t)K, sizeof *F.ok, cmp_entry_median);

@@ -19,6 +19,7 @@ void bt__tune_opts_default(bt__tune_opts *o)
     memset(o, 0, sizeof *o);
     o->warmup_ms = 25;
     o->rep_ms = 100;
+    o->screen_ms = -1; /* rep_ms / 8 */
     o->verify_boundary = 1;
     o->top_k = 3;
     o->rounds = 5;
@@ -94,6 +95,8 @@ bt_status bt__tune_opts_check(const bt__tune_opts *o, bt_diag *diag)
          MAX_BUDGET_MS, false},
         {"rep_ms", "--rep-ms", "the measurement budget per config", "ms", o->rep_ms, 0,
          MAX_BUDGET_MS, false},
+        {"screen_ms", "--screen-ms", "the screening budget per config (< 0: rep_ms / 8)", "ms",
+         o->screen_ms, -INFINITY, MAX_BUDGET_MS, true},
         {"timeout_s", "--timeout", "a run's timeout", "s", o->timeout_s, 0, MAX_TIMEOUT_S, true},
         {"time_limit_s", "--time-limit", "the time limit", "s", o->time_limit_s, 0, 1e9, false},
         {"within_pct", "--within", "the target's tolerance", "%", o->within_pct, 0, 1e6, false},
@@ -112,6 +115,12 @@ bt_status bt__tune_opts_check(const bt__tune_opts *o, bt_diag *diag)
         return BT_INVALID_ARG;
     }
     return BT_OK;
+}
+
+double bt__screen_ms(const bt__tune_opts *o)
+{
+    double s = o->screen_ms < 0 ? o->rep_ms / 8 : o->screen_ms;
+    return s > 0 && s < o->rep_ms ? s : 0;
 }
 
 /* A number in [lo, hi] (NaN never is). */
@@ -146,6 +155,7 @@ static bt_status refuse(bt_tune_options *o, const bt__tune_opts *t, const char *
     }
 SETTER(warmup_ms, double, 0, MAX_BUDGET_MS)
 SETTER(rep_ms, double, 0, MAX_BUDGET_MS)
+SETTER(screen_ms, double, 0, MAX_BUDGET_MS)
 SETTER(budget, int, 0, 1e9)
 SETTER(time_limit_s, double, 0, 1e9)
 SETTER(exhaustive_max, int, 0, 1e9)

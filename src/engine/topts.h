@@ -12,6 +12,13 @@
 typedef struct bt__tune_opts {
     double warmup_ms;   /* warm-up budget per config (default 25) */
     double rep_ms;      /* measurement budget per config (default 100) */
+    double screen_ms;   /* the screening budget (ms): every config is first measured with this
+                           repetition budget (at least 10 runs, never more than rep_ms gives)
+                           after a warm-up scaled alike (warmup_ms * screen_ms / rep_ms); the
+                           finalists, and every config within the screening noise of the
+                           cut, are then re-measured at the full budgets interleaved (select.c).
+                           < 0 (default): rep_ms / 8; 0, or >= rep_ms: no screening (every
+                           config at the full budgets) */
     const char *strategy; /* search strategy by name ("exhaustive", "random", "model",
                              "coordinate", "anneal", "forest"; `blocktune tune --help` lists them);
                              NULL: exhaustive when the plan has at most exhaustive_max valid
@@ -52,6 +59,10 @@ typedef struct bt__tune_opts {
     void *progress_user;
 } bt__tune_opts;
 
+
+/* The screening budget in effect (ms): screen_ms, or rep_ms / 8 by default; 0 when there is no
+ * screening (screen_ms 0, or not below rep_ms). */
+double bt__screen_ms(const bt__tune_opts *o);
 
 /* Every option at its default (the mode from $BLOCKTUNE_MODE). */
 void bt__tune_opts_default(bt__tune_opts *o);

@@ -22,7 +22,7 @@ for want in bt_version bt_version_number bt_kernel_launch_ex bt_device_wrap_cuda
             bt_tune_options_error bt_inflight_size bt_inflight_share bt_inflight_clear \
             bt_inflight_get bt_kernel_set_stored_only bt_result_store_note \
             bt_result_set_time_limit_s bt_result_winner_rate bt_result_count \
-            bt_report_set_source bt_mpi_cli_begin bt_mpi_cli_end; do
+            bt_report_set_source bt_mpi_cli_begin bt_mpi_cli_end bt_tune_options_set_screen_ms; do
     echo "$syms" | grep -qx "$want" || { echo "exports.sh: $want is not exported"; exit 1; }
 done
 echo "exports.sh: $n symbols, all bt_ public names"

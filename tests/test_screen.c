@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_screen.c — screening (select.c, bench.c): every config first measured at the short
+ * screening budget, the finalists and the configs within the screening noise of the cut
+ * re-measured at the full budgets interleaved. On the mock CUDA driver, whose virtual clock makes
+ * every timing deterministic (tests/data/screen/vscreen.json says what it puts where): a screened
+ * tune picks the full-budget tune's winner; a config within the screening noise of the cut is
+ * promoted into the finals and one outside it is not; the store keeps which medians are screening
+ * ones, and a replay of the key reads them back and picks a full-budget runner-up.
+ */
+#include "engine/engine.h"
+
+#include "backends/cuda/cuda.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char g_tmp[256];
+
+/* A handle on vscreen at n = 40000 with top_k 1, graph mode (the mock's flush sweeps 50 MB on
+ * the host; graph replays skip it), a full budget of 8 ms and the given screening budget. */
+static bt_kernel *kernel(bt_device *dev, bt_kdesc **k, const char *store, double screen_ms)
+{
+    bt_diag d;
+    if (!*k && bt_kdesc_load_file(BT_SOURCE_DIR "/tests/data/screen/vscreen.json", k, &d) != BT_OK)
+        fail_msg("vscreen.json: %s:%d:%d: %s", d.file, d.line, d.column, d.msg);
+    bt_kernel *kn = NULL;
+    assert_int_equal(bt_kernel_create(dev, *k, &kn, &d), BT_OK);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
+    o.warmup_ms = 0.5;
+    o.rep_ms = 8;
+    o.screen_ms = screen_ms;
+    o.graph = 1;
+    o.top_k = 1;
+    o.store = store;
+    o.mode = BT_MODE_TUNE;
+    bt__kernel_set_opts(kn, &o);
+    return kn;
+}
+
+static bt_result *tune(bt_device *dev, bt_kdesc **k, const char *store, double screen_ms)
+{
+    bt_kernel *kn = kernel(dev, k, store, screen_ms);
+    bt_problem *p = NULL;
+    bt_diag d;
+    assert_int_equal(bt_problem_create(*k, &p), BT_OK);
+    assert_int_equal(bt_problem_set(p, "n", 40000, &d), BT_OK);
+    bt_result *r = NULL;
+    if (bt_kernel_tune(kn, p, NULL, &r, &d) != BT_OK)
+        fail_msg("tune: %s", d.msg);
+    bt_problem_destroy(p);
+    bt_kernel_destroy(kn);
+    return r;
+}
+
+static int64_t block_of(const bt_result *r, int i) { return r->e[i].ev.cfg.v[0]; }
+
+static const bt__entry *entry_of(const bt_result *r, int64_t block)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (block_of(r, (int)i) == block)
+            return &r->e[i];
+    fail_msg("BLOCK %lld was not measured", (long long)block);
+    return NULL;
+}
+
+static void test_screened_winner_and_promotion(void **state)
+{
+    (void)state;
+    bt_diag d;
+    bt_device *dev = NULL;
+    if (bt_device_open("cuda:0", &dev, &d) != BT_OK)
+        skip();
+    bt_kdesc *k = NULL;
+    /* every config at the full budget: no screening, one finalist, no promotion */
+    bt_result *full = tune(dev, &k, "none", 0);
+    assert_int_equal(full->n, 8);
+    assert_true(full->winner >= 0);
+    assert_int_equal(block_of(full, full->winner), 64);
+    assert_int_equal(full->finalists, 1);
+    assert_int_equal(full->promoted, 0);
+    for (size_t i = 0; i < full->n; i++)
+        assert_false(full->e[i].st.screened);
+    int full_reps = entry_of(full, 1024)->st.n;
+    /* screened at 1 ms: the same winner, decided at the full budget */
+    bt_result *scr = tune(dev, &k, "none", 1);
+    assert_int_equal(scr->n, 8);
+    assert_int_equal(block_of(scr, scr->winner), 64);
+    assert_false(scr->e[scr->winner].st.screened);
+    assert_true(scr->e[scr->winner].finalist);
+    /* within the 0.5 % screening floor of the cut (BLOCK 64), so promoted: 96 ... 512 (0.04 % to
+     * 0.6 % slower); 1024 (1.3 %) is not, and keeps its screening median with fewer runs */
+    assert_int_equal(scr->promoted, 6);
+    assert_int_equal(scr->finalists, 7);
+    assert_int_equal(scr->not_promoted, 0);
+    for (int64_t b = 96; b <= 512; b += 32)
+        if (b == 96 || b == 128 || b == 192 || b == 256 || b == 384 || b == 512) {
+            const bt__entry *e = entry_of(scr, b);
+            assert_true(e->finalist);
+            assert_false(e->st.screened);
+        }
+    const bt__entry *slow = entry_of(scr, 1024);
+    assert_false(slow->finalist);
+    assert_true(slow->st.screened);
+    assert_true(slow->st.n < full_reps);
+    /* the screening median of the deterministic clock is the full one */
+    assert_true(slow->st.median == entry_of(full, 1024)->st.median);
+    /* the report says which median is a screening one */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_int_equal(bt_result_write_table(scr, f), BT_OK);
+    fclose(f);
+    assert_non_null(strstr(text, " ok, screening\n"));
+    assert_non_null(strstr(text, "6 of them because their screening median was within"));
+    assert_non_null(strstr(text, "screening 1.0 ms, "));
+    assert_int_equal(scr->screened, 8);
+    assert_non_null(strstr(text, "8 configs were first screened (0.0625 ms warm-up, 1 ms of runs"));
+    free(text);
+    bt_result_destroy(full);
+    bt_result_destroy(scr);
+    bt_kdesc_destroy(k);
+    bt_device_destroy(dev);
+}
+
+/* A stored screened tune, tuned again: the replay reads back which rows are screening ones. */
+static void test_store_keeps_the_budget(void **state)
+{
+    (void)state;
+    bt_diag d;
+    bt_device *dev = NULL;
+    if (bt_device_open("cuda:0", &dev, &d) != BT_OK)
+        skip();
+    char store[300];
+    snprintf(store, sizeof store, "%s/s.db", g_tmp);
+    bt_kdesc *k = NULL;
+    bt_result *a = tune(dev, &k, store, 1);
+    assert_int_equal(a->store_failed, 0);
+    bt_result *b = tune(dev, &k, store, 1);
+    assert_int_equal(b->replayed, 8);
+    assert_int_equal(block_of(b, b->winner), 64);
+    for (size_t i = 0; i < b->n; i++) /* each row as the first tune left it */
+        assert_int_equal(b->e[i].st.screened, entry_of(a, block_of(b, (int)i))->st.screened);
+    assert_true(entry_of(b, 1024)->st.screened);
+    assert_true(b->runner_up >= 0);
+    assert_false(b->e[b->runner_up].st.screened);
+    bt_result_destroy(a);
+    bt_result_destroy(b);
+    bt_kdesc_destroy(k);
+    bt_device_destroy(dev);
+}
+
+int main(void)
+{
+    setenv(BT__CUDA_LIBRARY_ENV, BT_MOCK_CUDA, 1);
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/bt_screen_XXXXXX");
+    if (!mkdtemp(g_tmp))
+        return 1;
+    setenv("BLOCKTUNE_CACHE_DIR", g_tmp, 1);
+    setenv("BLOCKTUNE_WISDOM_DIR", g_tmp, 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_screened_winner_and_promotion),
+        cmocka_unit_test(test_store_keeps_the_budget),
+    };
+    int failed = cmocka_run_group_tests_name("screen_mock_cuda", tests, NULL, NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", g_tmp);
+    return failed;
+}
