@@ -196,13 +196,8 @@ static bt__entry *boundary_binary(bt__tctx *T, bt__entry *e, const bt_problem *b
 
 static void drop_binary(bt__tctx *T, const bt__entry *e, bt__entry *be)
 {
-    if (be == e)
-        return;
-    if (be->mod)
-        T->I->module_free(T->D, be->mod);
-    free(be->blob.data);
-    free(be->log);
-    free(be->error);
+    if (be != e)
+        bt__entry_drop(T, be);
 }
 
 /* Verifies e at boundary problem B (its binary for that size when the sizes are defines). */

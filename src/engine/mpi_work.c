@@ -40,17 +40,6 @@ static bt_status send_result(struct bt__mpi *M, const bt__entry *e, uint64_t slo
     return st;
 }
 
-/* Frees what e holds here (its module, binary and texts). */
-static void drop(bt__tctx *T, bt__entry *e)
-{
-    if (e->mod)
-        T->I->module_free(T->D, e->mod);
-    free(e->blob.data);
-    free(e->log);
-    free(e->error);
-    memset(e, 0, sizeof *e);
-}
-
 /* A WORK message: its configs built together, then each run and its outcome sent. Returns what
  * ends this rank's part in the tune (the device lost for good: said in a FAIL). */
 static bt_status run_batch(bt__tctx *T, const bt__msg_job *jobs, size_t n)
@@ -81,10 +70,10 @@ static bt_status run_batch(bt__tctx *T, const bt__msg_job *jobs, size_t n)
             st = bt__run_config(T, &e[i]);
         if (!st)
             st = send_result(T->mpi, &e[i], jobs[i].slot);
-        drop(T, &e[i]);
+        bt__entry_drop(T, &e[i]);
     }
     for (size_t i = 0; i < n; i++)
-        drop(T, &e[i]);
+        bt__entry_drop(T, &e[i]);
     free(e);
     free(pe);
     return st;

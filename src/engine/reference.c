@@ -143,16 +143,6 @@ static bt_status devref_build(bt__tctx *T, const bt_problem *p, bt__entry *e, bt
     return e->status == BT__CS_COMPILE ? BT_COMPILE : st ? st : BT_LAUNCH;
 }
 
-static void entry_drop(bt__tctx *T, bt__entry *e)
-{
-    if (e->mod)
-        T->I->module_free(T->D, e->mod);
-    free(e->blob.data);
-    free(e->log);
-    free(e->error);
-    memset(e, 0, sizeof *e);
-}
-
 bt_status bt__devref_prepare(bt__tctx *T, bt_diag *diag)
 {
     const bt_kdesc *k = T->k;
@@ -166,7 +156,7 @@ bt_status bt__devref_prepare(bt__tctx *T, bt_diag *diag)
         if (st)
             return st;
     }
-    entry_drop(T, &R->e);
+    bt__entry_drop(T, &R->e);
     if (!R->kernel) {
         char cfg[120];
         bt__config_format(&k->space, &k->ref_config, " ", cfg, sizeof cfg);
@@ -181,7 +171,7 @@ bt_status bt__devref_prepare(bt__tctx *T, bt_diag *diag)
 
 void bt__devref_free(bt__tctx *T)
 {
-    entry_drop(T, &T->dref.e);
+    bt__entry_drop(T, &T->dref.e);
     T->dref.loaded = false;
     bt__devcmp_free(T); /* the comparison kernel too: both end with the tune or the device */
 }
@@ -288,7 +278,7 @@ static bt_status devref_run(bt__tctx *T, bt__pdata *d, const char *where, bt_dia
             bt__diag_prefix(diag, "%s failed%s%s: ", R->name, where[0] ? " at " : "", where);
     }
     if (e == &own)
-        entry_drop(T, &own);
+        bt__entry_drop(T, &own);
     if (st)
         return st;
     for (int i = 0; i < k->nargs; i++)

@@ -44,6 +44,16 @@ void bt__entry_fail(bt__entry *e, bt__cfg_status s, const char *msg)
     e->error = bt__strdup(msg);
 }
 
+void bt__entry_drop(bt__tctx *T, bt__entry *e)
+{
+    if (e->mod)
+        T->I->module_free(T->D, e->mod);
+    free(e->blob.data);
+    free(e->log);
+    free(e->error);
+    memset(e, 0, sizeof *e);
+}
+
 void bt__record_outcome(bt__tctx *T, const bt__entry *e)
 {
     if (!T->store)

@@ -128,6 +128,8 @@ typedef struct bt__tctx {
 /* --- status.c -------------------------------------------------------------------------------- */
 /* Marks e failed with status s and message msg. */
 void bt__entry_fail(bt__entry *e, bt__cfg_status s, const char *msg);
+/* Frees what e holds (its module, binary and texts) and clears it. */
+void bt__entry_drop(bt__tctx *T, bt__entry *e);
 /* Commits an entry's outcome to the store at once (a failure to store is said, not fatal), which
  * replaces its in-flight row; the in-flight note is cleared. */
 void bt__record(bt__tctx *T, const bt__entry *e);
