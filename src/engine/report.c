@@ -333,6 +333,16 @@ static void write_winner(const bt_result *r, FILE *f, bool known, bool mem)
     }
 }
 
+/* The compiler that built the measured modules: the one a module names (a Triton kernel's
+ * "Triton 3.6.0", as its store rows say), else the device's. */
+static const char *compiler_of(const bt_result *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->e[i].res.compiler[0])
+            return r->e[i].res.compiler;
+    return r->dev.compiler_version;
+}
+
 bt_status bt_result_write_table(const bt_result *r, FILE *f)
 {
     bool mem;
@@ -347,7 +357,7 @@ bt_status bt_result_write_table(const bt_result *r, FILE *f)
         snprintf(scr, sizeof scr, "screening %.1f ms, ", bt__screen_ms(&r->opts));
     fprintf(f, "\nProvenance: device %s \"%s\" (%s; driver %s; compiler %s), blocktune %s, source %s, "
                "warm-up %.0f ms, rep %.0f ms, %sseed %llu, %s\n",
-            r->dev.id, r->dev.name, r->dev.api_version, r->dev.driver_version, r->dev.compiler_version,
+            r->dev.id, r->dev.name, r->dev.api_version, r->dev.driver_version, compiler_of(r),
             bt_version(), r->source_hash, r->opts.warmup_ms, r->opts.rep_ms, scr,
             (unsigned long long)r->opts.seed, r->timestamp);
     if (r->fam)
@@ -486,7 +496,7 @@ json_t *bt__result_to_json(const bt_result *r)
     json_object_set_new(pv, "device", json_string(r->dev.name));
     json_object_set_new(pv, "api", json_string(r->dev.api_version));
     json_object_set_new(pv, "driver", json_string(r->dev.driver_version));
-    json_object_set_new(pv, "compiler", json_string(r->dev.compiler_version));
+    json_object_set_new(pv, "compiler", json_string(compiler_of(r)));
     json_object_set_new(pv, "blocktune", json_string(bt_version()));
     json_object_set_new(pv, "source_hash", json_string(r->source_hash));
     json_object_set_new(pv, "timestamp", json_string(r->timestamp));
