@@ -176,8 +176,26 @@ def specialize_scalar(value):
     from triton.backends.compiler import BaseBackend
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise RequestError(f"specialize: {value!r} is not a number")
-    ty, attr = native_specialize_impl(BaseBackend, value, False, True, True)[:2]
+    with torch_not_imported():
+        ty, attr = native_specialize_impl(BaseBackend, value, False, True, True)[:2]
     return ty, attr == "D"
+
+
+@contextlib.contextmanager
+def torch_not_imported():
+    """Triton's specializer imports torch on its first call (to recognise tensors); we pass it
+    plain numbers only, and importing torch costs seconds per worker (4.5 s on the H200 host):
+    while it runs, `import torch` fails at once unless torch is already imported (by the
+    kernel's own module), as where torch is not installed."""
+    if "torch" in sys.modules:
+        yield
+        return
+    sys.modules["torch"] = None
+    try:
+        yield
+    finally:
+        if sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
 
 
 def bind(fn, r):
