@@ -245,6 +245,7 @@ case $part in
   bt) part_bt_mem; part_bt_mm ;;
   bt_mem) part_bt_mem ;;
   bt_mm) part_bt_mm ;;
+  bt_seed) three_tunes matmul_seed_4096 matmul_seed.json --M 4096 --N 4096 --K 4096 --dtype fp16 ;;
   bt_mm4096) three_tunes matmul_seed_4096 matmul_seed.json --M 4096 --N 4096 --K 4096 --dtype fp16
              three_tunes matmul108_4096 matmul.json --M 4096 --N 4096 --K 4096 --dtype fp16 ;;
   tri_mm) side tri_mm ;;
@@ -252,5 +253,5 @@ case $part in
   tri_odd) side tri_odd ;;
   overhead) part_overhead ;;
   all) part_bt_mem; part_bt_mm; side tri; side tri_odd; part_overhead ;;
-  *) echo "usage: $0 [bt|bt_mem|bt_mm|bt_mm4096|tri|tri_mm|tri_odd|overhead|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 [bt|bt_mem|bt_mm|bt_seed|bt_mm4096|tri|tri_mm|tri_odd|overhead|all]" >&2; exit 2 ;;
 esac

@@ -3,7 +3,7 @@
  * engine_ref.h — what both engine examples share: the model step (softmax over the rows of X,
  * then H = P · W, then layernorm over the rows of H with gamma and beta) as three blocktune
  * kernels on the engine's tensors, the same step on the host in double, the inputs, the
- * comparison of the device's output with it, and a clock.
+ * comparison of the device's output with it, a clock and quantiles of timings.
  */
 #ifndef ENGINE_REF_H
 #define ENGINE_REF_H
@@ -25,6 +25,31 @@ static double engine_now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static inline int engine_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The q-quantile (0..1, nearest rank) of v[0..n), n > 0; v is left as it was. */
+static inline double engine_quantile(const double *v, int n, double q)
+{
+    double *c = malloc((size_t)n * sizeof *c);
+    if (!c)
+        return NAN;
+    memcpy(c, v, (size_t)n * sizeof *c);
+    qsort(c, (size_t)n, sizeof *c, engine_cmp_double);
+    int i = (int)(q * (n - 1) + 0.5);
+    double r = c[i < 0 ? 0 : i >= n ? n - 1 : i];
+    free(c);
+    return r;
+}
+
+static inline double engine_median(const double *v, int n)
+{
+    return engine_quantile(v, n, 0.5);
 }
 
 /* Deterministic inputs in [-1, 1) (gamma around 1). */
