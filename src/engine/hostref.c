@@ -5,6 +5,7 @@
  */
 #include "engine/host.h"
 
+#include "core/pool.h"
 #include "core/util.h"
 
 #include <math.h>
@@ -167,7 +168,35 @@ static bt_status ref_layernorm(const bt__href_ctx *c, bt_diag *d)
     return BT_OK;
 }
 
-/* C (M×N) = A (M×K) · B, B as K×N (b_nk false) or as the N×K weight of a linear layer (true). */
+typedef struct gemm_job {
+    const bt__href_ctx *c;
+    const bt__hostbuf *A, *B;
+    double *C;
+    size_t N, K, n;
+    bool b_nk;
+} gemm_job;
+
+enum { GEMM_CHUNK = 64 }; /* outputs per pool job */
+
+/* Outputs [i·GEMM_CHUNK, (i+1)·GEMM_CHUNK) of job g (sampled indices, or all in order). */
+static void gemm_chunk(void *arg, size_t i)
+{
+    const gemm_job *g = arg;
+    size_t end = (i + 1) * GEMM_CHUNK < g->n ? (i + 1) * GEMM_CHUNK : g->n;
+    for (size_t s = i * GEMM_CHUNK; s < end; s++) {
+        size_t idx = g->c->nsample ? g->c->sample[s] : s;
+        size_t r = idx / g->N, col = idx % g->N;
+        double acc = 0;
+        for (size_t k = 0; k < g->K; k++)
+            acc += bt__hostbuf_get(g->A, r * g->K + k) *
+                   bt__hostbuf_get(g->B, g->b_nk ? col * g->K + k : k * g->N + col);
+        g->C[idx] = acc;
+    }
+}
+
+/* C (M×N) = A (M×K) · B, B as K×N (b_nk false) or as the N×K weight of a linear layer (true);
+ * the outputs spread over the core pool in chunks (each element summed in the same order by
+ * one thread, so the result does not depend on the number of threads). */
 static bt_status gemm_ref(const bt__href_ctx *c, bool b_nk, bt_diag *d)
 {
     static const char *const names[] = {"A", "B", "C"};
@@ -180,17 +209,12 @@ static bt_status gemm_ref(const bt__href_ctx *c, bool b_nk, bt_diag *d)
         (st = holds(c, a[0], M * K, d)) || (st = holds(c, a[1], K * N, d)) ||
         (st = holds(c, a[2], M * N, d)))
         return st;
-    const bt__hostbuf *A = &c->args[a[0]], *B = &c->args[a[1]];
-    double *C = c->ref[a[2]];
-    size_t n = c->nsample ? c->nsample : M * N;
-    for (size_t s = 0; s < n; s++) {
-        size_t idx = c->nsample ? c->sample[s] : s;
-        size_t i = idx / N, j = idx % N;
-        double acc = 0;
-        for (size_t k = 0; k < K; k++)
-            acc += bt__hostbuf_get(A, i * K + k) * bt__hostbuf_get(B, b_nk ? j * K + k : k * N + j);
-        C[idx] = acc;
-    }
+    gemm_job g = {c, &c->args[a[0]], &c->args[a[1]], c->ref[a[2]], N, K,
+                  c->nsample ? c->nsample : M * N, b_nk};
+    size_t jobs = (g.n + GEMM_CHUNK - 1) / GEMM_CHUNK;
+    /* below ~1M multiply-adds a thread's start costs more than it saves */
+    int threads = (double)g.n * (double)K < 1e6 ? 1 : bt__pool_cores();
+    bt__pool_run(jobs, threads, gemm_chunk, NULL, &g);
     return BT_OK;
 }
 
