@@ -12,6 +12,7 @@
 #include "core/util.h"
 #include "store/store.h"
 
+#include <jansson.h>
 #include <sys/stat.h>
 
 #include <math.h>
@@ -820,6 +821,90 @@ static void test_shipped_wisdom_dispatches_without_measuring(void **state)
     (void)won;
 }
 
+/* Wisdom-only dispatch takes a nearest size's config only where it is valid at this size: a
+ * spec whose constraints tie the tile to n ("n <= BLOCK_SIZE * 64", and at most 128 up to
+ * n = 8192), tuned at n = 4096 (a block of 64 or 128 wins), asked for n = 16384 (a block of 256
+ * or more is needed there): the nearest config is refused and the model's best valid one runs,
+ * with correct results; at n = 3000 the nearest config fits and is taken. */
+static void test_nearest_size_config_must_fit_the_problem(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bt-fit-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char db[256], wdir[256], spec[256];
+    snprintf(db, sizeof db, "%s/store.db", dir);
+    snprintf(wdir, sizeof wdir, "%s/shipped", dir);
+    snprintf(spec, sizeof spec, "%s/vector_add_fit.json", dir);
+    mkdir(wdir, 0755);
+    json_t *j = json_load_file(BT_SOURCE_DIR "/kernels/specs/vector_add.json", 0, NULL);
+    assert_non_null(j);
+    json_object_set_new(j, "name", json_string("vector_add_fit"));
+    json_t *srcs = json_object_get(j, "sources"), *pre = json_object_get(j, "prelude");
+    json_object_set_new(srcs, "opencl", json_string(BT_SOURCE_DIR "/kernels/opencl/vector_add.cl"));
+    json_object_set_new(pre, "opencl", json_string(BT_SOURCE_DIR "/kernels/opencl/prelude.cl"));
+    json_object_del(srcs, "cuda");
+    json_object_del(pre, "cuda");
+    json_array_append_new(json_object_get(j, "constraints"), json_string("n <= BLOCK_SIZE * 64"));
+    json_array_append_new(json_object_get(j, "constraints"),
+                          json_string("BLOCK_SIZE <= 128 || n > 8192"));
+    assert_int_equal(json_dump_file(j, spec, JSON_INDENT(1)), 0);
+    json_decref(j);
+    bt_kdesc *k;
+    bt_diag d;
+    if (bt_kdesc_load_file(spec, &k, &d) != BT_OK)
+        fail_msg("%s", d.msg);
+    bt_problem *p;
+    bt_problem_create(k, &p);
+    bt_problem_set(p, "n", 4096, &d);
+    bt_kernel *kn;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt__tune_opts o = quick();
+    o.store = db;
+    bt_result *r;
+    assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
+    bt_config won;
+    assert_true(bt__result_winner(r, &won, NULL));
+    bt_result_destroy(r);
+    bt_kernel_destroy(kn);
+    int bs = bt__space_find(&k->space, "BLOCK_SIZE");
+    assert_true(bs >= 0);
+    assert_true(won.v[bs] <= 128);
+    bt__store *st;
+    assert_int_equal(bt__store_open(db, &st, &d), BT_OK);
+    bt__wisdom_export_opts eo = {.kernel = "vector_add_fit"};
+    int nfiles = 0;
+    assert_int_equal(bt__wisdom_export_dir(st, &eo, wdir, &nfiles, &d), BT_OK);
+    bt__store_close(st);
+    setenv("BLOCKTUNE_WISDOM_DIR", wdir, 1);
+    o.store = "none";
+    o.mode = BT_MODE_WISDOM_ONLY;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt__kernel_set_opts(kn, &o);
+    bt_problem_set(p, "n", 16384, &d);
+    bt_choice *c;
+    if (bt_kernel_lookup(kn, p, 1, &c, &d) != BT_OK)
+        fail_msg("lookup: %s", d.msg);
+    assert_int_equal(bt_choice_source(c), BT_SOURCE_MODEL);
+    int64_t v;
+    assert_int_equal(bt_choice_param(c, "BLOCK_SIZE", &v, &d), BT_OK);
+    assert_true(v >= 256);
+    bt_choice_destroy(c);
+    launch_and_check_vector_add(kn, p, 16384);
+    assert_int_equal(bt_kernel_tune_count(kn), 0);
+    bt_kernel_destroy(kn);
+    /* at n = 3000 the nearest (4096) config fits and is taken */
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt__kernel_set_opts(kn, &o);
+    bt_problem_set(p, "n", 3000, &d);
+    assert_int_equal(bt_kernel_lookup(kn, p, 1, &c, &d), BT_OK);
+    assert_int_equal(bt_choice_source(c), BT_SOURCE_NEAREST_SIZE);
+    bt_choice_destroy(c);
+    bt_kernel_destroy(kn);
+    unsetenv("BLOCKTUNE_WISDOM_DIR");
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
+}
+
 static void test_stats_are_exact_on_known_samples(void **state)
 {
     (void)state;
@@ -905,6 +990,7 @@ int main(void)
         cmocka_unit_test(test_faulting_config_is_survived),
         cmocka_unit_test(test_wgmma_dispatch_with_tensor_maps),
         cmocka_unit_test(test_shipped_wisdom_dispatches_without_measuring),
+        cmocka_unit_test(test_nearest_size_config_must_fit_the_problem),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     bt_device_destroy(dev);

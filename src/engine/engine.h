@@ -259,6 +259,9 @@ void bt__dispatch_free(bt_kernel *kn);
  * wisdom-only mode nearest size, same arch, the model), *found false when none applies. */
 bt_status bt__resolve(bt_kernel *kn, const bt_problem *p, bt_config *c, bt_source *src,
                       bool *found, bt_diag *diag);
+/* Whether config c (tuned for another key: cj names it in the log) is valid for p under the
+ * spec's constraints and rules; one that is not is logged. */
+bool bt__config_fits(bt_kernel *kn, const bt_problem *p, const bt_config *c, const char *cj);
 /* kernel.c: a looked-up config, compiled (not measured), into the dispatch table. */
 bt_status bt__dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_config *c,
                               bt_diag *diag);

@@ -54,8 +54,11 @@ bt_status bt__fam_needs(const bt_kernel *kn, const bt_kdesc *k, const bt_problem
 bt_status bt__fam_buffers(bt_kernel *kn, int f, const bt_problem *fp, bt_buffer *const *buffers,
                           int nbuffers, bt_buffer *out[], int *nout, bt_diag *diag);
 /* The front door's stored choice for p (the store, then wisdom; not in retune mode): the family
- * and its config (not compiled); *found false when nothing is stored. */
-void bt__fam_stored(bt_kernel *kn, const bt_problem *p, int *f, bt_config *c, bool *found);
+ * and its config (not compiled); *found false when nothing is stored; *exact true when it was
+ * stored for this very key (in wisdom-only mode it may be a nearest size's or the same
+ * architecture's choice). */
+void bt__fam_stored(bt_kernel *kn, const bt_problem *p, int *f, bt_config *c, bool *found,
+                    bool *exact);
 /* Frees the workspaces and the table (the handles are kernel.c's). */
 void bt__famk_free_state(bt__famk *F);
 

@@ -79,7 +79,8 @@ void bt__fam_choose(bt_kernel *kn, const bt_problem *p, int f)
     pthread_mutex_unlock(&F->mu);
 }
 
-void bt__fam_stored(bt_kernel *kn, const bt_problem *p, int *fam, bt_config *c, bool *found)
+void bt__fam_stored(bt_kernel *kn, const bt_problem *p, int *fam, bt_config *c, bool *found,
+                    bool *exact)
 {
     const bt_kdesc *k = kn->k;
     const bt_device_info *info = bt_device_get_info(kn->dev);
@@ -98,8 +99,10 @@ void bt__fam_stored(bt_kernel *kn, const bt_problem *p, int *fam, bt_config *c, 
     bt__lookup_result lr;
     memset(&lr, 0, sizeof lr);
     bt__wisdom_lookup(store, uw, sw, &q, &lr, NULL);
-    if (lr.config_json && (lr.source == BT__SRC_STORE || lr.source == BT__SRC_USER ||
-                           lr.source == BT__SRC_SHIPPED)) {
+    *exact = lr.source == BT__SRC_STORE || lr.source == BT__SRC_USER ||
+             lr.source == BT__SRC_SHIPPED;
+    /* wisdom-only: also the nearest size's or the same architecture's choice (bt__resolve) */
+    if (lr.config_json && (*exact || kn->opts.mode == BT_MODE_WISDOM_ONLY)) {
         json_t *o = json_loads(lr.config_json, 0, NULL);
         json_t *fj = o ? json_object_get(o, "family") : NULL;
         int f = json_is_integer(fj) ? (int)json_integer_value(fj) : -1;

@@ -130,6 +130,11 @@ void bt_kernel_set_options(bt_kernel *kn, const bt_tune_options *o)
 {
     if (kn && o && bt__tune_options_clone(o, &kn->opts_obj) == BT_OK)
         kn->opts = kn->opts_obj->o;
+    /* a front door's families resolve and tune its keys with its options (wisdom-only mode
+     * too: a family left in tune mode would refuse a nearest size's config) */
+    for (int f = 0; kn && o && kn->fam && f < kn->fam->n; f++)
+        if (kn->fam->child[f] && kn->fam->child[f] != kn)
+            bt_kernel_set_options(kn->fam->child[f], o);
 }
 
 int bt_kernel_tune_count(const bt_kernel *kn) { return kn ? kn->tunes : 0; }
@@ -155,6 +160,9 @@ void bt__kernel_set_opts(bt_kernel *kn, const bt__tune_opts *o)
     bt_tune_options_destroy(kn->opts_obj);
     kn->opts_obj = NULL;
     kn->opts = *o;
+    for (int f = 0; kn->fam && f < kn->fam->n; f++)
+        if (kn->fam->child[f] && kn->fam->child[f] != kn)
+            bt__kernel_set_opts(kn->fam->child[f], o);
 }
 
 bt_status bt__kernel_tune_opts(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *o,
@@ -216,10 +224,31 @@ bt_status bt__dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_confi
     return st;
 }
 
+/* Whether config c, tuned for another key (a nearest size, the same architecture), is valid
+ * for p: the spec's constraints and rules at p's sizes (a tile that must cover M, a split that
+ * must divide K). One that is not would compute wrong results or none; it is logged and not
+ * taken. */
+bool bt__config_fits(bt_kernel *kn, const bt_problem *p, const bt_config *c, const char *cj)
+{
+    bt__model m;
+    if (bt__model_init(&m, kn->k, p, &bt_device_get_info(kn->dev)->props, kn->k->rules, NULL) !=
+        BT_OK)
+        return false;
+    bt__cfg_eval ev;
+    memset(&ev, 0, sizeof ev);
+    bool ok = bt__model_eval(&m, c, &ev) == BT_OK && ev.valid;
+    if (!ok)
+        bt__decision_log("%s: not taking %s from another key: %s", kn->k->name, cj,
+                         ev.reasons ? ev.reasons : "it cannot be evaluated here");
+    bt__cfg_eval_clear(&ev);
+    bt__model_fini(&m);
+    return ok;
+}
+
 /* The first launch of a key looks before it measures (docs/wisdom.md): an exact key in the store,
  * the user's wisdom or the shipped wisdom is taken as is; in wisdom-only mode also the nearest
- * size, the same architecture, and finally the model's best config. Nothing is compiled or
- * measured here. *found is false when nothing applies ("tune it"). */
+ * size, the same architecture (each only where the config is valid for this problem), and
+ * finally the model's best config. Nothing is compiled or measured here. *found is false when nothing applies ("tune it"). */
 bt_status bt__resolve(bt_kernel *kn, const bt_problem *p, bt_config *c, bt_source *src,
                       bool *found, bt_diag *diag)
 {
@@ -247,6 +276,11 @@ bt_status bt__resolve(bt_kernel *kn, const bt_problem *p, bt_config *c, bt_sourc
         [BT__SRC_SHIPPED] = BT_SOURCE_SHIPPED_WISDOM, [BT__SRC_NEAREST] = BT_SOURCE_NEAREST_SIZE,
         [BT__SRC_SAME_ARCH] = BT_SOURCE_SAME_ARCH,  [BT__SRC_DEFAULT] = BT_SOURCE_MODEL};
     bt_status st = BT_OK;
+    if (take && bt__config_from_stored(k, lr.config_json, bt__wisdom_source_name(lr.source), c) &&
+        lr.source != BT__SRC_STORE && lr.source != BT__SRC_USER && lr.source != BT__SRC_SHIPPED &&
+        !bt__config_fits(kn, p, c, lr.config_json)) {
+        take = false; /* another key's config that this problem's constraints rule out */
+    }
     if (take && bt__config_from_stored(k, lr.config_json, bt__wisdom_source_name(lr.source), c)) {
         *found = true;
         *src = from[lr.source];

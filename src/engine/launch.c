@@ -294,20 +294,27 @@ static bt_status fam_unstored(bt_kernel *kn, const bt_problem *p, int *f, bt_dia
 /* The first use of p's key by a front door (under its tune lock). */
 static bt_status fam_first(bt_kernel *kn, const bt_problem *p, bool no_tune, bt_diag *diag)
 {
-    bool found;
+    bool found, exact;
     int f = -1;
     bt_config c;
-    bt__fam_stored(kn, p, &f, &c, &found);
+    bt__fam_stored(kn, p, &f, &c, &found, &exact);
     if (found) { /* the front door's stored choice, compiled into its family's table */
         bt_problem fp;
         bt__family_problem(kn->k, f, p, &fp);
-        bt_status st = bt__dispatch_config(bt__fam_kernel(kn, f), &fp, &c, diag);
+        bt_status st = exact || bt__config_fits(bt__fam_kernel(kn, f), &fp, &c, "the nearest "
+                                                "key's choice")
+                           ? bt__dispatch_config(bt__fam_kernel(kn, f), &fp, &c, diag)
+                           : BT_NOT_FOUND;
         if (st == BT_OK) {
             bt__fam_choose(kn, p, f);
             return BT_OK;
         }
-        if (kn->opts.mode != BT_MODE_TUNE || no_tune)
+        /* a nearest size's choice that does not fit this size (wisdom-only) falls back to the
+         * best predicted family, which resolves the key itself */
+        if (exact && (kn->opts.mode != BT_MODE_TUNE || no_tune))
             return st;
+        bt__decision_log("%s: the looked-up family choice failed here (%s)", kn->k->name,
+                         diag ? diag->msg : bt_strerror(st));
     }
     bt_status st = fam_unstored(kn, p, &f, diag);
     if (st == BT_OK && f >= 0) /* that family resolves or tunes the key itself */
