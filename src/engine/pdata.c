@@ -129,7 +129,8 @@ void bt__pdata_free(bt__tctx *T, bt__pdata *d)
 }
 
 /* Where buffer argument i's device data comes from: the caller's next buffer (its inputs read
- * back for the reference), or a new device buffer holding the inputs generated from the seed. */
+ * back for the reference), or a new device buffer holding the inputs generated from the seed
+ * (an output's is filled with its poison on the device: its host copy holds nothing yet). */
 static bt_status buffer_source(bt__tctx *T, bt__pdata *d, int i, bt_buffer *const *caller,
                                int ncaller, int *nbuf, uint64_t seed, bt_diag *diag)
 {
@@ -142,7 +143,12 @@ static bt_status buffer_source(bt__tctx *T, bt__pdata *d, int i, bt_buffer *cons
         if (st)
             return st;
         d->owned[i] = true;
-        return T->I->buf_write(T->D, d->dev[i], 0, d->host[i].data, bytes, diag);
+        if (!a->output)
+            return T->I->buf_write(T->D, d->dev[i], 0, d->host[i].data, bytes, diag);
+        uint8_t pat[8];
+        size_t ps;
+        bt__poison_pattern(d->host[i].dtype, pat, &ps);
+        return T->I->buf_fill(T->D, d->dev[i], 0, bytes, pat, ps, diag);
     }
     if (*nbuf >= ncaller) {
         bt__diag_set(diag, "kernel '%s' takes more buffers than the %d given", T->k->name, ncaller);
