@@ -4,8 +4,6 @@
  */
 #include "core/rng.h"
 
-#include <math.h>
-
 static uint64_t splitmix64(uint64_t *x)
 {
     uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
@@ -17,6 +15,18 @@ static uint64_t splitmix64(uint64_t *x)
 void bt__rng_seed(bt__rng *r, uint64_t seed, uint64_t salt)
 {
     uint64_t x = seed ^ (salt * 0xd1342543de82ef95ULL);
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&x);
+}
+
+void bt__rng_stream(bt__rng *r, uint64_t seed, uint64_t a, uint64_t b)
+{
+    /* each key word is mixed through splitmix64 before the next is xored in: (a, b) and (b, a)
+     * are different streams */
+    uint64_t x = seed, h = splitmix64(&x);
+    x = h ^ a;
+    h = splitmix64(&x);
+    x = h ^ b;
     for (int i = 0; i < 4; i++)
         r->s[i] = splitmix64(&x);
 }
@@ -58,12 +68,4 @@ uint64_t bt__rng_below(bt__rng *r, uint64_t n)
         }
     }
     return (uint64_t)(m >> 64);
-}
-
-double bt__rng_normal(bt__rng *r)
-{
-    double u1 = bt__rng_uniform(r), u2 = bt__rng_uniform(r);
-    if (u1 < 1e-300)
-        u1 = 1e-300;
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }

@@ -79,84 +79,183 @@ void bt__hostbuf_free(bt__hostbuf *b)
     b->count = 0;
 }
 
+/* Each storage type's element as a double: X(dtype, C type, conversion of p[i]). */
+#define GET_TYPES(X)                                                                            \
+    X(BT__DT_FP32, float, p[i])                                                                 \
+    X(BT__DT_FP16, uint16_t, bt__f16_to_f32(p[i]))                                              \
+    X(BT__DT_BF16, uint16_t, bt__bf16_to_f32(p[i]))                                             \
+    X(BT__DT_FP64, double, p[i])                                                                \
+    X(BT__DT_INT8, int8_t, p[i])                                                                \
+    X(BT__DT_FP8, uint8_t, p[i])                                                                \
+    X(BT__DT_INT32, int32_t, p[i])                                                              \
+    X(BT__DT_INT64, int64_t, (double)p[i])
+
 double bt__hostbuf_get(const bt__hostbuf *b, size_t i)
 {
+#define GET_ONE(dt, T, expr)                                                                    \
+    case dt: {                                                                                  \
+        const T *p = b->data;                                                                   \
+        return (expr);                                                                          \
+    }
     switch (b->dtype) {
-    case BT__DT_FP32: return ((const float *)b->data)[i];
-    case BT__DT_FP16: return bt__f16_to_f32(((const uint16_t *)b->data)[i]);
-    case BT__DT_BF16: return bt__bf16_to_f32(((const uint16_t *)b->data)[i]);
-    case BT__DT_FP64: return ((const double *)b->data)[i];
-    case BT__DT_INT8: return ((const int8_t *)b->data)[i];
-    case BT__DT_FP8: return ((const uint8_t *)b->data)[i];
-    case BT__DT_INT32: return ((const int32_t *)b->data)[i];
-    case BT__DT_INT64: return (double)((const int64_t *)b->data)[i];
+        GET_TYPES(GET_ONE)
     default: return 0;
     }
+#undef GET_ONE
 }
 
 void bt__hostbuf_set(bt__hostbuf *b, size_t i, double v)
 {
+    bt__hostbuf_put(b, i, &v, 1);
+}
+
+void bt__hostbuf_get_block(const bt__hostbuf *b, size_t lo, size_t n, double *out)
+{
+    /* one loop per storage type: the type is switched on once per block, not per element */
+#define GET_LOOP(dt, T, expr)                                                                   \
+    case dt: {                                                                                  \
+        const T *p = (const T *)b->data + lo;                                                   \
+        for (size_t i = 0; i < n; i++)                                                          \
+            out[i] = (expr);                                                                    \
+        return;                                                                                 \
+    }
     switch (b->dtype) {
-    case BT__DT_FP32: ((float *)b->data)[i] = (float)v; break;
-    case BT__DT_FP16: ((uint16_t *)b->data)[i] = bt__f32_to_f16((float)v); break;
-    case BT__DT_BF16: ((uint16_t *)b->data)[i] = bt__f32_to_bf16((float)v); break;
-    case BT__DT_FP64: ((double *)b->data)[i] = v; break;
-    case BT__DT_INT8: ((int8_t *)b->data)[i] = (int8_t)llround(v); break;
-    case BT__DT_FP8: ((uint8_t *)b->data)[i] = (uint8_t)llround(v); break;
-    case BT__DT_INT32: ((int32_t *)b->data)[i] = (int32_t)llround(v); break;
-    case BT__DT_INT64: ((int64_t *)b->data)[i] = (int64_t)llround(v); break;
+        GET_TYPES(GET_LOOP)
+    default: memset(out, 0, n * sizeof *out); return;
+    }
+#undef GET_LOOP
+}
+
+#define PUT_LOOP(T, expr)                                                                       \
+    do {                                                                                        \
+        T *p = (T *)b->data + lo;                                                               \
+        for (size_t i = 0; i < n; i++)                                                          \
+            p[i] = (expr);                                                                      \
+    } while (0)
+
+void bt__hostbuf_put(bt__hostbuf *b, size_t lo, const double *v, size_t n)
+{
+    switch (b->dtype) {
+    case BT__DT_FP32: PUT_LOOP(float, (float)v[i]); break;
+    case BT__DT_FP16: PUT_LOOP(uint16_t, bt__f32_to_f16((float)v[i])); break;
+    case BT__DT_BF16: PUT_LOOP(uint16_t, bt__f32_to_bf16((float)v[i])); break;
+    case BT__DT_FP64: PUT_LOOP(double, v[i]); break;
+    case BT__DT_INT8: PUT_LOOP(int8_t, (int8_t)llround(v[i])); break;
+    case BT__DT_FP8: PUT_LOOP(uint8_t, (uint8_t)llround(v[i])); break;
+    case BT__DT_INT32: PUT_LOOP(int32_t, (int32_t)llround(v[i])); break;
+    case BT__DT_INT64: PUT_LOOP(int64_t, (int64_t)llround(v[i])); break;
     default: break;
     }
 }
 
-typedef struct init_job {
+/* A buffer filled by its initialiser in chunks of FILL_CHUNK elements, chunk ch of argument
+ * `stream` drawing from the stream (seed, stream, ch) alone: the values do not depend on how
+ * many threads fill them or in which order. Each chunk is made in blocks of FILL_BLOCK doubles,
+ * then stored in the buffer's type. */
+#define FILL_CHUNK ((size_t)1 << 18)
+#define FILL_BLOCK 512 /* even: normals come in pairs */
+typedef struct fill_job {
     bt__hostbuf *b;
     bt__init_kind kind;
     double a, c;
-    uint64_t seed;
-} init_job;
+    uint64_t seed, stream;
+} fill_job;
 
-#define BT__INIT_CHUNK ((size_t)1 << 20)
-
-static void init_range(bt__hostbuf *b, bt__init_kind kind, double a, double c, bt__rng *r, size_t lo,
-                       size_t hi)
+/* Two independent N(0, 1) values: Marsaglia's polar method (one log and one square root per
+ * pair, no trigonometry; a point outside the unit disc, 21 % of them, is drawn again). In double
+ * precision for fp64 buffers; in float for the others, which store at most a float's precision
+ * (both coordinates from one draw, 24 bits each). */
+static void normal_pair(bt__rng *r, double *z0, double *z1)
 {
-    bool is_int = b->dtype == BT__DT_INT8 || b->dtype == BT__DT_INT32 || b->dtype == BT__DT_INT64;
-    for (size_t i = lo; i < hi; i++) {
-        double v;
-        switch (kind) {
-        case BT__INIT_NORMAL: v = a + c * bt__rng_normal(r); break;
-        case BT__INIT_UNIFORM: v = a + (c - a) * bt__rng_uniform(r); break;
-        case BT__INIT_INT: v = floor(a + (c - a + 1) * bt__rng_uniform(r)); break;
-        case BT__INIT_IOTA: v = a + (double)i * c; break;
-        case BT__INIT_CONST: v = a; break;
-        default: v = NAN; break;
+    double u, v, s;
+    do {
+        u = (double)(bt__rng_next(r) >> 11) * 0x1.0p-52 - 1.0; /* [-1, 1) */
+        v = (double)(bt__rng_next(r) >> 11) * 0x1.0p-52 - 1.0;
+        s = u * u + v * v;
+    } while (s >= 1.0 || s == 0.0);
+    double f = sqrt(-2.0 * log(s) / s);
+    *z0 = u * f;
+    *z1 = v * f;
+}
+
+static void normal_pair_f(bt__rng *r, double *z0, double *z1)
+{
+    float u, v, s;
+    do {
+        uint64_t w = bt__rng_next(r);
+        u = (float)(w >> 40) * 0x1.0p-23f - 1.0f; /* [-1, 1) */
+        v = (float)((w >> 16) & 0xffffffu) * 0x1.0p-23f - 1.0f;
+        s = u * u + v * v;
+    } while (s >= 1.0f || s == 0.0f);
+    float f = sqrtf(-2.0f * logf(s) / s);
+    *z0 = u * f;
+    *z1 = v * f;
+}
+
+/* n values of job j starting at element lo into v. */
+static void fill_values(const fill_job *j, bt__rng *r, size_t lo, size_t n, double *v)
+{
+    double a = j->a, c = j->c;
+    switch (j->kind) {
+    case BT__INIT_NORMAL:
+        for (size_t i = 0; i < n; i += 2) {
+            double z0, z1;
+            if (j->b->dtype == BT__DT_FP64)
+                normal_pair(r, &z0, &z1);
+            else
+                normal_pair_f(r, &z0, &z1);
+            v[i] = a + c * z0;
+            if (i + 1 < n)
+                v[i + 1] = a + c * z1;
         }
-        if (is_int && kind != BT__INIT_INT)
-            v = round(v);
-        bt__hostbuf_set(b, i, v);
+        break;
+    case BT__INIT_UNIFORM:
+        for (size_t i = 0; i < n; i++)
+            v[i] = a + (c - a) * bt__rng_uniform(r);
+        break;
+    case BT__INIT_INT:
+        for (size_t i = 0; i < n; i++)
+            v[i] = floor(a + (c - a + 1) * bt__rng_uniform(r));
+        break;
+    case BT__INIT_IOTA:
+        for (size_t i = 0; i < n; i++)
+            v[i] = a + (double)(lo + i) * c;
+        break;
+    case BT__INIT_CONST:
+        for (size_t i = 0; i < n; i++)
+            v[i] = a;
+        break;
+    default:
+        for (size_t i = 0; i < n; i++)
+            v[i] = NAN;
+        break;
     }
 }
 
-/* Chunk ch of the buffer, from its own stream. */
-static void init_chunk(void *arg, size_t ch)
+static void fill_chunk(void *arg, size_t ch)
 {
-    init_job *j = arg;
+    const fill_job *j = arg;
+    bt__hostbuf *b = j->b;
+    bool is_int = b->dtype == BT__DT_INT8 || b->dtype == BT__DT_INT32 || b->dtype == BT__DT_INT64;
     bt__rng r;
-    bt__rng_seed(&r, j->seed, ch + 1);
-    size_t lo = ch * BT__INIT_CHUNK, hi = lo + BT__INIT_CHUNK;
-    if (hi > j->b->count)
-        hi = j->b->count;
-    init_range(j->b, j->kind, j->a, j->c, &r, lo, hi);
+    bt__rng_stream(&r, j->seed, j->stream, ch);
+    size_t end = (ch + 1) * FILL_CHUNK < b->count ? (ch + 1) * FILL_CHUNK : b->count;
+    double v[FILL_BLOCK];
+    for (size_t lo = ch * FILL_CHUNK; lo < end; lo += FILL_BLOCK) {
+        size_t n = end - lo < FILL_BLOCK ? end - lo : FILL_BLOCK;
+        fill_values(j, &r, lo, n, v);
+        if (is_int && j->kind != BT__INIT_INT)
+            for (size_t i = 0; i < n; i++)
+                v[i] = round(v[i]);
+        bt__hostbuf_put(b, lo, v, n);
+    }
 }
 
-void bt__hostbuf_init(bt__hostbuf *b, bt__init_kind kind, double a, double c, bt__rng *r)
+void bt__hostbuf_fill(bt__hostbuf *b, bt__init_kind kind, double a, double c, uint64_t seed,
+                      uint64_t stream, int threads)
 {
-    /* Chunks of 2^20 elements, each with its own stream drawn from r: the values do not depend on
-     * how many threads fill them, and large buffers fill on every core. */
-    init_job job = {b, kind, a, c, bt__rng_next(r)};
-    size_t nch = (b->count + BT__INIT_CHUNK - 1) / BT__INIT_CHUNK;
-    bt__pool_run(nch, bt__pool_cores(), init_chunk, NULL, &job);
+    fill_job job = {b, kind, a, c, seed, stream};
+    bt__pool_run((b->count + FILL_CHUNK - 1) / FILL_CHUNK, threads, fill_chunk, NULL, &job);
     /* never time or verify on zeros: a random buffer that came out all zero gets a 1 */
     if ((kind == BT__INIT_NORMAL || kind == BT__INIT_UNIFORM || kind == BT__INIT_INT) && b->count) {
         bool all_zero = true;
@@ -165,6 +264,11 @@ void bt__hostbuf_init(bt__hostbuf *b, bt__init_kind kind, double a, double c, bt
         if (all_zero)
             bt__hostbuf_set(b, 0, 1);
     }
+}
+
+void bt__hostbuf_init(bt__hostbuf *b, bt__init_kind kind, double a, double c, bt__rng *r)
+{
+    bt__hostbuf_fill(b, kind, a, c, bt__rng_next(r), 0, bt__pool_cores());
 }
 
 void bt__poison_pattern(bt__dtype t, uint8_t pattern[8], size_t *size)

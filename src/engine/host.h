@@ -35,7 +35,17 @@ bt_status bt__hostbuf_alloc(bt__hostbuf *b, bt__dtype t, size_t count);
 void bt__hostbuf_free(bt__hostbuf *b);
 double bt__hostbuf_get(const bt__hostbuf *b, size_t i);
 void bt__hostbuf_set(bt__hostbuf *b, size_t i, double v); /* rounds to the storage type */
-/* Fills with the argument's initialiser. Random initialisers never produce an all-zero buffer. */
+/* Elements [lo, lo + n) as doubles into out; n doubles from v into [lo, lo + n), rounded to the
+ * storage type as bt__hostbuf_set does. */
+void bt__hostbuf_get_block(const bt__hostbuf *b, size_t lo, size_t n, double *out);
+void bt__hostbuf_put(bt__hostbuf *b, size_t lo, const double *v, size_t n);
+/* Fills with an initialiser (normal: mean a, deviation c; uniform: [a, c); int: a..c; iota:
+ * a + i c; const: a) from the streams (seed, stream, chunk) on up to `threads` threads: the
+ * values depend on seed and stream only, never on the thread count. Random initialisers never
+ * produce an all-zero buffer. */
+void bt__hostbuf_fill(bt__hostbuf *b, bt__init_kind kind, double a, double c, uint64_t seed,
+                      uint64_t stream, int threads);
+/* bt__hostbuf_fill on every core, keyed by the next value of r. */
 void bt__hostbuf_init(bt__hostbuf *b, bt__init_kind kind, double a, double c, bt__rng *r);
 /* The poison pattern of a dtype: a quiet NaN for floats, all-ones bytes for integers. */
 void bt__poison_pattern(bt__dtype t, uint8_t pattern[8], size_t *size);

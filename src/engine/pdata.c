@@ -129,20 +129,26 @@ void bt__pdata_free(bt__tctx *T, bt__pdata *d)
 }
 
 /* Where buffer argument i's device data comes from: the caller's next buffer (its inputs read
- * back for the reference), or a new device buffer holding the generated inputs. */
+ * back for the reference), or a new device buffer holding the inputs generated from the seed
+ * (an output's is filled with its poison on the device: its host copy holds nothing yet). */
 static bt_status buffer_source(bt__tctx *T, bt__pdata *d, int i, bt_buffer *const *caller,
-                               int ncaller, int *nbuf, bt__rng *rng, bt_diag *diag)
+                               int ncaller, int *nbuf, uint64_t seed, bt_diag *diag)
 {
     const bt__argspec *a = &T->k->args[i];
     size_t bytes = bt__hostbuf_bytes(&d->host[i]);
     if (!caller) {
-        bt_status st = a->output ? BT_OK : bt__arg_fill(a, &d->host[i], rng, diag);
+        bt_status st = a->output ? BT_OK : bt__arg_fill(a, &d->host[i], seed, i, diag);
         if (!st)
             st = T->I->buf_alloc(T->D, bytes, &d->dev[i], diag);
         if (st)
             return st;
         d->owned[i] = true;
-        return T->I->buf_write(T->D, d->dev[i], 0, d->host[i].data, bytes, diag);
+        if (!a->output)
+            return T->I->buf_write(T->D, d->dev[i], 0, d->host[i].data, bytes, diag);
+        uint8_t pat[8];
+        size_t ps;
+        bt__poison_pattern(d->host[i].dtype, pat, &ps);
+        return T->I->buf_fill(T->D, d->dev[i], 0, bytes, pat, ps, diag);
     }
     if (*nbuf >= ncaller) {
         bt__diag_set(diag, "kernel '%s' takes more buffers than the %d given", T->k->name, ncaller);
@@ -162,7 +168,7 @@ static bt_status buffer_source(bt__tctx *T, bt__pdata *d, int i, bt_buffer *cons
 
 /* Buffer argument i of v elements: host copy, device data, restore copy, reference array. */
 static bt_status buffer_init(bt__tctx *T, bt__pdata *d, int i, int64_t v,
-                             bt_buffer *const *caller, int ncaller, int *nbuf, bt__rng *rng,
+                             bt_buffer *const *caller, int ncaller, int *nbuf, uint64_t seed,
                              bt_diag *diag)
 {
     const bt__argspec *a = &T->k->args[i];
@@ -173,7 +179,7 @@ static bt_status buffer_init(bt__tctx *T, bt__pdata *d, int i, int64_t v,
     size_t count = v > 0 ? (size_t)v : 1;
     bt_status st = bt__hostbuf_alloc(&d->host[i], bt__arg_dtype(T->k, a, &d->p), count);
     if (!st)
-        st = buffer_source(T, d, i, caller, ncaller, nbuf, rng, diag);
+        st = buffer_source(T, d, i, caller, ncaller, nbuf, seed, diag);
     size_t bytes = bt__hostbuf_bytes(&d->host[i]);
     if (!st && (a->restore_value || (caller && a->reset_to_zero))) {
         st = T->I->buf_alloc(T->D, bytes, &d->saved[i], diag);
@@ -238,8 +244,6 @@ bt_status bt__pdata_init(bt__tctx *T, bt__pdata *d, const bt_problem *p, uint64_
     d->p = *p;
     int64_t slots[BT__STACK_SLOTS];
     bt__kdesc_fill_slots(k, NULL, p, T->g, slots);
-    bt__rng rng;
-    bt__rng_seed(&rng, seed, 0);
     int nbuf = 0;
     bt_status st = BT_OK;
     for (int i = 0; i < k->nargs && st == BT_OK; i++) {
@@ -253,7 +257,7 @@ bt_status bt__pdata_init(bt__tctx *T, bt__pdata *d, const bt_problem *p, uint64_
         if (a->role != BT__KARG_BUFFER)
             st = bt__scalar_karg(a, v, &d->scalars[i], diag);
         else
-            st = buffer_init(T, d, i, v, caller, ncaller, &nbuf, &rng, diag);
+            st = buffer_init(T, d, i, v, caller, ncaller, &nbuf, seed, diag);
     }
     if (!st && caller && nbuf != ncaller) {
         bt__diag_set(diag, "kernel '%s' takes %d buffers, %d given", k->name, nbuf, ncaller);

@@ -6,6 +6,7 @@
 #include "engine/userdata.h"
 
 #include "core/datafile.h"
+#include "core/pool.h"
 #include "core/util.h"
 
 #include <stdio.h>
@@ -96,10 +97,12 @@ static bt_status read_array(const char *path, bt__dtype raw_dtype, size_t count,
     return BT_OK;
 }
 
-bt_status bt__arg_fill(const bt__argspec *a, bt__hostbuf *hb, bt__rng *rng, bt_diag *diag)
+bt_status bt__arg_fill(const bt__argspec *a, bt__hostbuf *hb, uint64_t seed, int arg,
+                       bt_diag *diag)
 {
     if (!a->file) {
-        bt__hostbuf_init(hb, a->init, a->init_a, a->init_b, rng);
+        bt__hostbuf_fill(hb, a->init, a->init_a, a->init_b, seed, (uint64_t)arg,
+                         bt__pool_cores());
         return BT_OK;
     }
     bt__hostbuf f;

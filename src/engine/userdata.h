@@ -11,7 +11,6 @@
 
 #include "backends/backend.h"
 #include "core/kdesc.h"
-#include "core/rng.h"
 #include "engine/host.h"
 
 #include <stdbool.h>
@@ -37,9 +36,11 @@ void bt__compile_req_of(const bt_kdesc *k, const bt__ksource *src, const char *c
 bt_status bt__cmem_bind(const bt_kdesc *k, const bt__backend_iface *I, bt__bdev *D, bt__bmod *mod,
                         const bt_problem *p, const bt_gpu *g, bt__karg *args, bt_diag *diag);
 
-/* The contents of input argument a: read from its file (converted to the buffer's dtype), else
- * made by its initialiser. */
-bt_status bt__arg_fill(const bt__argspec *a, bt__hostbuf *hb, bt__rng *rng, bt_diag *diag);
+/* The contents of input argument a, the spec's argument number `arg`: read from its file
+ * (converted to the buffer's dtype), else made by its initialiser from the streams (seed, arg,
+ * chunk) on every core (bt__hostbuf_fill: the same values on any number of threads). */
+bt_status bt__arg_fill(const bt__argspec *a, bt__hostbuf *hb, uint64_t seed, int arg,
+                       bt_diag *diag);
 
 /* "reference": {"answers": ...}: every output's expected values read from its file into ref[i]
  * (host[i] has the output's count and dtype). caller: the tune runs on the caller's buffers,
