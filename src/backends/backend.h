@@ -21,7 +21,9 @@
  *
  * Offline entries (optional) work without a device and without load(): offline_target and
  * offline_compile compile for a GPU of the hardware table (`plan --exact`), occupancy applies the
- * backend's occupancy rules to a compiled function's resources on a GPU description.
+ * backend's occupancy rules to a compiled function's resources on a GPU description. The
+ * xcompiler entries (optional) are for a language compiled in another process (CUDA's "triton"):
+ * its identity for the kernel cache's key, its start ahead of need, what it cost.
  *
  * Errors: every function returns a bt_status and, where it takes a diag, writes the native error
  * (e.g. "clEnqueueNDRangeKernel: CL_INVALID_WORK_GROUP_SIZE (-54)") into diag->msg. Nothing aborts.
