@@ -11,12 +11,15 @@
  * device (the mock driver where there is no GPU): a blob that loads as the CUDA backend's own
  * with its metadata, Triton's compile error as BT_COMPILE with its message, a shared-memory
  * overflow as BT_RESOURCES with the numbers. Without Triton that group prints SKIPPED (and fails
- * under $CI).
+ * under $CI). The probe record (no Python: checked by the size and mtime of the files it names).
+ * A whole tune on the mock: a warm re-tune starts no Python (a python that logs its runs), and a
+ * record that names another Triton version misses the kernel cache.
  */
 #include "test_util.h"
 #include "backends/cuda/blob.h"
 #include "backends/cuda/tmeta.h"
 #include "backends/cuda/tpool.h"
+#include "backends/cuda/tprobe.h"
 #include "backends/device.h"
 #include "core/util.h"
 #include "core/kdesc.h"
@@ -26,7 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static bt_kdesc *load(const char *name)
 {
@@ -484,6 +490,50 @@ static void test_compile_errors(void **state)
     free(log);
 }
 
+/* --- the probe record ------------------------------------------------------------------------- */
+
+/* A record holds while the files it names are as they were: another size, another mtime or a
+ * file gone is a miss; another python or package folder has its own record. */
+static void test_probe_record(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bt_tprobe_XXXXXX", file[300], v[32] = "";
+    assert_non_null(mkdtemp(dir));
+    setenv("BLOCKTUNE_CACHE_DIR", dir, 1);
+    snprintf(file, sizeof file, "%s/__init__.py", dir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("__version__ = '9.9.9'\n", f);
+    fclose(f);
+    assert_false(bt__tprobe_read("/x/python", "/pkg", v, sizeof v)); /* none yet */
+    json_t *files = json_pack("[s]", file);
+    bt__tprobe_write("/x/python", "/pkg", "9.9.9", files);
+    assert_true(bt__tprobe_read("/x/python", "/pkg", v, sizeof v));
+    assert_string_equal(v, "9.9.9");
+    assert_false(bt__tprobe_read("/y/python", "/pkg", v, sizeof v));  /* another python */
+    assert_false(bt__tprobe_read("/x/python", "/pkg2", v, sizeof v)); /* another package */
+    struct stat sb;
+    assert_int_equal(stat(file, &sb), 0);
+    struct timespec ts[2] = {sb.st_atim, sb.st_mtim};
+    ts[1].tv_sec -= 10; /* the same bytes, another mtime: reinstalled */
+    assert_int_equal(utimensat(AT_FDCWD, file, ts, 0), 0);
+    assert_false(bt__tprobe_read("/x/python", "/pkg", v, sizeof v));
+    bt__tprobe_write("/x/python", "/pkg", "9.9.9", files);
+    assert_true(bt__tprobe_read("/x/python", "/pkg", v, sizeof v));
+    f = fopen(file, "a"); /* another size */
+    assert_non_null(f);
+    fputs("# changed\n", f);
+    fclose(f);
+    assert_false(bt__tprobe_read("/x/python", "/pkg", v, sizeof v));
+    bt__tprobe_write("/x/python", "/pkg", "9.9.9", files);
+    assert_int_equal(remove(file), 0); /* gone */
+    assert_false(bt__tprobe_read("/x/python", "/pkg", v, sizeof v));
+    json_decref(files);
+    char rm[300];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    assert_int_equal(system(rm), 0);
+}
+
 /* --- a whole tune, then a second process with no Python ----------------------------------------- */
 
 static const char *g_py; /* the python with Triton */
@@ -616,21 +666,95 @@ static void dispatch_here(const char *spec)
     bt_kdesc_free(k);
 }
 
-/* blocktune tune of the Triton vector add on the mock driver: compiled with Triton, verified
- * against the host at the problem and the boundary sizes, stored with Triton's version; then a
- * second process re-tunes (measures again) with no Python and compiles nothing, and this process
- * dispatches the stored winner with no Python. */
+/* A python that appends a line to dir/python.log each time it runs, then runs g_py: its path into
+ * py. */
+static void logging_python(const char *dir, char *py, size_t size)
+{
+    snprintf(py, size, "%s/python", dir);
+    FILE *f = fopen(py, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\necho \"$*\" >>'%s/python.log'\nexec '%s' \"$@\"\n", dir, g_py);
+    fclose(f);
+    assert_int_equal(chmod(py, 0755), 0);
+}
+
+/* Lines of dir/python.log: the times the logging python ran. */
+static int python_runs(const char *dir)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/python.log", dir);
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    for (int c; f && (c = fgetc(f)) != EOF;)
+        n += c == '\n';
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* The probe record in dir (the only one): its triton_version set to v. */
+static void probe_record_set(const char *dir, const char *v)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls '%s'/triton/probe-*.json", dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char path[400] = "";
+    assert_non_null(fgets(path, sizeof path, p));
+    pclose(p);
+    path[strcspn(path, "\n")] = '\0';
+    json_t *r = json_load_file(path, 0, NULL);
+    assert_non_null(r);
+    json_object_set_new(r, "triton_version", json_string(v));
+    assert_int_equal(json_dump_file(r, path, 0), 0);
+    json_decref(r);
+}
+
+/* A warm re-tune (every binary in the kernel cache, the probe record valid) starts no Python at
+ * all; a record that says another Triton version misses the kernel cache (its key holds the
+ * version), so the pool runs again. */
+static void warm_then_other_version(const char *dir, const char *spec, const char *run,
+                                    const char *py)
+{
+    char env[1400], args[1400];
+    char *out = NULL;
+    int runs = python_runs(dir);
+    assert_true(runs >= 1); /* the cold tune's pool */
+    snprintf(env, sizeof env, "BLOCKTUNE_PYTHON='%s' BLOCKTUNE_CUDA_LIBRARY='%s'", py,
+             BT_MOCK_CUDA);
+    snprintf(args, sizeof args, "tune '%s' %s --mode retune", spec, run);
+    if (cli(env, args, &out) != 0)
+        fail_msg("warm tune failed:\n%s", out);
+    assert_non_null(strstr(out, "(2 threads, 2 of 2 from the kernel cache)"));
+    assert_non_null(strstr(out, "; Triton: no compile pool started"));
+    free(out);
+    assert_int_equal(python_runs(dir), runs); /* no Python ran */
+    probe_record_set(dir, "0.0.1-other");
+    if (cli(env, args, &out) != 0)
+        fail_msg("tune with another Triton version failed:\n%s", out);
+    assert_null(strstr(out, "(2 threads, 2 of 2 from the kernel cache)"));
+    assert_non_null(strstr(out, "; Triton: compile pool ready "));
+    free(out);
+    assert_int_equal(python_runs(dir), runs + 1);
+}
+
+/* blocktune tune of the Triton vector add on the mock driver: compiled with Triton (its pool's
+ * start and compile times in the report), verified against the host at the problem and the
+ * boundary sizes, stored with Triton's version; then a second process re-tunes (measures again)
+ * with no Python and compiles nothing, this process dispatches the stored winner with no Python,
+ * and a warm re-tune with Python starts none (warm_then_other_version). */
 static void test_tune_then_no_python(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/bt_triton_XXXXXX", spec[256], env[1400], args[1400];
+    char dir[] = "/tmp/bt_triton_XXXXXX", spec[256], env[1400], args[1400], py[300];
     assert_non_null(mkdtemp(dir));
     setenv("BLOCKTUNE_CACHE_DIR", dir, 1);
     snprintf(spec, sizeof spec, "%s/vector_add.json", dir);
     write_spec(spec);
+    logging_python(dir, py, sizeof py);
     const char *run = "--device cuda:0 --n 4096 --dtype fp32 --graph --warmup-ms 0.01 "
                       "--rep-ms 0.01 --finalists 2";
-    snprintf(env, sizeof env, "BLOCKTUNE_PYTHON='%s' BLOCKTUNE_CUDA_LIBRARY='%s'", g_py,
+    snprintf(env, sizeof env, "BLOCKTUNE_PYTHON='%s' BLOCKTUNE_CUDA_LIBRARY='%s'", py,
              BT_MOCK_CUDA);
     snprintf(args, sizeof args, "tune '%s' %s --json '%s/r1.json'", spec, run, dir);
     char *out = NULL;
@@ -641,10 +765,17 @@ static void test_tune_then_no_python(void **state)
     assert_non_null(strstr(out, "and at every boundary size"));
     /* the report's provenance names the compiler that built the modules, as the store does */
     assert_non_null(strstr(out, "; compiler Triton 3."));
+    assert_non_null(strstr(out, "; Triton: compile pool ready "));
     free(out);
     char r[300];
     snprintf(r, sizeof r, "%s/r1.json", dir);
     int w1 = winner_of(r);
+    json_t *j = json_load_file(r, 0, NULL); /* the pool's cost in the JSON */
+    json_t *tt = json_object_get(json_object_get(j, "time"), "triton");
+    assert_true(json_is_true(json_object_get(tt, "pool_started")));
+    assert_true(json_real_value(json_object_get(tt, "pool_ready_s")) > 0);
+    assert_true(json_real_value(json_object_get(tt, "compile_s")) > 0);
+    json_decref(j);
     assert_true(w1 == 1024 || w1 == 256);
     /* the store's rows name Triton and its version */
     assert_int_equal(cli(env, "cache show n=4096", &out), 0);
@@ -665,6 +796,7 @@ static void test_tune_then_no_python(void **state)
     setenv("BLOCKTUNE_PYTHON", "/nonexistent/python", 1);
     dispatch_here(spec);
     setenv("BLOCKTUNE_PYTHON", g_py, 1);
+    warm_then_other_version(dir, spec, run, py);
     char rm[300];
     snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
     assert_int_equal(system(rm), 0);
@@ -713,6 +845,7 @@ int main(void)
         cmocka_unit_test(test_softmax_define),
         cmocka_unit_test(test_meta_roundtrip),
         cmocka_unit_test(test_meta_params),
+        cmocka_unit_test(test_probe_record),
     };
     int failed = cmocka_run_group_tests_name("triton_requests", requests, NULL, NULL);
     const char *lib = getenv("BLOCKTUNE_CUDA_LIBRARY");

@@ -75,7 +75,7 @@ out.update({"winner": w.get("config"), "median_ms": w.get("median_ms"), "tie": w
             "margin": w.get("margin"), "measured": s.get("measured"), "from_store": s.get("from_store"),
             "valid": s.get("valid"), "eliminated": len(j.get("eliminated") or []) + (j.get("eliminated_not_listed") or 0),
             "failed": sum(c.get("status") != "ok" for c in cfgs),
-            "time": {k: t.get(k) for k in ("compile_s", "verify_s", "measure_s", "total_s")}})
+            "time": {k: t.get(k) for k in ("data_s", "compile_s", "verify_s", "measure_s", "total_s", "triton")}})
 best = next((c for c in cfgs if c.get("config") == w.get("config")), {})
 for k in ("tflops", "gbps", "efficiency"):
     if best.get(k) is not None:

@@ -14,9 +14,14 @@ requests before it reads any answer. A worker that dies answers its request with
 and one that runs past the request's timeout_s is killed and answers "timeout"; either is
 replaced. At end of input the pool finishes what is queued and exits 0.
 
-The first line out is a hello: {"ready": true, "protocol": 1, "triton_version": ..., "workers": N}
-or, where Triton cannot be imported, {"ready": false, "error": {"kind": "no_triton", ...}} and
-exit status 3.
+The first line out is a hello: {"ready": true, "protocol": 1, "triton_version": ..., "workers": N,
+"files": [...]} (the files that say which Triton this is: a client may remember the version and
+trust it while they are unchanged) or, where Triton cannot be imported, {"ready": false, "error":
+{"kind": "no_triton", ...}} and exit status 3. Each worker imports Triton and its compiler when it
+starts, all of them at once, not at its first request; with --events, the line {"event":
+"workers_ready", "workers": N, "seconds": S} (no "id") follows when the first N have. At end of
+input, once every request is answered, the workers are ended at once (one still importing Triton
+is not waited for).
 """
 import argparse
 import collections
@@ -38,16 +43,26 @@ def write_line(stream, lock, obj):
 
 
 def triton_version():
-    """(version, None) or (None, why): without importing Triton (that is the workers' job)."""
+    """(version, files, None) or (None, None, why): without importing Triton (that is the
+    workers' job). files: what changes when another Triton is installed (its __init__.py and
+    its distribution's METADATA), and this python."""
     import importlib.metadata
     import importlib.util
     try:
-        if importlib.util.find_spec("triton") is None:
+        spec = importlib.util.find_spec("triton")
+        if spec is None:
             raise ImportError
-        return importlib.metadata.version("triton"), None
+        dist = importlib.metadata.distribution("triton")
+        files = [os.path.realpath(sys.executable)]
+        if spec.origin:
+            files.append(os.path.realpath(spec.origin))
+        meta = getattr(dist, "_path", None)  # the .dist-info folder, where the standard one
+        if meta is not None and os.path.isfile(os.path.join(str(meta), "METADATA")):
+            files.append(os.path.realpath(os.path.join(str(meta), "METADATA")))
+        return dist.version, files, None
     except (ImportError, importlib.metadata.PackageNotFoundError, ValueError):
-        return None, (f"the Python package 'triton' is not importable by {sys.executable} "
-                      "(pip install triton, or point blocktune at a python3 that has it)")
+        return None, None, (f"the Python package 'triton' is not importable by {sys.executable} "
+                            "(pip install triton, or point blocktune at a python3 that has it)")
 
 
 # ---- a worker: one process, one request at a time ------------------------------------------
@@ -58,10 +73,12 @@ def serve():
     proto = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     lock = threading.Lock()
-    try:
+    try:  # Triton, its compiler and back end imported now, before any request comes
         from blocktune import triton_job
+        triton_job.preload()
     except Exception as e:  # reported per request, so the client learns why
         triton_job, why = None, f"{type(e).__name__}: {e}"
+    write_line(proto, lock, {"worker_ready": True})  # the dispatcher's, not forwarded
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -90,11 +107,14 @@ class Worker:
         self.job = None        # (id, timeout_s or None, start time) of the request it runs
         self.timed_out = False
         self.answered = 0
+        self.ready = False     # said worker_ready (Triton imported)
 
 
 class Pool:
-    def __init__(self, n, out):
-        self.n, self.out = n, out
+    def __init__(self, n, out, events=False):
+        self.n, self.out, self.events = n, out, events
+        self.t0 = time.monotonic()
+        self.n_ready = 0        # workers that said worker_ready
         self.out_lock = threading.Lock()
         self.cv = threading.Condition()
         self.queue = collections.deque()
@@ -129,6 +149,15 @@ class Pool:
     def collect(self, w):
         """Forward w's answers; when w ends, answer its request for it and replace it."""
         for line in w.proc.stdout:
+            if not w.ready and line.startswith('{"worker_ready"'):
+                w.ready = True
+                with self.cv:
+                    self.n_ready += 1
+                    all_ready = self.n_ready == self.n
+                if all_ready and self.events:
+                    self.emit(json.dumps({"event": "workers_ready", "workers": self.n,
+                                          "seconds": round(time.monotonic() - self.t0, 4)}))
+                continue
             self.emit(line)
             with self.cv:
                 w.job = None
@@ -217,25 +246,27 @@ class Pool:
                 return
 
     def close(self):
+        """Every request is answered: the workers are idle (or still importing), so they are
+        ended rather than waited for."""
         for w in self.workers:
             if w:
-                w.proc.stdin.close()
+                w.proc.kill()
         for w in self.workers:
             if w:
                 w.proc.wait()
 
 
-def run_pool(n):
+def run_pool(n, events=False):
     out = sys.stdout
-    version, why = triton_version()
+    version, files, why = triton_version()
     lock = threading.Lock()
     if version is None:
         write_line(out, lock, {"ready": False, "protocol": PROTOCOL,
                                "error": {"kind": "no_triton", "message": why}})
         return EXIT_NO_TRITON
-    pool = Pool(n, out)
+    pool = Pool(n, out, events)
     pool.emit(json.dumps({"ready": True, "protocol": PROTOCOL, "triton_version": version,
-                          "workers": n}, sort_keys=True))
+                          "workers": n, "files": files}, sort_keys=True))
     dispatcher = threading.Thread(target=pool.dispatch)
     dispatcher.start()
     for line in sys.stdin:
@@ -257,12 +288,14 @@ def main(argv=None):
                     help="worker processes (default 0: one per core)")
     ap.add_argument("--probe", action="store_true",
                     help="print whether Triton is importable and its version, then exit")
+    ap.add_argument("--events", action="store_true",
+                    help="say when every worker has imported Triton (a line with no id)")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.serve:
         return serve()
     if a.probe:
-        version, why = triton_version()
+        version, _, why = triton_version()
         print(json.dumps({"ok": version is not None, "protocol": PROTOCOL,
                           "triton_version": version, "python": sys.version.split()[0],
                           **({"error": {"kind": "no_triton", "message": why}} if why else {})},
@@ -270,7 +303,7 @@ def main(argv=None):
         return 0 if version else EXIT_NO_TRITON
     if a.workers < 0:
         ap.error("--workers must be >= 0")
-    return run_pool(a.workers or os.cpu_count() or 1)
+    return run_pool(a.workers or os.cpu_count() or 1, a.events)
 
 
 if __name__ == "__main__":

@@ -413,6 +413,22 @@ def resource_check(ans, r):
     return None
 
 
+def preload():
+    """Does what a worker's first compile would do before it compiles anything, so that a worker
+    pays for it when it starts, not at its first request: imports Triton, its compiler, the NVIDIA
+    back end and the JIT's specializer, and computes Triton's own key (a hash of every file of
+    the installed Triton, ~0.4 s, kept for the process)."""
+    import triton  # noqa: F401
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource  # noqa: F401
+    from triton.compiler.compiler import make_backend
+    from triton.runtime.cache import triton_key
+    from triton.runtime.jit import JITFunction  # noqa: F401
+    make_backend(GPUTarget("cuda", 90, 32))
+    specialize_scalar(16)
+    triton_key()
+
+
 def answer(req):
     """One request → one answer dict (never raises)."""
     rid = req.get("id") if isinstance(req, dict) else None

@@ -21,7 +21,9 @@
  *
  * Offline entries (optional) work without a device and without load(): offline_target and
  * offline_compile compile for a GPU of the hardware table (`plan --exact`), occupancy applies the
- * backend's occupancy rules to a compiled function's resources on a GPU description.
+ * backend's occupancy rules to a compiled function's resources on a GPU description. The
+ * xcompiler entries (optional) are for a language compiled in another process (CUDA's "triton"):
+ * its identity for the kernel cache's key, its start ahead of need, what it cost.
  *
  * Errors: every function returns a bt_status and, where it takes a diag, writes the native error
  * (e.g. "clEnqueueNDRangeKernel: CL_INVALID_WORK_GROUP_SIZE (-54)") into diag->msg. Nothing aborts.
@@ -32,6 +34,7 @@
 #include "blocktune.h"
 #include "core/kdesc.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,6 +65,14 @@ typedef struct bt__kres {
     char compiler[48];        /* function_get: the compiler that built the module when the blob
                                  says ("Triton 3.6.0"); "" when it is the device's own */
 } bt__kres;
+
+/* What a compiler that runs in another process (CUDA's Triton compile pool) has cost this process:
+ * started (this process started it), ready_s (from its start until it could compile at full
+ * speed; -1: not yet, or not started) and compile_s (the compile seconds it reported, summed). */
+typedef struct bt__xcompiler_times {
+    bool started;
+    double ready_s, compile_s;
+} bt__xcompiler_times;
 
 /* What an offline compile for a GPU builds: the target ("sm_90a") and the compiler that builds it
  * ("NVRTC", "13.0"). */
@@ -274,6 +285,18 @@ typedef struct bt__backend_iface {
      * (a GPU without a compute capability for CUDA). */
     int (*occupancy)(const bt_gpu *g, const bt__kres *res, int threads, int64_t dyn_smem,
                      const char **limiter);
+
+    /* --- a compiler in another process (optional; CUDA: the Triton compile pool of "triton") --
+     * For sources in language lang; a language compiled in process answers BT_UNSUPPORTED.
+     * xcompiler_id: the compiler's identity into buf ("Triton 3.6.0"), which a binary it built
+     * depends on (the kernel cache's key): with start false only when it is known without
+     * starting the compiler (BT_NOT_FOUND otherwise), with start true starting it if it must
+     * (BT_NO_BACKEND when it is absent; diag says why). xcompiler_start: starts it in the
+     * background, returning at once. xcompiler_times: what it has cost this process. */
+    bt_status (*xcompiler_id)(const char *lang, bool start, char *buf, size_t size,
+                              bt_diag *diag);
+    void (*xcompiler_start)(const char *lang);
+    bt_status (*xcompiler_times)(const char *lang, bt__xcompiler_times *out);
 } bt__backend_iface;
 
 /* The registered backends, in preference order, NULL-terminated. */

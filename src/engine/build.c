@@ -7,8 +7,13 @@
  * by the dispatch of a looked-up config. A Triton source compiles from its config's request
  * (core: bt__triton_request) through the Triton compile pool, and its blob (the CUBIN with its
  * launch metadata) goes to the kernel cache too, keyed also by the bytes of every .py file beside
- * the source (the helpers it may import), so that a process that finds it there launches it with
- * no Python.
+ * the source (the helpers it may import) and by Triton's version (the backend knows it without
+ * Python where its probe record holds), so that a process that finds it there launches it with
+ * no Python; it is also kept under a key without the version, which only a process that cannot
+ * know the version (no Python or no Triton: nothing could compile it again) looks up. A round
+ * builds, in the same pool run, its configs' binaries for the boundary sizes when they depend on
+ * the problem (bt__build_round), and a tune that will compile with Triton starts the pool ahead
+ * (bt__build_prestart).
  */
 #include "engine/build.h"
 
@@ -65,8 +70,8 @@ int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p
     return m + bt__build_defines_common(k, p, g, threads, defs + m);
 }
 
-static void build_req(const bt_kernel *kn, const bt__compile_req *req, uint64_t salt,
-                      bool use_cache, bool keep, bt__entry *e);
+static void build_req(const bt_kernel *kn, const bt__compile_req *req, const char *const *ids,
+                      int nids, uint64_t salt, bool use_cache, bool keep, bt__entry *e);
 
 void bt__build_source(const bt_kernel *kn, const bt__ksource *src, const char *entry,
                       const char *const *dp, int nd, bool use_cache, bt__entry *e)
@@ -80,19 +85,25 @@ void bt__build_source(const bt_kernel *kn, const bt__ksource *src, const char *e
     bt__compile_req_of(k, src, dp, nd, names, np, &req);
     if (entry && req.nnames)
         snprintf(names[0], sizeof names[0], "%s", entry);
-    build_req(kn, &req, 0, use_cache, true, e);
+    const char *id = bt_device_get_info(kn->dev)->compiler_version;
+    build_req(kn, &req, &id, 1, 0, use_cache, true, e);
 }
 
-/* Compiles req into e: from the kernel cache when use_cache, into it when keep; salt (when
- * non-zero) is part of the cache key. */
-static void build_req(const bt_kernel *kn, const bt__compile_req *req, uint64_t salt,
-                      bool use_cache, bool keep, bt__entry *e)
+/* The kernel cache's key of req built by compiler id; salt (when non-zero) is part of it. */
+static uint64_t req_key(const bt_kernel *kn, const bt__compile_req *req, const char *id,
+                        uint64_t salt)
 {
-    const bt_device_info *di = bt_device_get_info(kn->dev);
+    uint64_t key = bt__kcache_key(kn->iface->name, bt_device_get_info(kn->dev)->name, id, req);
+    return salt ? bt__fnv1a(&salt, sizeof salt, key) : key;
+}
+
+/* Compiles req into e: from the kernel cache when use_cache (looked up under the compiler
+ * identity ids[0]), into it when keep (under each of ids[0..nids)). */
+static void build_req(const bt_kernel *kn, const bt__compile_req *req, const char *const *ids,
+                      int nids, uint64_t salt, bool use_cache, bool keep, bt__entry *e)
+{
     double t0 = bt__now();
-    uint64_t key = bt__kcache_key(kn->iface->name, di->name, di->compiler_version, req);
-    if (salt)
-        key = bt__fnv1a(&salt, sizeof salt, key);
+    uint64_t key = req_key(kn, req, ids[0], salt);
     if (use_cache && bt__kcache_get(key, &e->blob)) {
         e->compile_s = bt__now() - t0;
         e->cached = true;
@@ -107,8 +118,8 @@ static void build_req(const bt_kernel *kn, const bt__compile_req *req, uint64_t 
         e->error = bt__strdup(bt_strerror(st));
         return;
     }
-    if (keep)
-        bt__kcache_put(key, &e->blob);
+    for (int i = 0; keep && i < nids; i++)
+        bt__kcache_put(i ? req_key(kn, req, ids[i], salt) : key, &e->blob);
     free(log);
 }
 
@@ -151,27 +162,80 @@ static uint64_t py_folder_hash(const char *path)
     return h ? h : 1;
 }
 
-/* A Triton source: the config's compile request to the backend (names: the entry, then the
- * spec's arguments, which the blob's launch metadata maps Triton's parameters onto), through the
- * kernel cache keyed also by the .py files beside the source. */
-static void build_triton(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_cache)
+/* The compiler identities a Triton binary is kept under in the kernel cache, the one to look up
+ * first: "Triton <version>" and "Triton", or only "Triton" when the version cannot be known
+ * (start: starting the pool to learn it; else only from what is known without Python). Returns
+ * how many, 0 when !start and the version is not known without Python. */
+static int triton_ids(const bt_kernel *kn, bool start, char *buf, size_t size, const char *ids[2])
+{
+    bt_diag d = {0};
+    bt_status st = kn->iface->xcompiler_id
+                       ? kn->iface->xcompiler_id("triton", start, buf, size, &d)
+                       : BT_UNSUPPORTED;
+    if (st == BT_NOT_FOUND && !start)
+        return 0;
+    int n = 0;
+    if (st == BT_OK)
+        ids[n++] = buf;
+    ids[n++] = "Triton";
+    return n;
+}
+
+/* A Triton config's compile request at p (names: the entry, then the spec's arguments, which the
+ * blob's launch metadata maps Triton's parameters onto) into *req and *text (malloc'd); BT_OK or
+ * the reason in d. */
+static bt_status triton_req(const bt_kernel *kn, const bt_config *c, const bt_problem *p,
+                            const char **names, bt__compile_req *req, char **text, bt_diag *d)
 {
     const bt_device_info *di = bt_device_get_info(kn->dev);
-    char *text = NULL;
+    bt_status st = bt__triton_request(kn->k, kn->src, c, p, &di->props, text, d);
+    const bt_kdesc *k = kn->k;
+    names[0] = k->entry;
+    for (int i = 0; i < k->nargs && i < BT__MAX_ARGS; i++)
+        names[1 + i] = k->args[i].name;
+    *req = (bt__compile_req){.lang = "triton", .src = *text, .names = names,
+                             .nnames = 1 + k->nargs};
+    return st;
+}
+
+/* A Triton source: the config's compile request to the backend, through the kernel cache keyed
+ * also by the .py files beside the source and by Triton's version. */
+static void build_triton(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_cache)
+{
+    char *text = NULL, idbuf[64];
+    const char *names[1 + BT__MAX_ARGS], *ids[2];
+    bt__compile_req req;
     bt_diag d = {0};
-    if (bt__triton_request(kn->k, kn->src, &e->ev.cfg, p, &di->props, &text, &d) != BT_OK) {
+    if (triton_req(kn, &e->ev.cfg, p, names, &req, &text, &d) != BT_OK) {
         e->status = BT__CS_COMPILE;
         e->error = bt__strdup(d.msg);
         return;
     }
-    const bt_kdesc *k = kn->k;
-    const char *names[1 + BT__MAX_ARGS];
-    names[0] = k->entry;
-    for (int i = 0; i < k->nargs && i < BT__MAX_ARGS; i++)
-        names[1 + i] = k->args[i].name;
-    bt__compile_req req = {.lang = "triton", .src = text, .names = names, .nnames = 1 + k->nargs};
-    build_req(kn, &req, py_folder_hash(kn->src->path), use_cache, true, e);
+    int nids = triton_ids(kn, true, idbuf, sizeof idbuf, ids);
+    build_req(kn, &req, ids, nids, py_folder_hash(kn->src->path), use_cache, true, e);
     free(text);
+}
+
+void bt__build_prestart(const bt_kernel *kn, const bt_problem *p, const bt__cfg_eval *cands,
+                        size_t n)
+{
+    if (strcmp(kn->src->lang, "triton") || !kn->iface->xcompiler_start)
+        return;
+    char idbuf[64];
+    const char *ids[2];
+    bool need = triton_ids(kn, false, idbuf, sizeof idbuf, ids) < 2; /* the version needs it */
+    uint64_t salt = need ? 0 : py_folder_hash(kn->src->path);
+    for (size_t i = 0; i < n && !need; i++) {
+        char *text = NULL;
+        const char *names[1 + BT__MAX_ARGS];
+        bt__compile_req req;
+        bt_diag d = {0};
+        need = triton_req(kn, &cands[i].cfg, p, names, &req, &text, &d) == BT_OK &&
+               !bt__kcache_has(req_key(kn, &req, ids[0], salt));
+        free(text);
+    }
+    if (need)
+        kn->iface->xcompiler_start("triton");
 }
 
 bool bt__build_per_problem(const bt_kernel *kn)
@@ -198,6 +262,8 @@ typedef struct build_job {
     const bt_kernel *kn;
     const bt_problem *p;
     bt__entry **jobs;
+    size_t n;
+    bt__prebuilt *pre;
     const char *stage;
     double t0;
     bool show;
@@ -206,7 +272,10 @@ typedef struct build_job {
 static void build_one(void *arg, size_t i)
 {
     build_job *J = arg;
-    bt__build(J->kn, J->p, J->jobs[i], true);
+    if (i < J->n)
+        bt__build(J->kn, J->p, J->jobs[i], true);
+    else
+        bt__build(J->kn, &J->pre[i - J->n].p, &J->pre[i - J->n].e, true);
 }
 
 /* The progress line: done/total, elapsed and ETA. */
@@ -224,11 +293,46 @@ static void build_progress(void *arg, size_t done, size_t total)
     fflush(stderr);
 }
 
+void bt__build_round(const bt_kernel *kn, const bt_problem *p, bt__entry **jobs, size_t n,
+                     bt__prebuilt *pre, size_t npre, int threads, const char *stage,
+                     bool show_progress)
+{
+    build_job J = {kn, p, jobs, n, pre, stage, bt__now(), show_progress && isatty(2)};
+    bt__pool_run(n + npre, threads, build_one, build_progress, &J);
+}
+
 void bt__build_all(const bt_kernel *kn, const bt_problem *p, bt__entry **jobs, size_t n,
                    int threads, const char *stage, bool show_progress)
 {
-    build_job J = {kn, p, jobs, stage, bt__now(), show_progress && isatty(2)};
-    bt__pool_run(n, threads, build_one, build_progress, &J);
+    bt__build_round(kn, p, jobs, n, NULL, 0, threads, stage, show_progress);
+}
+
+bool bt__prebuilt_take(const bt_kernel *kn, bt__prebuilt *pre, size_t npre, int tag,
+                       const bt_config *cfg, bt__entry *e)
+{
+    int np = kn->k->space.nparams;
+    for (size_t i = 0; i < npre; i++) {
+        bt__prebuilt *b = &pre[i];
+        if (b->taken || b->tag != tag ||
+            memcmp(b->e.ev.cfg.v, cfg->v, sizeof cfg->v[0] * (size_t)np))
+            continue;
+        memset(e, 0, sizeof *e);
+        *e = b->e;
+        memset(&b->e, 0, sizeof b->e);
+        b->taken = true;
+        return true;
+    }
+    return false;
+}
+
+void bt__prebuilt_free(bt__prebuilt *pre, size_t npre)
+{
+    for (size_t i = 0; i < npre; i++) {
+        free(pre[i].e.error);
+        free(pre[i].e.log);
+        free(pre[i].e.blob.data);
+    }
+    free(pre);
 }
 
 bt_status bt__build_load(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bt_diag *diag)

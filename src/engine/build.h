@@ -35,6 +35,34 @@ void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_
  * when show_progress and stderr is a terminal. */
 void bt__build_all(const bt_kernel *kn, const bt_problem *p, bt__entry **jobs, size_t n,
                    int threads, const char *stage, bool show_progress);
+
+/* A binary built ahead, with a round's, for another problem (a boundary size of a kernel compiled
+ * per problem), until the verification that needs it takes it: tag (the caller's: which
+ * problem), the problem, and in e the config (e.ev.cfg) and what its build gave. */
+typedef struct bt__prebuilt {
+    int tag;
+    bt_problem p;
+    bt__entry e;
+    bool taken;
+} bt__prebuilt;
+/* bt__build_all, and pre[0..npre) built in the same pool run (so every compile of the round is
+ * under way at once: a Triton kernel's boundary sizes are compiles too). */
+void bt__build_round(const bt_kernel *kn, const bt_problem *p, bt__entry **jobs, size_t n,
+                     bt__prebuilt *pre, size_t npre, int threads, const char *stage,
+                     bool show_progress);
+/* Moves the binary built ahead for config cfg and tag into *e (zeroed first); false when there is
+ * none (then nothing changes). */
+bool bt__prebuilt_take(const bt_kernel *kn, bt__prebuilt *pre, size_t npre, int tag,
+                       const bt_config *cfg, bt__entry *e);
+/* Frees what pre[0..npre) holds that was not taken, and pre. */
+void bt__prebuilt_free(bt__prebuilt *pre, size_t npre);
+
+/* Before a tune of kn at p whose search may compile the configs cands[0..n): a compiler that runs
+ * in another process (a Triton source's pool) is started in the background when one of them is
+ * not in the kernel cache, or when the compiler's identity (part of the cache's key) cannot be
+ * known without it; a tune that finds all of them starts nothing. */
+void bt__build_prestart(const bt_kernel *kn, const bt_problem *p, const bt__cfg_eval *cands,
+                        size_t n);
 /* Loads e's binary (a stale kernel-cache binary is compiled again), gets its function and sets
  * its dynamic shared memory for p. On failure e->mod may still be set (the caller frees it). */
 bt_status bt__build_load(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bt_diag *diag);

@@ -114,6 +114,11 @@ struct bt_result {
     int screened;    /* configs whose median was a screening one when the finals began */
     double t_total, t_compile, t_verify, t_measure;
     double t_data; /* the problem's data and reference (and the device reference's build) */
+    /* a source compiled in another process (Triton's pool; backend.h xcompiler_times): xc_known
+     * (the kernel's language is), whether this process started it, its start-to-ready (-1: not
+     * ready or none) and the compile seconds it reported during this tune */
+    bool xc_known, xc_started;
+    double xc_ready_s, xc_compile_s;
     int compile_threads;
     int cached;     /* configs whose binary came from the kernel cache */
     int recoveries; /* device faults survived (context rebuilt) */

@@ -107,6 +107,13 @@ bool bt__kcache_get(uint64_t key, bt__blob *out)
     return true;
 }
 
+bool bt__kcache_has(uint64_t key)
+{
+    char path[1024];
+    struct stat sb;
+    return kc_path(key, path, sizeof path, false) && stat(path, &sb) == 0;
+}
+
 void bt__kcache_put(uint64_t key, const bt__blob *blob)
 {
     char path[1024];

@@ -16,6 +16,8 @@ uint64_t bt__kcache_key(const char *backend, const char *device, const char *com
                         const bt__compile_req *req);
 /* A hit fills out (malloc'd data); a miss or a damaged file returns false. */
 bool bt__kcache_get(uint64_t key, bt__blob *out);
+/* Whether the cache has an entry for key (not read: a damaged one is found so only by get). */
+bool bt__kcache_has(uint64_t key);
 /* Best effort: a failure to write only costs a recompile later. */
 void bt__kcache_put(uint64_t key, const bt__blob *blob);
 

@@ -175,16 +175,22 @@ static bool applies(bt__model *bm, const bt__entry *e)
 }
 
 /* A kernel with problem defines, or a Triton kernel (its integer arguments are specialized), is
- * compiled per problem: at boundary size bp its config is verified with a binary built for bp,
- * made in *tmp (drop_binary frees it); otherwise the round's own binary serves. */
-static bt__entry *boundary_binary(bt__tctx *T, bt__entry *e, const bt_problem *bp, bt__entry *tmp)
+ * compiled per problem: at boundary size b (problem bp) its config is verified with a binary
+ * built for bp — by the round, with its own binaries, or else now — in *tmp (drop_binary frees
+ * it); otherwise the round's own binary serves. */
+static bt__entry *boundary_binary(bt__tctx *T, bt__entry *e, int b, const bt_problem *bp,
+                                  bt__entry *tmp)
 {
     if (!bt__build_per_problem(T->kn))
         return e;
-    memset(tmp, 0, sizeof *tmp);
+    if (!bt__prebuilt_take(T->kn, T->pre, T->npre, b, &e->ev.cfg, tmp)) {
+        memset(tmp, 0, sizeof *tmp);
+        tmp->ev = e->ev;
+        tmp->ev.reasons = NULL;
+        bt__build(T->kn, bp, tmp, true);
+    }
     tmp->ev = e->ev;
     tmp->ev.reasons = NULL;
-    bt__build(T->kn, bp, tmp, true);
     if (tmp->status == BT__CS_PENDING) {
         bt_diag d = {0};
         bt_status st = bt__build_load(T->kn, bp, tmp, &d);
@@ -200,15 +206,16 @@ static void drop_binary(bt__tctx *T, const bt__entry *e, bt__entry *be)
         bt__entry_drop(T, be);
 }
 
-/* Verifies e at boundary problem B (its binary for that size when the sizes are defines). */
-static bt_status boundary_one(bt__tctx *T, bt__entry *e, bt__bprob *B)
+/* Verifies e at boundary problem B, boundary b (its binary for that size when the sizes are
+ * defines). */
+static bt_status boundary_one(bt__tctx *T, bt__entry *e, int b, bt__bprob *B)
 {
     if (B->have_model && !applies(&B->m, e)) { /* its constraints exclude this size */
         e->boundary_na++;
         return BT_OK;
     }
     bt__verify v;
-    bt__entry tmp, *be = boundary_binary(T, e, &B->d.p, &tmp);
+    bt__entry tmp, *be = boundary_binary(T, e, b, &B->d.p, &tmp);
     bt_status st = BT_OK;
     if (be == e || be->status == BT__CS_PENDING)
         st = verify_entry(T, be, &B->d, &v, B->where);
@@ -242,7 +249,7 @@ static bt_status boundaries(bt__tctx *T, bt__entry *e)
         bt__bprob *B = bt__boundary_data(T, b, &st);
         if (st)
             return st;
-        if (B && (st = after_failure(T, boundary_one(T, e, B))) != BT_OK)
+        if (B && (st = after_failure(T, boundary_one(T, e, b, B))) != BT_OK)
             return st;
     }
     return BT_OK;
@@ -391,6 +398,43 @@ static bt_status replay_round(bt__tctx *T, size_t from, bt__search_meas *m)
     return BT_CANCELLED;
 }
 
+/* The binaries a round builds ahead for the boundary sizes (malloc'd, *n of them; NULL when
+ * none): where a config's binary depends on the problem, each job's at every boundary size
+ * still to be verified whose model keeps it there, and the baseline config's (the device
+ * reference) at a size whose data is not made yet. */
+static bt__prebuilt *ahead(bt__tctx *T, bt__entry **jobs, size_t njobs, size_t *n)
+{
+    const bt_kdesc *k = T->k;
+    *n = 0;
+    if (!bt__build_per_problem(T->kn) || !T->o.verify_boundary || !k->nboundary)
+        return NULL;
+    bool ref = k->ref == BT__REF_CONFIG;
+    bt__prebuilt *pre = calloc((njobs + 1) * (size_t)k->nboundary, sizeof *pre);
+    for (int b = 0; pre && b < k->nboundary; b++) {
+        if (T->bnd_skip[b])
+            continue;
+        bt_problem bp;
+        char where[128];
+        bt__boundary_problem(T, b, &bp, where, sizeof where);
+        bt__model bm;
+        bool have = bt__model_init(&bm, k, &bp, T->g, T->r->plan->model.rules, NULL) == BT_OK;
+        for (size_t i = 0; i <= njobs; i++) {
+            bt__prebuilt *x = &pre[*n];
+            if (i == njobs && (!ref || T->bnd[b])) /* the baseline's, until its data is made */
+                continue;
+            x->e.ev.cfg = i < njobs ? jobs[i]->ev.cfg : k->ref_config;
+            if (i < njobs && have && !applies(&bm, &x->e))
+                continue;
+            x->tag = b;
+            x->p = bp;
+            (*n)++;
+        }
+        if (have)
+            bt__model_fini(&bm);
+    }
+    return pre;
+}
+
 /* One round (the search's bt__measure_batch_fn; user is the tctx): entries for the proposed
  * configs, compiled in parallel, then each loaded, verified at the problem and at the boundary
  * sizes and measured in turn; the outcomes go to m[] (and to the store as they happen). Modules
@@ -422,11 +466,15 @@ static bt_status measure_round(void *user, const uint64_t *idx, size_t n, bt__se
     char stage[48];
     snprintf(stage, sizeof stage, "round %zu: compile", T->rounds);
     double t = bt__now();
-    bt__build_all(T->kn, T->p, jobs, njobs, r->compile_threads, stage, false);
+    T->pre = ahead(T, jobs, njobs, &T->npre);
+    bt__build_round(T->kn, T->p, jobs, njobs, T->pre, T->npre, r->compile_threads, stage, false);
     free(jobs);
     r->t_compile += bt__now() - t;
     for (size_t i = from; i < r->n && !st; i++)
         st = bt__run_config(T, &r->e[i]);
+    bt__prebuilt_free(T->pre, T->npre);
+    T->pre = NULL;
+    T->npre = 0;
     if (st)
         return st;
     return round_done(T, from, m);

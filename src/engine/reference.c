@@ -110,9 +110,11 @@ static void ref_kernel_build(const bt__tctx *T, const bt_problem *p, bt__entry *
     bt__build_source(T->kn, ref_source(T), k->ref_entry, dp, nd, true, e);
 }
 
-/* The reference for problem p built and loaded into e (zeroed by the caller): the baseline
- * config, or the reference kernel. On failure diag says why, with the compiler's log. */
-static bt_status devref_build(bt__tctx *T, const bt_problem *p, bt__entry *e, bt_diag *diag)
+/* The reference for problem p (boundary size b, -1: the tuned problem) built and loaded into e
+ * (zeroed by the caller): the baseline config (its binary the round built ahead, when it did),
+ * or the reference kernel. On failure diag says why, with the compiler's log. */
+static bt_status devref_build(bt__tctx *T, const bt_problem *p, int b, bt__entry *e,
+                              bt_diag *diag)
 {
     const bt_kdesc *k = T->k;
     bt__devref *R = &T->dref;
@@ -120,7 +122,7 @@ static bt_status devref_build(bt__tctx *T, const bt_problem *p, bt__entry *e, bt
     bt_status st = BT_OK;
     if (R->kernel)
         ref_kernel_build(T, p, e);
-    else
+    else if (b < 0 || !bt__prebuilt_take(T->kn, T->pre, T->npre, b, &k->ref_config, e))
         bt__build(T->kn, p, e, true);
     if (e->status == BT__CS_PENDING) {
         if (R->kernel) {
@@ -164,7 +166,7 @@ bt_status bt__devref_prepare(bt__tctx *T, bt_diag *diag)
         bt__model_eval(&T->r->plan->model, &k->ref_config, &R->e.ev);
         bt__cfg_eval_clear(&R->e.ev);
     }
-    bt_status st = devref_build(T, T->p, &R->e, diag);
+    bt_status st = devref_build(T, T->p, -1, &R->e, diag);
     R->loaded = st == BT_OK;
     return st;
 }
@@ -245,8 +247,8 @@ static bt_status unwritten(bt__tctx *T, const bt__entry *e, const bt__geom *geo,
 
 /* Runs the device reference once on d (poisoned outputs, watched) and keeps its outputs as d's
  * reference. A binary of its own at a problem other than the tuned one when the binary depends
- * on the sizes (defines, a Triton kernel's specialization). */
-static bt_status devref_run(bt__tctx *T, bt__pdata *d, const char *where, bt_diag *diag)
+ * on the sizes (defines, a Triton kernel's specialization); b: d's boundary size (-1: none). */
+static bt_status devref_run(bt__tctx *T, bt__pdata *d, int b, const char *where, bt_diag *diag)
 {
     const bt_kdesc *k = T->k;
     bt__devref *R = &T->dref;
@@ -256,7 +258,7 @@ static bt_status devref_run(bt__tctx *T, bt__pdata *d, const char *where, bt_dia
         memset(&own, 0, sizeof own);
         own.ev.cfg = k->ref_config;
         e = &own;
-        st = devref_build(T, &d->p, e, diag);
+        st = devref_build(T, &d->p, b, e, diag);
     }
     bt__geom geo;
     if (!st && R->kernel)
@@ -297,7 +299,7 @@ bt_status bt__problem_data(bt__tctx *T, bt__pdata *d, const bt_problem *p, uint6
     bt_status st = bt__pdata_init(T, d, p, seed, caller, ncaller, diag);
     if (st || !has_devref(T->k))
         return st;
-    st = devref_run(T, d, where, diag);
+    st = devref_run(T, d, -1, where, diag);
     if (st)
         bt__pdata_free(T, d);
     return st;
@@ -340,7 +342,7 @@ bt__bprob *bt__boundary_data(bt__tctx *T, int b, bt_status *st)
         bprob_free(T, B);
         return NULL;
     }
-    if (has_devref(T->k) && (s = devref_run(T, &B->d, B->where, &dd)) != BT_OK) {
+    if (has_devref(T->k) && (s = devref_run(T, &B->d, b, B->where, &dd)) != BT_OK) {
         *T->sdiag = dd; /* a reference that fails at a boundary size stops the tune */
         *st = s;
         bprob_free(T, B);

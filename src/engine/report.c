@@ -84,8 +84,18 @@ static void write_header(const bt_result *r, FILE *f, bool known, bool mem)
     if (r->recoveries)
         fprintf(f, "the device faulted %d time(s); the context was rebuilt and the tune went on\n",
                 r->recoveries);
-    fprintf(f, "time: compile %.2f s (%d threads, %d of %zu from the kernel cache), verify %.2f s, measure %.2f s, total %.2f s\n\n",
-            r->t_compile, r->compile_threads, cached, r->n, r->t_verify, r->t_measure, r->t_total);
+    char xc[160] = "";
+    if (r->xc_known && !r->xc_started)
+        snprintf(xc, sizeof xc, "; Triton: no compile pool started");
+    else if (r->xc_known && r->xc_ready_s >= 0)
+        snprintf(xc, sizeof xc, "; Triton: compile pool ready %.2f s after its start, its "
+                 "compiles %.2f s", r->xc_ready_s, r->xc_compile_s);
+    else if (r->xc_known)
+        snprintf(xc, sizeof xc, "; Triton: compile pool not ready, its compiles %.2f s",
+                 r->xc_compile_s);
+    fprintf(f, "time: compile %.2f s (%d threads, %d of %zu from the kernel cache), verify %.2f s, measure %.2f s, total %.2f s%s\n\n",
+            r->t_compile, r->compile_threads, cached, r->n, r->t_verify, r->t_measure, r->t_total,
+            xc);
     if (known)
         fprintf(f, "Roofline: %s-bound (intensity %.2f FLOP/B, ridge %.1f for %s at %.0f GB/s); floor %.2f us\n\n",
                 mem ? "memory" : "compute", rf->intensity, rf->ridge, rf->peak_name, rf->bw_gbps, rf->floor_us);
@@ -511,6 +521,12 @@ json_t *bt__result_to_json(const bt_result *r)
     json_object_set_new(t, "verify_s", json_real(r->t_verify));
     json_object_set_new(t, "measure_s", json_real(r->t_measure));
     json_object_set_new(t, "total_s", json_real(r->t_total));
+    if (r->xc_known) /* a Triton kernel: its compile pool */
+        json_object_set_new(t, "triton", json_pack("{s:b,s:o,s:f}", "pool_started",
+                                                   r->xc_started, "pool_ready_s",
+                                                   r->xc_ready_s >= 0 ? json_real(r->xc_ready_s)
+                                                                      : json_null(),
+                                                   "compile_s", r->xc_compile_s));
     json_object_set_new(o, "time", t);
     if (r->fam)
         json_object_set_new(o, "families", bt__famres_json(r->fam));

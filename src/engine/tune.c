@@ -5,8 +5,10 @@
  * memory) → plan (prune with the model, with reasons) → pick a search strategy → the problem's
  * data and reference (pdata.c; a baseline config or reference kernel run on the device,
  * reference.c) → the search in rounds of compile → load → verify → measure (measure.c) → the
- * finals and the winner (select.c) → the winner into the dispatch table. One cleanup path. Also
- * the tune options' defaults and the result object's accessors.
+ * finals and the winner (select.c) → the winner into the dispatch table. One cleanup path. A
+ * compiler that runs in another process (a Triton source's pool) is started in the background
+ * before the data is made when the search will need it (build.c), and what it cost goes into the
+ * result. Also the tune options' defaults and the result object's accessors.
  */
 #include "engine/tune_ctx.h"
 
@@ -218,6 +220,18 @@ static void dispatch_winner(bt__tctx *T)
     }
 }
 
+/* What the kernel's out-of-process compiler has cost (at the tune's end; c0: its compile seconds
+ * at the start), into the result. */
+static void xcompiler_times(bt__tctx *T, double c0)
+{
+    bt__xcompiler_times x = {0};
+    bt_result *r = T->r;
+    r->xc_known = T->I->xcompiler_times && T->I->xcompiler_times(T->kn->src->lang, &x) == BT_OK;
+    r->xc_started = x.started;
+    r->xc_ready_s = x.ready_s;
+    r->xc_compile_s = x.compile_s - c0;
+}
+
 bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts,
                    bt_buffer *const *caller, int ncaller, bt_result **out, bt_diag *diag)
 {
@@ -231,6 +245,9 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts
     else
         bt__tune_opts_default(&T.o);
     pthread_mutex_init(&T.wmu, NULL);
+    bt__xcompiler_times xc0 = {0};
+    if (T.I->xcompiler_times)
+        T.I->xcompiler_times(kn->src->lang, &xc0);
     bt__pdata data;
     bool have_data = false;
     const bt__strategy *strat = NULL;
@@ -258,6 +275,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts
     bt__watchdog_start(&T);
     double t = bt__now();
     if (!bt__replay_ready(&T)) {
+        bt__build_prestart(kn, p, T.r->plan->cand, T.r->plan->ncand < 512 ? T.r->plan->ncand : 512);
         if ((st = bt__devref_prepare(&T, diag)) != BT_OK ||
             (st = bt__problem_data(&T, &data, p, T.o.seed, caller, ncaller, "", diag)) != BT_OK)
             goto done;
@@ -295,6 +313,7 @@ done:
     if (T.r && T.r->e)
         bt__unload_all(&T);
     if (st == BT_OK) {
+        xcompiler_times(&T, xc0.compile_s);
         T.r->t_total = bt__now() - T.t0;
         *out = T.r;
     } else

@@ -99,6 +99,10 @@ typedef struct bt__tctx {
     bt__bprob *bnd[BT__MAX_BOUNDARY];
     bool bnd_skip[BT__MAX_BOUNDARY];
     bt__devcmp cmp; /* outputs compared on the device (devcmp.c) */
+    /* the round's binaries for the boundary sizes, built with its own (tag: the boundary's
+     * index; the device reference's baseline config among them), taken as they are verified */
+    bt__prebuilt *pre;
+    size_t npre;
     /* a key the store holds, replayed (replay.c): the stored winner, its margin and tie;
      * replay_end: a round held a config the store does not (the replay ends there) */
     bool replay, replay_end;

@@ -312,6 +312,30 @@ class Pool(unittest.TestCase):
         self.assertFalse(second["cached"])
         self.assertNotEqual(first["key"], second["key"])
 
+    def test_events_and_files(self):
+        # --events: the workers (importing Triton when they start) say when they are ready, in
+        # a line with no id; the hello names the files that say which Triton this is; at end
+        # of input the pool ends its workers and exits.
+        p = subprocess.Popen([sys.executable, "-m", "blocktune.triton_compile", "--workers", "2",
+                              "--events"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True, env=dict(os.environ,
+                                                 PYTHONPATH=os.path.join(ROOT, "python")))
+        try:
+            hello = json.loads(p.stdout.readline())
+            event = json.loads(p.stdout.readline())  # nothing else is asked: the event is next
+            p.stdin.close()
+            self.assertEqual(p.wait(timeout=60), 0)
+        finally:
+            p.kill()
+            p.wait()
+            p.stdout.close()
+        self.assertTrue(any(f.endswith(os.path.join("triton", "__init__.py"))
+                            for f in hello["files"]), hello["files"])
+        self.assertTrue(all(os.path.isfile(f) for f in hello["files"]))
+        self.assertEqual((event["event"], event["workers"]), ("workers_ready", 2))
+        self.assertNotIn("id", event)
+        self.assertGreater(event["seconds"], 0)
+
     def test_probe(self):
         p = subprocess.run([sys.executable, "-m", "blocktune.triton_compile", "--probe"],
                            capture_output=True, text=True,

@@ -2325,4 +2325,7 @@ const bt__backend_iface bt__backend_cuda = {
     .offline_target = bt__cuda_offline_target,
     .offline_compile = bt__cuda_offline_compile,
     .occupancy = bt__cuda_occupancy_of,
+    .xcompiler_id = bt__cuda_xcompiler_id,
+    .xcompiler_start = bt__cuda_xcompiler_start,
+    .xcompiler_times = bt__cuda_xcompiler_times,
 };

@@ -57,6 +57,12 @@ bt_status bt__cuda_triton_target(const bt_gpu *g, const char *want, bt__offline_
                                  bt_diag *diag);
 bt_status bt__cuda_triton_offline(const bt_gpu *g, const bt__compile_req *req, bt__kres *res,
                                   char **log, bt_diag *diag);
+/* The vtable's xcompiler entries (backend.h) for "triton": the pool's version, its start in the
+ * background, what it cost. */
+bt_status bt__cuda_xcompiler_id(const char *lang, bool start, char *buf, size_t size,
+                                bt_diag *diag);
+void bt__cuda_xcompiler_start(const char *lang);
+bt_status bt__cuda_xcompiler_times(const char *lang, bt__xcompiler_times *out);
 
 /* The architecture name of a compute capability ("hopper" for 9.0), static, "unknown" when the
  * major version is not one blocktune knows. */

@@ -2,17 +2,22 @@
 /*
  * tpool.c — the Triton compile pool process and its protocol (tpool.h): spawning it over a
  * socket pair (its stdin and stdout; send with MSG_NOSIGNAL, so a pool that died is an error,
- * not a SIGPIPE), the hello, one reader thread that files each answer under its id for the
- * thread waiting on it, and the end at exit (input closed: the pool answers what is queued and
- * exits). A child forked from a process with a pool starts its own.
+ * not a SIGPIPE), in the background (bt__tpool_start: the reader thread waits for the hello, then
+ * files each answer under its id for the thread waiting on it, and notes when the workers are
+ * ready and what Triton's compiles took), and the end at exit (input closed: the pool answers
+ * what is queued, ends its workers and exits). A child forked from a process with a pool starts
+ * its own. Triton's version without Python: the probe record (probe.c) of the python and
+ * package that would run, checked by stat; a pool's hello writes it.
  */
 #include "backends/cuda/tpool.h"
 
+#include "backends/cuda/tprobe.h"
 #include "core/pool.h"
 #include "core/util.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -37,7 +42,7 @@ typedef struct lbuf {
     size_t len, cap;
 } lbuf;
 
-enum { NOT_STARTED = 0, RUNNING, ENDED };
+enum { NOT_STARTED = 0, STARTING, RUNNING, ENDED };
 
 static struct {
     pthread_mutex_t mu;
@@ -48,13 +53,20 @@ static struct {
     int fd;
     pid_t pid, owner;
     pthread_t reader;
+    bool have_reader;
+    bool spawned; /* a pool process was started by this process */
     lbuf in;
     json_t *answers; /* id (decimal) -> answer */
     long long next_id;
-    char version[32];
+    char py[1024];       /* the python it runs */
+    char dir[4200];      /* the folder of the blocktune package */
+    char version[32];    /* Triton's, once known (probe record or hello) */
+    bool version_known;
     bool atexit_set;
+    double t_spawn, ready_s; /* ready_s: spawn to every worker ready (-1: not yet) */
+    double compile_s;        /* the answers' compile_s, summed */
 } P = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .state = NOT_STARTED,
-       .fd = -1};
+       .fd = -1, .ready_s = -1};
 
 /* The next line of fd (malloc'd, without its newline); NULL at end of input or on an error. */
 static char *read_line(int fd, lbuf *lb)
@@ -142,58 +154,126 @@ static char **env_with(const char *dir, char **owned)
     return env;
 }
 
+/* Reads the pool's hello (the reader thread, before any answer): BT_OK when it is ready
+ * (protocol 1), with Triton's version in P.version and the files that tell which Triton it is in
+ * *files (a new reference); else the reason. */
+static bt_status hello(json_t **files, bt_diag *diag)
+{
+    char *line = read_line(P.fd, &P.in);
+    json_t *h = line ? json_loads(line, 0, NULL) : NULL;
+    free(line);
+    bt_status st = BT_OK;
+    json_t *err = json_object_get(h, "error");
+    if (!h)
+        st = BT_NO_BACKEND, bt__diag_set(diag, "'%s -m blocktune.triton_compile' ended before it "
+                                         "said it was ready (its stderr says why)", P.py);
+    else if (!json_is_true(json_object_get(h, "ready")))
+        st = BT_NO_BACKEND, bt__diag_set(diag, "Triton compile pool: %s",
+                                         err ? json_string_value(json_object_get(err, "message"))
+                                             : "not ready");
+    else if (json_integer_value(json_object_get(h, "protocol")) != 1)
+        st = BT_UNSUPPORTED, bt__diag_set(diag, "the Triton compile pool speaks protocol %lld; "
+                                          "this blocktune speaks 1",
+                                          (long long)json_integer_value(json_object_get(h, "protocol")));
+    else {
+        const char *v = json_string_value(json_object_get(h, "triton_version"));
+        pthread_mutex_lock(&P.mu);
+        snprintf(P.version, sizeof P.version, "%s", v ? v : "?");
+        P.version_known = v != NULL;
+        pthread_mutex_unlock(&P.mu);
+        *files = json_incref(json_object_get(h, "files"));
+    }
+    json_decref(h);
+    return st;
+}
+
+/* One line from the pool after the hello: an answer filed under its id (its compile_s summed),
+ * or the event that every worker is ready. */
+static void take_line(json_t *a)
+{
+    json_t *id = json_object_get(a, "id");
+    pthread_mutex_lock(&P.mu);
+    if (json_is_integer(id)) {
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)json_integer_value(id));
+        const json_t *cs = json_object_get(a, "compile_s");
+        if (json_is_number(cs) && !json_is_true(json_object_get(a, "cached")))
+            P.compile_s += json_number_value(cs);
+        json_object_set(P.answers, key, a);
+        pthread_cond_broadcast(&P.cv);
+    } else if (!strcmp(json_string_value(json_object_get(a, "event")) ? json_string_value(
+                           json_object_get(a, "event")) : "", "workers_ready") && P.ready_s < 0)
+        P.ready_s = bt__now() - P.t_spawn;
+    pthread_mutex_unlock(&P.mu);
+}
+
+/* The reader thread: the hello (the pool is RUNNING, or ENDED with the reason; a ready pool's
+ * hello becomes the probe record), then every answer until the pool ends. */
 static void *reader_main(void *arg)
 {
     (void)arg;
+    bt_diag d = {0};
+    json_t *files = NULL;
+    bt_status st = hello(&files, &d);
+    pthread_mutex_lock(&P.mu);
+    P.state = st == BT_OK ? RUNNING : ENDED;
+    P.why_st = st;
+    snprintf(P.why, sizeof P.why, "%s", d.msg);
+    pthread_cond_broadcast(&P.cv);
+    pthread_mutex_unlock(&P.mu);
+    if (st == BT_OK)
+        bt__tprobe_write(P.py, P.dir, P.version, files);
+    json_decref(files);
     char *line;
-    while ((line = read_line(P.fd, &P.in))) {
+    while (st == BT_OK && (line = read_line(P.fd, &P.in))) {
         json_t *a = json_loads(line, 0, NULL);
         free(line);
-        json_t *id = a ? json_object_get(a, "id") : NULL;
-        if (!json_is_integer(id)) {
-            json_decref(a);
-            continue;
-        }
-        char key[32];
-        snprintf(key, sizeof key, "%lld", (long long)json_integer_value(id));
-        pthread_mutex_lock(&P.mu);
-        json_object_set_new(P.answers, key, a);
-        pthread_cond_broadcast(&P.cv);
-        pthread_mutex_unlock(&P.mu);
+        if (a)
+            take_line(a);
+        json_decref(a);
     }
     pthread_mutex_lock(&P.mu);
-    P.state = ENDED;
-    P.why_st = BT_INTERNAL;
-    snprintf(P.why, sizeof P.why, "the Triton compile pool ended (its stderr says why)");
+    if (P.state == RUNNING) {
+        P.state = ENDED;
+        P.why_st = BT_INTERNAL;
+        snprintf(P.why, sizeof P.why, "the Triton compile pool ended (its stderr says why)");
+    }
     pthread_cond_broadcast(&P.cv);
     pthread_mutex_unlock(&P.mu);
     return NULL;
 }
 
+/* At exit: input closed, so the pool answers what is queued (nothing: every request of ours is
+ * answered before its caller returns), ends its workers, still importing or idle, and exits. */
 static void stop_pool(void)
 {
     pthread_mutex_lock(&P.mu);
-    bool mine = P.state != NOT_STARTED && P.fd >= 0 && P.owner == getpid();
+    bool mine = P.have_reader && P.fd >= 0 && P.owner == getpid();
     pthread_mutex_unlock(&P.mu);
     if (!mine)
         return;
-    shutdown(P.fd, SHUT_WR);
+    shutdown(P.fd, SHUT_RDWR);
     pthread_join(P.reader, NULL);
-    waitpid(P.pid, NULL, 0);
+    /* it ends at once, or within the time Python takes to start; one that hangs is not waited
+     * for past a second (its workers end at the end of their input) */
+    int i = 0;
+    while (waitpid(P.pid, NULL, WNOHANG) == 0 && i++ < 100)
+        usleep(10000);
+    if (i > 100) {
+        kill(P.pid, SIGKILL);
+        waitpid(P.pid, NULL, 0);
+    }
     close(P.fd);
     P.fd = -1;
+    P.have_reader = false;
 }
 
-/* Spawns `py -m blocktune.triton_compile --workers N` on a socket pair; BT_NO_BACKEND with the
- * reason when it cannot run. */
-static bt_status spawn_pool(const char *py, bt_diag *diag)
+/* Spawns `py -m blocktune.triton_compile --workers N --events` on a socket pair; BT_NO_BACKEND
+ * with the reason when it cannot run. */
+static bt_status spawn_pool(bt_diag *diag)
 {
-    char dirbuf[4200];
-    const char *dir = python_dir(dirbuf, sizeof dirbuf, diag);
-    if (!dir)
-        return BT_NO_BACKEND;
     char *owned = NULL;
-    char **env = env_with(dir, &owned);
+    char **env = env_with(P.dir, &owned);
     int sv[2];
     if (!env || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         free(env);
@@ -203,12 +283,13 @@ static bt_status spawn_pool(const char *py, bt_diag *diag)
     }
     char workers[16];
     snprintf(workers, sizeof workers, "%d", bt__pool_cores());
-    char *argv[] = {(char *)py, "-m", "blocktune.triton_compile", "--workers", workers, NULL};
+    char *argv[] = {P.py, "-m", "blocktune.triton_compile", "--workers", workers, "--events",
+                    NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
     posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
-    int e = posix_spawnp(&P.pid, py, &fa, NULL, argv, env);
+    int e = posix_spawnp(&P.pid, P.py, &fa, NULL, argv, env);
     posix_spawn_file_actions_destroy(&fa);
     close(sv[1]);
     free(env);
@@ -216,7 +297,7 @@ static bt_status spawn_pool(const char *py, bt_diag *diag)
     if (e) {
         close(sv[0]);
         bt__diag_set(diag, "cannot run '%s' (%s) for Triton compiles: set BLOCKTUNE_PYTHON to a "
-                     "python with Triton installed", py, strerror(e));
+                     "python with Triton installed", P.py, strerror(e));
         return BT_NO_BACKEND;
     }
     P.fd = sv[0];
@@ -224,77 +305,116 @@ static bt_status spawn_pool(const char *py, bt_diag *diag)
     return BT_OK;
 }
 
-/* Reads the pool's hello: BT_OK when it is ready (protocol 1), else the reason. */
-static bt_status hello(const char *py, bt_diag *diag)
-{
-    char *line = read_line(P.fd, &P.in);
-    json_t *h = line ? json_loads(line, 0, NULL) : NULL;
-    free(line);
-    bt_status st = BT_OK;
-    json_t *err = json_object_get(h, "error");
-    if (!h)
-        st = BT_NO_BACKEND, bt__diag_set(diag, "'%s -m blocktune.triton_compile' ended before it "
-                                         "said it was ready (its stderr says why)", py);
-    else if (!json_is_true(json_object_get(h, "ready")))
-        st = BT_NO_BACKEND, bt__diag_set(diag, "Triton compile pool: %s",
-                                         err ? json_string_value(json_object_get(err, "message"))
-                                             : "not ready");
-    else if (json_integer_value(json_object_get(h, "protocol")) != 1)
-        st = BT_UNSUPPORTED, bt__diag_set(diag, "the Triton compile pool speaks protocol %lld; "
-                                          "this blocktune speaks 1",
-                                          (long long)json_integer_value(json_object_get(h, "protocol")));
-    else
-    {
-        const char *v = json_string_value(json_object_get(h, "triton_version"));
-        snprintf(P.version, sizeof P.version, "%s", v ? v : "?");
-    }
-    json_decref(h);
-    return st;
-}
-
-/* Starts the pool (P.mu held); on failure P is ENDED with the reason. */
-static void start_pool(void)
+/* The python and the package folder a pool would run (P.py, P.dir); false (the reason in diag)
+ * when there is no package. */
+static bool resolve(bt_diag *diag)
 {
     const char *py = getenv("BLOCKTUNE_PYTHON");
-    if (!py || !*py)
-        py = "python3";
+    snprintf(P.py, sizeof P.py, "%s", py && *py ? py : "python3");
+    const char *dir = python_dir(P.dir, sizeof P.dir, diag);
+    if (dir && dir != P.dir)
+        snprintf(P.dir, sizeof P.dir, "%s", dir);
+    return dir != NULL;
+}
+
+/* Starts the pool in the background (P.mu held): STARTING until the reader has its hello; on a
+ * failure to spawn, ENDED with the reason. */
+static void start_pool(void)
+{
     bt_diag d = {0};
-    bt_status st = spawn_pool(py, &d);
-    if (st == BT_OK && (st = hello(py, &d)) != BT_OK) {
-        close(P.fd);
-        P.fd = -1;
-        waitpid(P.pid, NULL, 0);
-    }
+    bt_status st = resolve(&d) ? spawn_pool(&d) : BT_NO_BACKEND;
+    P.t_spawn = bt__now();
+    P.ready_s = -1;
     if (st == BT_OK && (!(P.answers = json_object()) ||
                         pthread_create(&P.reader, NULL, reader_main, NULL) != 0)) {
         st = BT_INTERNAL;
         snprintf(d.msg, sizeof d.msg, "cannot start the Triton compile pool's reader");
+        close(P.fd);
+        P.fd = -1;
+        waitpid(P.pid, NULL, 0);
     }
-    P.state = st == BT_OK ? RUNNING : ENDED;
+    P.have_reader = P.spawned = st == BT_OK;
+    P.state = st == BT_OK ? STARTING : ENDED;
     P.why_st = st;
     snprintf(P.why, sizeof P.why, "%s", d.msg);
     if (st == BT_OK && !P.atexit_set)
         P.atexit_set = atexit(stop_pool) == 0;
 }
 
-/* Makes sure a pool runs for this process (P.mu held); BT_OK or the reason it does not. */
+/* A pool of the parent's, in a forked child (P.mu held): forgotten, so the child starts its own. */
+static void forget_parents(void)
+{
+    if (P.state == NOT_STARTED || P.owner == getpid())
+        return;
+    if (P.fd >= 0)
+        close(P.fd);
+    P.fd = -1;
+    P.in.len = 0;
+    json_decref(P.answers);
+    P.answers = NULL;
+    P.have_reader = P.spawned = false;
+    P.state = NOT_STARTED;
+    P.compile_s = 0;
+    P.next_id = 0;
+}
+
+/* Makes sure a pool runs for this process (P.mu held), waiting for its hello; BT_OK or the reason
+ * it does not. */
 static bt_status ensure(bt_diag *diag)
 {
-    if (P.state != NOT_STARTED && P.owner != getpid()) { /* forked: the parent's pool */
-        if (P.fd >= 0)
-            close(P.fd);
-        P.fd = -1;
-        P.in.len = 0;
-        json_decref(P.answers);
-        P.answers = NULL;
-        P.state = NOT_STARTED;
-    }
+    forget_parents();
     if (P.state == NOT_STARTED)
         start_pool();
+    while (P.state == STARTING)
+        pthread_cond_wait(&P.cv, &P.mu);
     if (P.state == RUNNING)
         return BT_OK;
     bt__diag_set(diag, "%s", P.why);
     return P.why_st ? P.why_st : BT_INTERNAL;
+}
+
+void bt__tpool_start(void)
+{
+    pthread_mutex_lock(&P.mu);
+    forget_parents();
+    if (P.state == NOT_STARTED)
+        start_pool();
+    pthread_mutex_unlock(&P.mu);
+}
+
+/* Triton's version known without starting a pool (P.mu held): a pool's hello, or the probe
+ * record of the python a pool would run. */
+static bool version_known(void)
+{
+    if (P.version_known)
+        return true;
+    bt_diag d = {0};
+    if (P.state == NOT_STARTED && resolve(&d) &&
+        bt__tprobe_read(P.py, P.dir, P.version, sizeof P.version))
+        P.version_known = true;
+    return P.version_known;
+}
+
+bool bt__tpool_version_known(char *out, size_t size)
+{
+    pthread_mutex_lock(&P.mu);
+    forget_parents();
+    bool known = version_known();
+    if (known)
+        snprintf(out, size, "%s", P.version);
+    pthread_mutex_unlock(&P.mu);
+    return known;
+}
+
+void bt__tpool_times(bt__tpool_stats *out)
+{
+    pthread_mutex_lock(&P.mu);
+    bool ours = P.spawned && P.owner == getpid();
+    out->started = ours;
+    out->ready_s = ours ? P.ready_s : -1;
+    out->compile_s = ours ? P.compile_s : 0;
+    out->requests = P.next_id;
+    pthread_mutex_unlock(&P.mu);
 }
 
 long long bt__tpool_requests(void)
@@ -308,7 +428,8 @@ long long bt__tpool_requests(void)
 bt_status bt__tpool_version(char *out, size_t size, bt_diag *diag)
 {
     pthread_mutex_lock(&P.mu);
-    bt_status st = ensure(diag);
+    forget_parents();
+    bt_status st = version_known() ? BT_OK : ensure(diag);
     if (st == BT_OK)
         snprintf(out, size, "%s", P.version);
     pthread_mutex_unlock(&P.mu);

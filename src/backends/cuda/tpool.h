@@ -2,8 +2,9 @@
 /*
  * tpool.h — the Triton compile pool as the CUDA backend runs it (internal): one
  * `python3 -m blocktune.triton_compile --workers N` process (python/blocktune/, docs/triton.md)
- * per process of ours, started at the first Triton compile, kept for every later one (a tune's,
- * a plan's) and ended at exit; any thread may send a request at any time.
+ * per process of ours, started at the first Triton compile (or ahead of it, in the background:
+ * bt__tpool_start), kept for every later one (a tune's, a plan's) and ended at exit; any thread
+ * may send a request at any time. Its workers import Triton when they start, all at once.
  *
  * Python: $BLOCKTUNE_PYTHON, else python3 on PATH; the package from $BLOCKTUNE_PYTHONPATH, else
  * the source tree's python/ (a build tree), else the installed <datadir>/blocktune/python.
@@ -14,6 +15,7 @@
 #include "blocktune.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Sends the request (a JSON object's text, bt__triton_request) with target ("sm_90") and
@@ -28,7 +30,26 @@ bt_status bt__tpool_request(const char *request, const char *target, int64_t max
  * Triton, so no Python ran (the tests of a cached launch assert it). */
 long long bt__tpool_requests(void);
 
-/* The installed Triton's version ("3.6.0") into out, starting the pool when it is not running. */
+/* The installed Triton's version ("3.6.0") into out: from the probe record (tprobe.h) when it
+ * holds, so no Python runs, else from the pool's hello, starting the pool. */
 bt_status bt__tpool_version(char *out, size_t size, bt_diag *diag);
+
+/* The version into out when it is known without starting a pool (the probe record holds, or a
+ * pool said it); false otherwise. */
+bool bt__tpool_version_known(char *out, size_t size);
+
+/* Starts the pool in the background when this process has none: returns at once; its workers
+ * import Triton meanwhile, and the first request waits for the pool's hello. */
+void bt__tpool_start(void);
+
+/* What this process's pool has cost: started (a pool was started by this process), ready_s (from
+ * its start until every worker had imported Triton; -1: not yet, or none), compile_s (the sum of
+ * the compile_s of its answers that were compiled, not cached), requests (as bt__tpool_requests). */
+typedef struct bt__tpool_stats {
+    bool started;
+    double ready_s, compile_s;
+    long long requests;
+} bt__tpool_stats;
+void bt__tpool_times(bt__tpool_stats *out);
 
 #endif

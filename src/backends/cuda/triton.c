@@ -9,6 +9,8 @@
  * BT_TIMEOUT, bad_request → BT_INVALID_ARG (the spec does not fit the kernel), anything else →
  * BT_INTERNAL; out_of_resources is BT_RESOURCES for a compile and, offline, the resources it
  * measured (the plan's occupancy rule then eliminates the config, with the exact numbers).
+ * The xcompiler entries: "Triton <version>" (from the probe record, with no Python, where it
+ * holds), the pool started ahead in the background, and what the pool cost.
  */
 #include "backends/cuda/cuda.h"
 
@@ -163,4 +165,36 @@ bt_status bt__cuda_triton_offline(const bt_gpu *g, const bt__compile_req *req, b
     if (log)
         *log = st == BT_OK ? NULL : bt__strdup(diag->msg);
     return st;
+}
+
+bt_status bt__cuda_xcompiler_id(const char *lang, bool start, char *buf, size_t size,
+                                bt_diag *diag)
+{
+    if (!lang || strcmp(lang, "triton"))
+        return BT_UNSUPPORTED;
+    char v[32];
+    bt_status st = BT_OK;
+    if (!bt__tpool_version_known(v, sizeof v))
+        st = start ? bt__tpool_version(v, sizeof v, diag) : BT_NOT_FOUND;
+    if (st == BT_OK)
+        snprintf(buf, size, "Triton %s", v);
+    return st;
+}
+
+void bt__cuda_xcompiler_start(const char *lang)
+{
+    if (lang && !strcmp(lang, "triton"))
+        bt__tpool_start();
+}
+
+bt_status bt__cuda_xcompiler_times(const char *lang, bt__xcompiler_times *out)
+{
+    if (!lang || strcmp(lang, "triton"))
+        return BT_UNSUPPORTED;
+    bt__tpool_stats s;
+    bt__tpool_times(&s);
+    out->started = s.started;
+    out->ready_s = s.ready_s;
+    out->compile_s = s.compile_s;
+    return BT_OK;
 }
