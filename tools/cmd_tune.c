@@ -587,16 +587,6 @@ static int run_tune(tune_cmd *c, const char *stored_only)
         rc = bt_cli_fail(st, &d);
         goto out;
     }
-    {
-        /* the built-in gemm runs on the CUDA cores: say which families use the tensor cores */
-        const bt_device_info *di = bt_device_get_info(dev);
-        const char *dt = c->dtype ? c->dtype : "fp32";
-        if (!strcmp(kernel, "gemm") && di && di->props.cc_major >= 8 &&
-            (!strcmp(dt, "fp16") || !strcmp(dt, "bf16")))
-            fprintf(stderr, "blocktune tune: note: gemm is the CUDA-core GEMM; on tensor cores, "
-                            "tune gemm_mma (sm_80 and newer)%s\n",
-                    di->props.cc_major == 9 ? " or gemm_wgmma (sm_90a: TMA + wgmma)" : "");
-    }
     g_keep = c->keep;
     bt_kernel_set_hang_handler(kn, on_hang, NULL);
     bt_kernel_set_stored_only(kn, stored_only);

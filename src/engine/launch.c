@@ -88,7 +88,7 @@ static bt_status entry_for(bt_kernel *kn, const bt_problem *p, const bt__tune_on
     }
     /* geometry and scalars were evaluated when the winner was stored; only a problem that
      * differs in a variable outside the key needs them again */
-    if (memcmp(e->pvals, p->values, sizeof e->pvals))
+    if (memcmp(e->pvals, p->values, sizeof *p->values * (size_t)kn->k->nproblem))
         return bt__dispatch_eval(kn, p, e, diag);
     return BT_OK;
 }
@@ -176,7 +176,7 @@ bt_status bt_kernel_launch_ex(bt_kernel *kn, const bt_problem *p, bt_buffer *con
     bt__dispatch_key(kn, p, &key);
     pthread_rwlock_rdlock(&kn->lock);
     const bt__dispatch *o = bt__dispatch_find_held(kn, &key);
-    if (o && !memcmp(o->pvals, p->values, sizeof o->pvals)) {
+    if (o && !memcmp(o->pvals, p->values, sizeof *p->values * (size_t)kn->k->nproblem)) {
         bt_status st = launch_entry(kn, p, o, &on, diag);
         pthread_rwlock_unlock(&kn->lock);
         return st;
