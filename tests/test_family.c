@@ -5,7 +5,8 @@
  * budget's split, the plan report's section), the loader's checks of a family's interface with
  * file:line:column errors, and on the mock CUDA driver a front door of two vadd families tuned
  * across families, its choice stored as {"family": i, ...}, and a new handle dispatching that
- * stored choice without tuning (launch and lookup).
+ * stored choice without tuning (launch and lookup), and in wisdom-only mode (set through the
+ * public options, which must reach the families) a size never tuned dispatched from the nearest.
  */
 #include "core/family.h"
 #include "backends/cuda/cuda.h"
@@ -366,6 +367,66 @@ static void test_front_door_tunes_stores_and_dispatches(void **state)
     assert_non_null(strstr(bt_choice_config_json(ch), "\"BLOCK\":"));
     bt_choice_destroy(ch);
     assert_int_equal(rows, 1);
+    bt_kernel_destroy(kn);
+    /* wisdom-only through the public options (which must reach the families): n = 900 was never
+     * tuned; the front door takes n = 1000's family choice and its family n = 1000's config (the
+     * nearest size, valid here), measures nothing, and the output is right */
+    kn = front_kernel(dev, &k, store);
+    bt_tune_options *o = NULL;
+    assert_int_equal(bt_tune_options_create(&o), BT_OK);
+    assert_int_equal(bt_tune_options_set_store(o, store), BT_OK);
+    assert_int_equal(bt_tune_options_set_mode(o, BT_MODE_WISDOM_ONLY), BT_OK);
+    bt_kernel_set_options(kn, o);
+    bt_tune_options_destroy(o);
+    assert_int_equal(bt_problem_set(p, "n", 900, &d), BT_OK);
+    if (bt_kernel_lookup(kn, p, 1, &ch, &d) != BT_OK)
+        fail_msg("wisdom-only lookup: %s", d.msg);
+    /* the routing compiled the nearest size's choice into the family's table: "memory" */
+    assert_int_equal(bt_choice_source(ch), BT_SOURCE_MEMORY);
+    bt_choice_destroy(ch);
+    assert_int_equal(bt__fam_chosen(kn, p), won);
+    float c[1000];
+    for (int i = 0; i < 1000; i++)
+        c[i] = -1;
+    assert_int_equal(bt_buffer_write(buf[2], 0, c, sizeof c, &d), BT_OK);
+    if (bt_kernel_launch(kn, p, buf, 3, &d) != BT_OK)
+        fail_msg("wisdom-only launch: %s", d.msg);
+    assert_int_equal(bt_buffer_read(buf[2], 0, c, sizeof c, &d), BT_OK);
+    for (int i = 0; i < 1000; i++)
+        assert_true(c[i] == (i < 900 ? 1.5f * (float)i : -1.0f));
+    assert_int_equal(bt_kernel_tune_count(kn), 0);
+    bt_kernel_destroy(kn);
+    /* a store that holds only family vfam_b's own tune at n = 1000 (no choice of the front
+     * door): in wisdom-only mode the front door sends n = 900 to the family it predicts best
+     * (vfam_b: a tie, the first), which must take its own nearest size — only if the options
+     * reached it (a family left in tune mode refuses a nearest size and the lookup fails) */
+    char store2[300];
+    snprintf(store2, sizeof store2, "%s/s2.db", g_tmp);
+    bt_kdesc *kb = NULL;
+    if (bt_kdesc_load_file(BT_SOURCE_DIR "/tests/data/fam/vfam_b.json", &kb, &d) != BT_OK)
+        fail_msg("vfam_b.json: %s", d.msg);
+    bt_kernel *kbn = front_kernel(dev, &kb, store2);
+    bt_problem *pb = NULL;
+    assert_int_equal(bt_problem_create(kb, &pb), BT_OK);
+    assert_int_equal(bt_problem_set(pb, "n", 1000, &d), BT_OK);
+    if (bt_kernel_tune(kbn, pb, NULL, &r, &d) != BT_OK)
+        fail_msg("vfam_b tune: %s", d.msg);
+    bt_result_destroy(r);
+    bt_problem_destroy(pb);
+    bt_kernel_destroy(kbn);
+    bt_kdesc_destroy(kb);
+    kn = front_kernel(dev, &k, store2);
+    assert_int_equal(bt_tune_options_create(&o), BT_OK);
+    assert_int_equal(bt_tune_options_set_store(o, store2), BT_OK);
+    assert_int_equal(bt_tune_options_set_mode(o, BT_MODE_WISDOM_ONLY), BT_OK);
+    bt_kernel_set_options(kn, o);
+    bt_tune_options_destroy(o);
+    if (bt_kernel_lookup(kn, p, 1, &ch, &d) != BT_OK)
+        fail_msg("wisdom-only lookup through the family: %s", d.msg);
+    assert_int_equal(bt_choice_source(ch), BT_SOURCE_NEAREST_SIZE);
+    bt_choice_destroy(ch);
+    assert_int_equal(bt__fam_chosen(kn, p), 0);
+    assert_int_equal(bt_kernel_tune_count(kn), 0);
     for (int i = 0; i < 3; i++)
         bt_buffer_destroy(buf[i]);
     bt_problem_destroy(p);
