@@ -253,11 +253,11 @@ static void test_loader_checks_the_interface(void **state)
 /* --- on the mock CUDA driver ------------------------------------------------------------------ */
 static char g_tmp[256];
 
-static bt_kernel *front_kernel(bt_device *dev, bt_kdesc **k, const char *store)
+static bt_kernel *spec_kernel(bt_device *dev, const char *path, bt_kdesc **k, const char *store)
 {
     bt_diag d;
-    if (!*k && bt_kdesc_load_file(BT_SOURCE_DIR "/tests/data/fam/vfront.json", k, &d) != BT_OK)
-        fail_msg("vfront.json: %s:%d:%d: %s", d.file, d.line, d.column, d.msg);
+    if (!*k && bt_kdesc_load_file(path, k, &d) != BT_OK)
+        fail_msg("%s: %s:%d:%d: %s", path, d.file, d.line, d.column, d.msg);
     bt_kernel *kn = NULL;
     assert_int_equal(bt_kernel_create(dev, *k, &kn, &d), BT_OK);
     bt__tune_opts o;
@@ -270,6 +270,11 @@ static bt_kernel *front_kernel(bt_device *dev, bt_kdesc **k, const char *store)
     o.mode = BT_MODE_TUNE;
     bt__kernel_set_opts(kn, &o);
     return kn;
+}
+
+static bt_kernel *front_kernel(bt_device *dev, bt_kdesc **k, const char *store)
+{
+    return spec_kernel(dev, BT_SOURCE_DIR "/tests/data/fam/vfront.json", k, store);
 }
 
 /* A launch of kn at p (n = 1000) over x = i, y = i / 2 and a poisoned z: z = 1.5 i, and nothing
@@ -435,6 +440,72 @@ static void test_front_door_tunes_stores_and_dispatches(void **state)
     bt_device_destroy(dev);
 }
 
+/* Wisdom-only, a size whose nearest front-door choice does not fit (vfit.json: at n = 1000 only
+ * BLOCK 64 is valid, at n = 1500 only 128): the choice is refused, the family it named resolves
+ * the size itself (its own nearest config does not fit either: its model's best, BLOCK 128),
+ * nothing is measured and the output is right. */
+static void test_front_door_nearest_that_does_not_fit(void **state)
+{
+    (void)state;
+    bt_diag d;
+    bt_device *dev = NULL;
+    if (bt_device_open("cuda:0", &dev, &d) != BT_OK)
+        skip();
+    char store[300];
+    snprintf(store, sizeof store, "%s/fit.db", g_tmp);
+    bt_kdesc *k = NULL;
+    bt_kernel *kn = spec_kernel(dev, BT_SOURCE_DIR "/tests/data/fam/vfit.json", &k, store);
+    bt_problem *p = NULL;
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    assert_int_equal(bt_problem_set(p, "n", 1000, &d), BT_OK);
+    bt_result *r = NULL;
+    if (bt_kernel_tune(kn, p, NULL, &r, &d) != BT_OK)
+        fail_msg("tune: %s", d.msg);
+    assert_non_null(r->fam);
+    int won = r->fam->winner;
+    assert_true(won == 0 || won == 1);
+    bt_result_destroy(r);
+    bt_kernel_destroy(kn);
+    kn = spec_kernel(dev, NULL, &k, store);
+    bt_tune_options *o = NULL;
+    assert_int_equal(bt_tune_options_create(&o), BT_OK);
+    assert_int_equal(bt_tune_options_set_store(o, store), BT_OK);
+    assert_int_equal(bt_tune_options_set_mode(o, BT_MODE_WISDOM_ONLY), BT_OK);
+    bt_kernel_set_options(kn, o);
+    bt_tune_options_destroy(o);
+    assert_int_equal(bt_problem_set(p, "n", 1500, &d), BT_OK);
+    bt_choice *ch = NULL;
+    if (bt_kernel_lookup(kn, p, 1, &ch, &d) != BT_OK)
+        fail_msg("wisdom-only lookup: %s", d.msg);
+    assert_int_equal(bt__fam_chosen(kn, p), won);
+    assert_int_equal(bt_choice_source(ch), BT_SOURCE_MODEL);
+    int64_t block = 0;
+    assert_int_equal(bt_choice_param(ch, "BLOCK", &block, &d), BT_OK);
+    assert_int_equal(block, 128);
+    bt_choice_destroy(ch);
+    static float a[1500], b[1500], c[1500];
+    for (int i = 0; i < 1500; i++)
+        a[i] = (float)i, b[i] = 0.25f * (float)i, c[i] = -1;
+    bt_buffer *buf[3];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(bt_buffer_create(dev, sizeof a, &buf[i], &d), BT_OK);
+    assert_int_equal(bt_buffer_write(buf[0], 0, a, sizeof a, &d), BT_OK);
+    assert_int_equal(bt_buffer_write(buf[1], 0, b, sizeof b, &d), BT_OK);
+    assert_int_equal(bt_buffer_write(buf[2], 0, c, sizeof c, &d), BT_OK);
+    if (bt_kernel_launch(kn, p, buf, 3, &d) != BT_OK)
+        fail_msg("launch: %s", d.msg);
+    assert_int_equal(bt_buffer_read(buf[2], 0, c, sizeof c, &d), BT_OK);
+    for (int i = 0; i < 1500; i++)
+        assert_true(c[i] == 1.25f * (float)i);
+    assert_int_equal(bt_kernel_tune_count(kn), 0);
+    for (int i = 0; i < 3; i++)
+        bt_buffer_destroy(buf[i]);
+    bt_problem_destroy(p);
+    bt_kernel_destroy(kn);
+    bt_kdesc_destroy(k);
+    bt_device_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest plan_tests[] = {
@@ -454,6 +525,7 @@ int main(void)
     setenv("BLOCKTUNE_WISDOM_DIR", g_tmp, 1);
     const struct CMUnitTest dev_tests[] = {
         cmocka_unit_test(test_front_door_tunes_stores_and_dispatches),
+        cmocka_unit_test(test_front_door_nearest_that_does_not_fit),
     };
     failed += cmocka_run_group_tests_name("family_mock_cuda", dev_tests, NULL, NULL);
     char cmd[300];

@@ -73,6 +73,11 @@ bt_status bt__famplan_create(const bt_kdesc *k, const bt_problem *p, const bt_gp
                              const char *const *langs, const bt_plan_options *po,
                              bt__famplan **out, bt_diag *diag);
 void bt__famplan_free(bt__famplan *fp);
+/* Family f of front door k alone at p: its verdict (no "cannot win": that compares families) and
+ * its plan when it runs, into *e (the plan freed with bt_plan_destroy(e->plan)). */
+bt_status bt__famplan_family(const bt_kdesc *k, int f, const bt_problem *p, const bt_gpu *g,
+                             const char *const *langs, const bt_plan_options *po,
+                             bt__famplan_entry *e, bt_diag *diag);
 /* Splits `total` measurements (0: no bound, every family unbounded) over the families that run,
  * in proportion to how close each one's best prediction is to the best family's (the best gets
  * the largest share), at least min(4, its valid configs) each. */

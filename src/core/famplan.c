@@ -209,6 +209,23 @@ bt_status bt__famplan_create(const bt_kdesc *k, const bt_problem *p, const bt_gp
     return BT_OK;
 }
 
+bt_status bt__famplan_family(const bt_kdesc *k, int f, const bt_problem *p, const bt_gpu *g,
+                             const char *const *langs, const bt_plan_options *po,
+                             bt__famplan_entry *e, bt_diag *diag)
+{
+    memset(e, 0, sizeof *e);
+    if (f < 0 || f >= k->nfam) {
+        bt__diag_set(diag, "'%s' has no family %d", k->name, f);
+        return BT_INVALID_ARG;
+    }
+    bt_status st = plan_one(k, f, p, g, langs, po, e, diag);
+    if (st) {
+        bt_plan_destroy(e->plan);
+        e->plan = NULL;
+    }
+    return st;
+}
+
 void bt__famplan_budget(bt__famplan *fp, size_t total)
 {
     double wsum = 0;

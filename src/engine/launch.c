@@ -291,6 +291,19 @@ static bt_status fam_unstored(bt_kernel *kn, const bt_problem *p, int *f, bt_dia
     return st;
 }
 
+/* Whether family f of front door kn runs p on this device (its source, dtype, condition and at
+ * least one valid config); planning that family only. */
+static bool family_runs(bt_kernel *kn, int f, const bt_problem *p)
+{
+    bt__famplan_entry e;
+    bt_plan_options po = {.rules = kn->opts.rules};
+    bool runs = bt__famplan_family(kn->k, f, p, &bt_device_get_info(kn->dev)->props,
+                                   kn->iface->languages, &po, &e, NULL) == BT_OK &&
+                e.verdict == BT__FAM_RUN && bt__fam_kernel(kn, f);
+    bt_plan_destroy(e.plan);
+    return runs;
+}
+
 /* The first use of p's key by a front door (under its tune lock). */
 static bt_status fam_first(bt_kernel *kn, const bt_problem *p, bool no_tune, bt_diag *diag)
 {
@@ -301,18 +314,25 @@ static bt_status fam_first(bt_kernel *kn, const bt_problem *p, bool no_tune, bt_
     if (found) { /* the front door's stored choice, compiled into its family's table */
         bt_problem fp;
         bt__family_problem(kn->k, f, p, &fp);
-        bt_status st = exact || bt__config_fits(bt__fam_kernel(kn, f), &fp, &c, "the nearest "
-                                                "key's choice")
+        bt_status st = exact || bt__config_fits(bt__fam_kernel(kn, f), &fp, &c, "the front "
+                                                "door's nearest-size choice")
                            ? bt__dispatch_config(bt__fam_kernel(kn, f), &fp, &c, diag)
                            : BT_NOT_FOUND;
         if (st == BT_OK) {
             bt__fam_choose(kn, p, f);
             return BT_OK;
         }
-        /* a nearest size's choice that does not fit this size (wisdom-only) falls back to the
-         * best predicted family, which resolves the key itself */
         if (exact && (kn->opts.mode != BT_MODE_TUNE || no_tune))
             return st;
+        /* a nearest size's choice that does not fit this size (wisdom-only): its family, where
+         * it runs this size, resolves the key itself (its own store and wisdom, else its
+         * model's best) — planning that one family, not every family */
+        if (!exact && family_runs(kn, f, p)) {
+            bt__decision_log("%s: %s resolves this size itself", kn->k->name,
+                             bt__fam_kernel(kn, f)->k->name);
+            bt__fam_choose(kn, p, f);
+            return BT_OK;
+        }
         bt__decision_log("%s: the looked-up family choice failed here (%s)", kn->k->name,
                          diag ? diag->msg : bt_strerror(st));
     }
