@@ -56,8 +56,10 @@ printf '{"schema": "blocktune-sweep/1", "sweep": [{"schema": "blocktune-tune/1",
 # Ctrl-C: the keys finished are reported and kept
 setsid "$BT" tune "$SPEC" --M 1..40 "${FAST[@]}" --store "$T/i.db" > "$T/int" 2> "$T/interr" &
 pid=$!
+# (M=3's winner in the store means M=2 was recorded as finished: a key's winner is stored inside
+# its tune, before the sweep records the key, so waiting for M=2's row alone raced that step)
 for _ in $(seq 600); do
-    "$BT" cache --db "$T/i.db" list 2>/dev/null | grep -q "M=2,N=64" && break
+    "$BT" cache --db "$T/i.db" list 2>/dev/null | grep -q "M=3,N=64" && break
     kill -0 $pid 2>/dev/null || break
     sleep 0.5
 done
