@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -135,6 +136,29 @@ char *bt__read_file(const char *path, size_t *size)
     if (size)
         *size = len;
     return buf;
+}
+
+bt_status bt__mkdirs(const char *dir, bt_diag *diag)
+{
+    char *p = bt__strdup(dir);
+    if (!p)
+        return BT_NOMEM;
+    for (char *c = p + 1;; c++) {
+        if (*c == '/' || *c == '\0') {
+            char save = *c;
+            *c = '\0';
+            if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+                bt__diag_set(diag, "cannot create directory %s: %s", p, strerror(errno));
+                free(p);
+                return BT_IO;
+            }
+            *c = save;
+            if (!save)
+                break;
+        }
+    }
+    free(p);
+    return BT_OK;
 }
 
 bt_status bt__write_file_atomic(const char *path, const void *data, size_t size, bt_diag *diag)

@@ -43,6 +43,8 @@ int bt__edit_distance(const char *a, const char *b);
 char *bt__read_file(const char *path, size_t *size);
 /* A Unix time as "2026-12-01T17:52:39Z" (UTC) into buf; "" when it cannot be formed. */
 void bt__utc_iso(double unix_s, char *buf, size_t size);
+/* mkdir -p: dir and every missing folder above it (0755); BT_IO names the one that failed. */
+bt_status bt__mkdirs(const char *dir, bt_diag *diag);
 /* Writes atomically: a temp file in the same directory, fsync, rename. */
 bt_status bt__write_file_atomic(const char *path, const void *data, size_t size, bt_diag *diag);
 

@@ -12,7 +12,6 @@
 #include "core/util.h"
 #include "store/store.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,20 +26,6 @@ typedef struct kc_header {
     uint64_t sum;
 } kc_header;
 
-static int mkdirs(const char *path)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(tmp, 0755) == 0 || errno == EEXIST ? 0 : -1;
-}
-
 static bool kc_path(uint64_t key, char *buf, size_t size, bool create)
 {
     const char *off = getenv("BLOCKTUNE_NO_KERNEL_CACHE");
@@ -52,7 +37,7 @@ static bool kc_path(uint64_t key, char *buf, size_t size, bool create)
     char kdir[960];
     snprintf(kdir, sizeof kdir, "%s/kernels", dir);
     free(dir);
-    if (create && mkdirs(kdir) != 0)
+    if (create && bt__mkdirs(kdir, NULL) != BT_OK)
         return false;
     snprintf(buf, size, "%s/%016llx.bin", kdir, (unsigned long long)key);
     return true;

@@ -389,29 +389,6 @@ char *bt__store_default_path(void)
     return p;
 }
 
-/* mkdir -p. */
-static bt_status make_dirs(const char *dir, bt_diag *diag)
-{
-    char *p = bt__strdup(dir);
-    if (!p)
-        return BT_NOMEM;
-    for (char *c = p + 1;; c++) {
-        if (*c == '/' || *c == '\0') {
-            char save = *c;
-            *c = '\0';
-            if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-                bt__diag_set(diag, "cannot create directory %s: %s", p, strerror(errno));
-                free(p);
-                return BT_IO;
-            }
-            *c = save;
-            if (!save)
-                break;
-        }
-    }
-    free(p);
-    return BT_OK;
-}
 
 static bt_status exec(bt__store *s, const char *sql, bt_diag *diag)
 {
@@ -509,7 +486,7 @@ static bt_status resolve_path(const char *path, bool make, char **out, bt_diag *
         bt__diag_set(diag, "no cache directory: set BLOCKTUNE_CACHE_DIR, XDG_CACHE_HOME or HOME");
         return BT_INVALID_ARG;
     }
-    bt_status st = make ? make_dirs(dir, diag) : BT_OK;
+    bt_status st = make ? bt__mkdirs(dir, diag) : BT_OK;
     if (st == BT_OK && !(*out = join(dir, "blocktune.db")))
         st = BT_NOMEM;
     free(dir);

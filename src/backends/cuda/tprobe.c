@@ -9,7 +9,6 @@
 #include "core/util.h"
 #include "store/store.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,15 +36,8 @@ static bool record_path(const char *py, const char *dir, char *buf, size_t size,
     char folder[1100];
     snprintf(folder, sizeof folder, "%.1000s/triton", cache);
     free(cache);
-    if (mkdir_) {
-        char *slash = strrchr(folder, '/');
-        *slash = '\0';
-        if (mkdir(folder, 0755) != 0 && errno != EEXIST)
-            return false;
-        *slash = '/';
-        if (mkdir(folder, 0755) != 0 && errno != EEXIST)
-            return false;
-    }
+    if (mkdir_ && bt__mkdirs(folder, NULL) != BT_OK)
+        return false;
     snprintf(buf, size, "%s/probe-%016llx.json", folder, (unsigned long long)h);
     return true;
 }
