@@ -269,19 +269,18 @@ bt_status bt__resolve(bt_kernel *kn, const bt_problem *p, bt_config *c, bt_sourc
     memset(&lr, 0, sizeof lr);
     bt__wisdom_lookup(store, uw, sw, &q, &lr, NULL);
     bool wisdom_only = kn->opts.mode == BT_MODE_WISDOM_ONLY;
-    bool take = lr.config_json && (lr.source == BT__SRC_STORE || lr.source == BT__SRC_USER ||
-                                   lr.source == BT__SRC_SHIPPED || wisdom_only);
+    bool exact = lr.source == BT__SRC_STORE || lr.source == BT__SRC_USER ||
+                 lr.source == BT__SRC_SHIPPED;
+    /* another key's config (a nearest size, the same architecture) only where it is valid here */
+    bool take = lr.config_json && (exact || wisdom_only) &&
+                bt__config_from_stored(k, lr.config_json, bt__wisdom_source_name(lr.source), c) &&
+                (exact || bt__config_fits(kn, p, c, lr.config_json));
     static const bt_source from[] = {
         [BT__SRC_STORE] = BT_SOURCE_STORE,          [BT__SRC_USER] = BT_SOURCE_USER_WISDOM,
         [BT__SRC_SHIPPED] = BT_SOURCE_SHIPPED_WISDOM, [BT__SRC_NEAREST] = BT_SOURCE_NEAREST_SIZE,
         [BT__SRC_SAME_ARCH] = BT_SOURCE_SAME_ARCH,  [BT__SRC_DEFAULT] = BT_SOURCE_MODEL};
     bt_status st = BT_OK;
-    if (take && bt__config_from_stored(k, lr.config_json, bt__wisdom_source_name(lr.source), c) &&
-        lr.source != BT__SRC_STORE && lr.source != BT__SRC_USER && lr.source != BT__SRC_SHIPPED &&
-        !bt__config_fits(kn, p, c, lr.config_json)) {
-        take = false; /* another key's config that this problem's constraints rule out */
-    }
-    if (take && bt__config_from_stored(k, lr.config_json, bt__wisdom_source_name(lr.source), c)) {
+    if (take) {
         *found = true;
         *src = from[lr.source];
         bt__decision_log("%s: dispatching %s from %s (tuned for %s on %s, %.4f ms)", k->name,
