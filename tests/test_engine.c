@@ -758,6 +758,32 @@ static void launch_and_check_vector_add(bt_kernel *kn, bt_problem *p, int n)
     free(z);
 }
 
+/* Tunes k at p (quick options) into the store db and exports k's winners as one wisdom file into
+ * wdir (what wisdom/ ships); the winner. */
+static bt_config tune_and_ship(const bt_kdesc *k, const bt_problem *p, const char *db,
+                               const char *wdir)
+{
+    bt_diag d;
+    bt_kernel *kn;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt__tune_opts o = quick();
+    o.store = db;
+    bt_result *r;
+    assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
+    bt_config won;
+    assert_true(bt__result_winner(r, &won, NULL));
+    bt_result_destroy(r);
+    bt_kernel_destroy(kn);
+    bt__store *st;
+    assert_int_equal(bt__store_open(db, &st, &d), BT_OK);
+    bt__wisdom_export_opts eo = {.kernel = k->name};
+    int nfiles = 0;
+    assert_int_equal(bt__wisdom_export_dir(st, &eo, wdir, &nfiles, &d), BT_OK);
+    assert_int_equal(nfiles, 1);
+    bt__store_close(st);
+    return won;
+}
+
 static void test_shipped_wisdom_dispatches_without_measuring(void **state)
 {
     (void)state;
@@ -774,26 +800,12 @@ static void test_shipped_wisdom_dispatches_without_measuring(void **state)
     bt_problem_create(k, &p);
     bt_problem_set(p, "n", 5000, &d);
     /* 1. tune into a store, export its winners as wisdom files (what wisdom/ ships) */
+    bt_config won = tune_and_ship(k, p, db, wdir);
+    /* 2. a fresh kernel with no store: the key is only in the shipped wisdom */
+    setenv("BLOCKTUNE_WISDOM_DIR", wdir, 1);
     bt_kernel *kn;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
     bt__tune_opts o = quick();
-    o.store = db;
-    bt_result *r;
-    assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
-    bt_config won;
-    assert_true(bt__result_winner(r, &won, NULL));
-    bt_result_destroy(r);
-    bt_kernel_destroy(kn);
-    bt__store *st;
-    assert_int_equal(bt__store_open(db, &st, &d), BT_OK);
-    bt__wisdom_export_opts eo = {.kernel = "vector_add"};
-    int nfiles = 0;
-    assert_int_equal(bt__wisdom_export_dir(st, &eo, wdir, &nfiles, &d), BT_OK);
-    assert_int_equal(nfiles, 1);
-    bt__store_close(st);
-    /* 2. a fresh kernel with no store: the key is only in the shipped wisdom */
-    setenv("BLOCKTUNE_WISDOM_DIR", wdir, 1);
-    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
     o.store = "none";
     bt__kernel_set_opts(kn, &o);
     launch_and_check_vector_add(kn, p, 5000);
@@ -856,26 +868,13 @@ static void test_nearest_size_config_must_fit_the_problem(void **state)
     bt_problem *p;
     bt_problem_create(k, &p);
     bt_problem_set(p, "n", 4096, &d);
-    bt_kernel *kn;
-    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt__tune_opts o = quick();
-    o.store = db;
-    bt_result *r;
-    assert_int_equal(bt__kernel_tune_opts(kn, p, &o, &r, &d), BT_OK);
-    bt_config won;
-    assert_true(bt__result_winner(r, &won, NULL));
-    bt_result_destroy(r);
-    bt_kernel_destroy(kn);
+    bt_config won = tune_and_ship(k, p, db, wdir);
     int bs = bt__space_find(&k->space, "BLOCK_SIZE");
     assert_true(bs >= 0);
     assert_true(won.v[bs] <= 128);
-    bt__store *st;
-    assert_int_equal(bt__store_open(db, &st, &d), BT_OK);
-    bt__wisdom_export_opts eo = {.kernel = "vector_add_fit"};
-    int nfiles = 0;
-    assert_int_equal(bt__wisdom_export_dir(st, &eo, wdir, &nfiles, &d), BT_OK);
-    bt__store_close(st);
     setenv("BLOCKTUNE_WISDOM_DIR", wdir, 1);
+    bt_kernel *kn;
+    bt__tune_opts o = quick();
     o.store = "none";
     o.mode = BT_MODE_WISDOM_ONLY;
     assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);

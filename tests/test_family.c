@@ -272,6 +272,18 @@ static bt_kernel *spec_kernel(bt_device *dev, const char *path, bt_kdesc **k, co
     return kn;
 }
 
+/* kn in wisdom-only mode over the store, through the public options (a front door passes them
+ * on to its families). */
+static void wisdom_only(bt_kernel *kn, const char *store)
+{
+    bt_tune_options *o = NULL;
+    assert_int_equal(bt_tune_options_create(&o), BT_OK);
+    assert_int_equal(bt_tune_options_set_store(o, store), BT_OK);
+    assert_int_equal(bt_tune_options_set_mode(o, BT_MODE_WISDOM_ONLY), BT_OK);
+    bt_kernel_set_options(kn, o);
+    bt_tune_options_destroy(o);
+}
+
 static bt_kernel *front_kernel(bt_device *dev, bt_kdesc **k, const char *store)
 {
     return spec_kernel(dev, BT_SOURCE_DIR "/tests/data/fam/vfront.json", k, store);
@@ -377,12 +389,7 @@ static void test_front_door_tunes_stores_and_dispatches(void **state)
      * tuned; the front door takes n = 1000's family choice and its family n = 1000's config (the
      * nearest size, valid here), measures nothing, and the output is right */
     kn = front_kernel(dev, &k, store);
-    bt_tune_options *o = NULL;
-    assert_int_equal(bt_tune_options_create(&o), BT_OK);
-    assert_int_equal(bt_tune_options_set_store(o, store), BT_OK);
-    assert_int_equal(bt_tune_options_set_mode(o, BT_MODE_WISDOM_ONLY), BT_OK);
-    bt_kernel_set_options(kn, o);
-    bt_tune_options_destroy(o);
+    wisdom_only(kn, store);
     assert_int_equal(bt_problem_set(p, "n", 900, &d), BT_OK);
     if (bt_kernel_lookup(kn, p, 1, &ch, &d) != BT_OK)
         fail_msg("wisdom-only lookup: %s", d.msg);
@@ -421,11 +428,7 @@ static void test_front_door_tunes_stores_and_dispatches(void **state)
     bt_kernel_destroy(kbn);
     bt_kdesc_destroy(kb);
     kn = front_kernel(dev, &k, store2);
-    assert_int_equal(bt_tune_options_create(&o), BT_OK);
-    assert_int_equal(bt_tune_options_set_store(o, store2), BT_OK);
-    assert_int_equal(bt_tune_options_set_mode(o, BT_MODE_WISDOM_ONLY), BT_OK);
-    bt_kernel_set_options(kn, o);
-    bt_tune_options_destroy(o);
+    wisdom_only(kn, store2);
     if (bt_kernel_lookup(kn, p, 1, &ch, &d) != BT_OK)
         fail_msg("wisdom-only lookup through the family: %s", d.msg);
     assert_int_equal(bt_choice_source(ch), BT_SOURCE_NEAREST_SIZE);
@@ -467,12 +470,7 @@ static void test_front_door_nearest_that_does_not_fit(void **state)
     bt_result_destroy(r);
     bt_kernel_destroy(kn);
     kn = spec_kernel(dev, NULL, &k, store);
-    bt_tune_options *o = NULL;
-    assert_int_equal(bt_tune_options_create(&o), BT_OK);
-    assert_int_equal(bt_tune_options_set_store(o, store), BT_OK);
-    assert_int_equal(bt_tune_options_set_mode(o, BT_MODE_WISDOM_ONLY), BT_OK);
-    bt_kernel_set_options(kn, o);
-    bt_tune_options_destroy(o);
+    wisdom_only(kn, store);
     assert_int_equal(bt_problem_set(p, "n", 1500, &d), BT_OK);
     bt_choice *ch = NULL;
     if (bt_kernel_lookup(kn, p, 1, &ch, &d) != BT_OK)
