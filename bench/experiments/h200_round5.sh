@@ -11,21 +11,6 @@ FINAL=${OUT:-/tmp/bt-out}
 T0=$(date +%s)
 part() { local name=$1; shift; echo "== part $name ($(date +%T))"; ( "$@" ) > "$FINAL/console_$name.txt" 2>&1;
          echo "rc=$?"; cp "$FINAL/summary.txt" "$FINAL/summary_$name.txt" 2>/dev/null; }
-overhead() {
-  BT_RUN=overhead . bench/device_env.sh
-  export LD_LIBRARY_PATH="$PWD/.carry/prefix/lib:$LD_LIBRARY_PATH"
-  for mode in tune wisdom-only; do
-    log "engine_cuda 256 1024 1024 $mode"
-    timeout 150 .carry/eng/engine_cuda 256 1024 1024 $mode "$OUT/engine_cuda_$mode.json" \
-      > "$OUT/engine_cuda_$mode.log" 2>&1
-    echo "rc=$?" | tee -a "$OUT/summary.txt"; grep "host cost" "$OUT/engine_cuda_$mode.log" | tee -a "$OUT/summary.txt"
-  done
-  for spec in "" examples/triton/vector_add.json; do
-    log "bt_launch_overhead ${spec:-builtin}"
-    BLOCKTUNE_CACHE_DIR=/tmp/bt-overhead timeout 120 build/bt_launch_overhead cuda:0 $spec 2>&1 |
-      tee -a "$OUT/summary.txt"
-  done
-}
 vadd() {
   BT_RUN=vadd . bench/device_env.sh
   rm -rf "$BLOCKTUNE_CACHE_DIR"
@@ -36,7 +21,7 @@ vadd() {
       "$OUT/vadd_$phase.json" | tee -a "$OUT/summary.txt"
   done
 }
-part overhead overhead
+part overhead bash bench/experiments/h200_overhead.sh
 part triton bash bench/experiments/h200_triton.sh bt_mm4096
 part vadd vadd
 left=$(( 560 - ($(date +%s) - T0) ))
