@@ -101,9 +101,12 @@ int main(int argc, char **argv)
     bt_device_sync(dev, &d);
     /* the cached entry */
     bt__dispatch e = {0};
-    for (size_t i = 0; i < kn->cap; i++)
-        if (kn->tab[i].used)
-            e = kn->tab[i]; /* the only entry */
+    bt__dkey key;
+    bt__dispatch_key(kn, p, &key);
+    if (!bt__dispatch_find(kn, &key, &e)) {
+        fprintf(stderr, "no dispatch entry after the launch\n");
+        return 1;
+    }
     int64_t grid[3], block[3], dyn;
     bt__geometry(k, &e.cfg, p, &bt_device_get_info(dev)->props, grid, block, &dyn, &d);
     bool triton = !strcmp(kn->src->lang, "triton"); /* its n is an int32 scalar */

@@ -90,9 +90,12 @@ int main(int argc, char **argv)
     bt_kernel_launch(keep, p, b, 3, &d); /* dispatched from the tune: no new tune */
     bt_device_sync(dev, &d);
     bt__dispatch e = {0};
-    for (size_t i = 0; i < keep->cap; i++)
-        if (keep->tab[i].used)
-            e = keep->tab[i];
+    bt__dkey key;
+    bt__dispatch_key(keep, p, &key);
+    if (!bt__dispatch_find(keep, &key, &e)) {
+        fprintf(stderr, "no dispatch entry after the launch\n");
+        return 1;
+    }
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     ev_create_t evc = (ev_create_t)dlsym(lib, "cuEventCreate");
     ev_record_t evr = (ev_record_t)dlsym(lib, "cuEventRecord");

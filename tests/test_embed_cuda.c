@@ -5,12 +5,17 @@
  * context of an ordinal and an engine's own context wrapped, its CUdeviceptrs wrapped with their
  * sizes, a pointer of another context, of another device, past its allocation or unknown to the
  * driver refused by name, launches on the engine's stream, a stream the driver does not know
- * refused, the looked-up CUfunction and CUBIN, and nothing of the engine's freed or released.
+ * refused, the looked-up CUfunction and CUBIN, and nothing of the engine's freed or released;
+ * the lock-free dispatch table under launches from threads while keys are added and the device
+ * is reopened as after a fault.
  * Always the mock (set before the backend loads), so the same checks run on every machine.
  */
 #include "test_util.h"
 
 #include "backends/cuda/nvrtc.h"
+#include "engine/engine.h"
+
+#include <pthread.h>
 
 #include <dlfcn.h>
 
@@ -222,6 +227,221 @@ static void test_launch_on_engine_stream(void **state)
     dfree(pa), dfree(pb), dfree(pc);
 }
 
+/* The engine's three buffers of n floats (a = i/2, b = 3 - i, c poisoned) on its stream. */
+typedef struct engine_bufs {
+    int n;
+    CUdeviceptr p[3];
+    bt_buffer *b[3];
+    CUstream s;
+} engine_bufs;
+
+static void engine_bufs_make(bt_device *dev, int n, engine_bufs *E)
+{
+    bt_diag d = {0};
+    E->n = n;
+    for (int i = 0; i < 3; i++) {
+        E->p[i] = dalloc((size_t)n * sizeof(float));
+        assert_int_equal(bt_buffer_wrap(dev, E->p[i], (size_t)n * sizeof(float), &E->b[i], &d),
+                         BT_OK);
+    }
+    float *a = (float *)(uintptr_t)E->p[0], *b = (float *)(uintptr_t)E->p[1];
+    float *c = (float *)(uintptr_t)E->p[2];
+    for (int i = 0; i < n; i++)
+        a[i] = (float)i * 0.5f, b[i] = 3.0f - (float)i, c[i] = -1.0f;
+    CUcontext popped;
+    assert_int_equal(M.push(M.ctx), 0);
+    assert_int_equal(M.stream_create(&E->s, 1), 0);
+    M.pop(&popped);
+}
+
+/* Elements of c that are not a + b. */
+static int engine_bufs_wrong(const engine_bufs *E)
+{
+    const float *a = (const float *)(uintptr_t)E->p[0], *b = (const float *)(uintptr_t)E->p[1];
+    const float *c = (const float *)(uintptr_t)E->p[2];
+    int bad = 0;
+    for (int i = 0; i < E->n; i++)
+        bad += c[i] != a[i] + b[i];
+    return bad;
+}
+
+static void engine_bufs_free(engine_bufs *E)
+{
+    CUcontext popped;
+    for (int i = 0; i < 3; i++)
+        bt_buffer_destroy(E->b[i]);
+    assert_int_equal(M.push(M.ctx), 0);
+    assert_int_equal(M.stream_destroy(E->s), 0);
+    M.pop(&popped);
+    for (int i = 0; i < 3; i++)
+        dfree(E->p[i]);
+}
+
+/* One step of an engine: a wrapped primary context, its buffers of n floats and stream, a
+ * wisdom-only kernel whose key n was launched once. */
+typedef struct engine_step {
+    bt_device *dev;
+    engine_bufs E;
+    bt_kernel *kn;
+    bt_problem *p;
+    bt_launch_options lo;
+    bt__dkey key;
+} engine_step;
+
+static void engine_step_open(int n, engine_step *S)
+{
+    bt_diag d = {0};
+    assert_int_equal(bt_device_wrap_cuda(0, M.ctx, &S->dev, &d), BT_OK);
+    engine_bufs_make(S->dev, n, &S->E);
+    S->kn = wisdom_only_kernel(S->dev);
+    assert_int_equal(bt_problem_create(M.k, &S->p), BT_OK);
+    assert_int_equal(bt_problem_set(S->p, "n", n, &d), BT_OK);
+    S->lo = (bt_launch_options)BT_LAUNCH_OPTIONS_INIT;
+    S->lo.stream = S->E.s;
+    if (bt_kernel_launch_ex(S->kn, S->p, S->E.b, 3, &S->lo, &d))
+        fail_msg("first launch: %s", d.msg);
+    bt__dispatch_key(S->kn, S->p, &S->key);
+}
+
+static void engine_step_close(engine_step *S)
+{
+    bt_problem_destroy(S->p);
+    bt_kernel_destroy(S->kn);
+    engine_bufs_free(&S->E);
+    bt_device_destroy(S->dev);
+}
+
+typedef struct launcher {
+    bt_kernel *kn;
+    engine_bufs *E;
+    volatile int *stop;
+    int launches, failures;
+    char first_error[256];
+} launcher;
+
+/* Launches the key n = E->n on the engine's stream until *stop. */
+static void *launch_until_stopped(void *arg)
+{
+    launcher *L = arg;
+    bt_problem *p = NULL;
+    bt_diag d = {0};
+    if (bt_problem_create(M.k, &p) || bt_problem_set(p, "n", L->E->n, &d)) {
+        L->failures++;
+        return NULL;
+    }
+    bt_launch_options lo = BT_LAUNCH_OPTIONS_INIT;
+    lo.stream = L->E->s;
+    while (!__atomic_load_n(L->stop, __ATOMIC_ACQUIRE) || L->launches < 50) {
+        bt_status st = bt_kernel_launch_ex(L->kn, p, L->E->b, 3, &lo, &d);
+        if (st && !L->failures++)
+            snprintf(L->first_error, sizeof L->first_error, "%s: %.200s", bt_err_name(st), d.msg);
+        L->launches++;
+    }
+    bt_problem_destroy(p);
+    return NULL;
+}
+
+/* Launches of a key in four threads, with no lock on the dispatch table, while the main thread
+ * adds 40 keys (the table grows from 16 slots to 128, each growth retiring the old one) and
+ * replaces the launched key's entry twice: no launch fails, every result is right, and ASan
+ * sees no use of a retired table or entry. */
+static void test_dispatch_table_grows_under_launches(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    engine_step S;
+    engine_step_open(3000, &S);
+    bt_diag d = {0};
+    const bt__dispatch *first = bt__dispatch_get(S.kn, &S.key);
+    assert_non_null(first);
+
+    volatile int stop = 0;
+    launcher L[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        L[t] = (launcher){S.kn, &S.E, &stop, 0, 0, ""};
+        assert_int_equal(pthread_create(&th[t], NULL, launch_until_stopped, &L[t]), 0);
+    }
+    bt_config *c = NULL;
+    for (int i = 0; i < 40; i++) { /* keys n = 100 ... 139, smaller than the buffers */
+        assert_int_equal(bt_problem_set(S.p, "n", 100 + i, &d), BT_OK);
+        if (bt_kernel_launch_ex(S.kn, S.p, S.E.b, 3, &S.lo, &d))
+            fail_msg("first launch of n = %d: %s", 100 + i, d.msg);
+        if (i == 10 || i == 30) { /* the launched key's winner replaced, as a re-tune does */
+            assert_int_equal(bt_problem_set(S.p, "n", S.E.n, &d), BT_OK);
+            const char *w = i == 10 ? "num_warps=2" : "num_warps=4";
+            assert_int_equal(bt_kdesc_parse_config(M.k, w, &c, &d), BT_OK);
+            assert_int_equal(bt__dispatch_config(S.kn, S.p, c, &d), BT_OK);
+            bt_config_destroy(c);
+        }
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    int launches = 0;
+    for (int t = 0; t < 4; t++) {
+        assert_int_equal(pthread_join(th[t], NULL), 0);
+        if (L[t].failures)
+            fail_msg("thread %d: %d of %d launches failed, the first: %s", t, L[t].failures,
+                     L[t].launches, L[t].first_error);
+        launches += L[t].launches;
+    }
+    assert_int_equal(bt_device_sync(S.dev, &d), BT_OK);
+    printf("    %d launches in 4 threads while 40 keys were added and one replaced twice\n",
+           launches);
+    assert_int_equal(engine_bufs_wrong(&S.E), 0);
+    assert_int_equal(S.kn->ntab, 41);
+    assert_true(S.kn->tab->cap >= 128);
+    assert_int_equal(bt_problem_set(S.p, "n", S.E.n, &d), BT_OK);
+    const bt__dispatch *now = bt__dispatch_get(S.kn, &S.key);
+    assert_non_null(now);
+    assert_true(now != first);
+    assert_int_equal(now->cfg.v[0], 4); /* num_warps, the only parameter: the last replacement's */
+    assert_int_equal(first->hash, S.key.hash); /* the replaced entry is still readable */
+    assert_int_equal(bt_kernel_tune_count(S.kn), 0);
+    engine_step_close(&S);
+}
+
+/* A fault's recovery empties the table and reopens the device while a launch may be in flight
+ * in another thread: what that launch holds (the entry, its function, the old backend device)
+ * stays readable and a launch through it fails cleanly; the key then resolves again on the new
+ * context and computes the right thing; everything is freed with the kernel and the device. */
+static void test_reset_leaves_in_flight_launches_safe(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    engine_step S;
+    engine_step_open(2000, &S);
+    bt_diag d = {0};
+    const bt__dispatch *e = bt__dispatch_get(S.kn, &S.key);
+    assert_non_null(e);
+    bt__bdev *old = bt__kernel_bdev(S.kn);
+
+    assert_int_equal(bt__dispatch_reset(S.kn, &d), BT_OK);
+    assert_null(bt__dispatch_get(S.kn, &S.key));
+    assert_non_null(bt__kernel_bdev(S.kn));
+    assert_true(bt__kernel_bdev(S.kn) != old);
+    /* the launch that was in flight: its entry and the old device are readable, and the launch
+     * through them fails with the reason */
+    assert_int_equal(e->hash, S.key.hash);
+    bt__karg args[BT__MAX_ARGS];
+    memcpy(args, e->args, sizeof args);
+    for (int i = 0; i < 3; i++)
+        args[i] = (bt__karg){.kind = BT__ARG_BUF, .u.buf = S.E.b[i]->b};
+    assert_int_equal(S.kn->iface->launch(old, e->fn, e->grid, e->block, e->dyn, args,
+                                       M.k->nargs, NULL, &d),
+                     BT_LAUNCH);
+    assert_non_null(strstr(d.msg, "reopened after a fault"));
+    /* the S.key again, on the new context */
+    float *c = (float *)(uintptr_t)S.E.p[2];
+    for (int i = 0; i < S.E.n; i++)
+        c[i] = -1.0f;
+    if (bt_kernel_launch_ex(S.kn, S.p, S.E.b, 3, &S.lo, &d))
+        fail_msg("launch after the reset: %s", d.msg);
+    assert_int_equal(bt_device_sync(S.dev, &d), BT_OK);
+    assert_int_equal(engine_bufs_wrong(&S.E), 0);
+    assert_non_null(bt__dispatch_get(S.kn, &S.key));
+    engine_step_close(&S);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -266,6 +486,8 @@ int main(void)
         cmocka_unit_test(test_wrap_devices),
         cmocka_unit_test(test_wrap_memory),
         cmocka_unit_test(test_launch_on_engine_stream),
+        cmocka_unit_test(test_dispatch_table_grows_under_launches),
+        cmocka_unit_test(test_reset_leaves_in_flight_launches_safe),
     };
     return cmocka_run_group_tests_name("embed_cuda_mock", tests, setup, teardown);
 }

@@ -158,6 +158,12 @@ typedef struct bt__backend_iface {
     bt_status (*device_info)(void *ctx, int idx, bt_device_info *out, bt_diag *diag);
     bt_status (*device_open)(void *ctx, int idx, bt__bdev **out, bt_diag *diag);
     void (*device_close)(bt__bdev *d);
+    /* Gives back what d holds on the device so that a reopen after a fault gets a fresh context,
+     * and keeps d itself readable until device_close frees it: later calls through d fail
+     * (BT_LAUNCH), module_free and buf_free of what was made on it free the host side, and a
+     * launch in flight in another thread never reads freed memory. Optional (NULL: a reopen
+     * closes the old one). */
+    void (*device_release)(bt__bdev *d);
 
     bt_status (*buf_alloc)(bt__bdev *d, size_t bytes, bt__bbuf **out, bt_diag *diag);
     void (*buf_free)(bt__bdev *d, bt__bbuf *b);

@@ -27,6 +27,10 @@ struct bt_device {
     bool wrapped;
     int ordinal;
     void *native[3];
+    /* backend devices given back by reopens (device_release), freed with the device: a launch in
+     * flight in another thread may still hold one */
+    bt__bdev **released;
+    int nreleased;
 };
 
 /* One registered backend after its load attempt. */
@@ -287,17 +291,33 @@ void bt_device_destroy(bt_device *d)
         return;
     if (d->bdev) /* NULL after a reopen that failed */
         d->iface->device_close(d->bdev);
+    for (int i = 0; i < d->nreleased; i++)
+        d->iface->device_close(d->released[i]);
+    free(d->released);
     free(d);
 }
 
 bt_status bt__device_reopen(bt_device *d, bt_diag *diag)
 {
-    d->iface->device_close(d->bdev);
-    d->bdev = NULL;
+    bt__bdev *old = d->bdev;
+    if (old && d->iface->device_release) { /* given back now, freed with the device */
+        bt__bdev **r = realloc(d->released, sizeof *r * (size_t)(d->nreleased + 1));
+        if (!r)
+            return BT_NOMEM;
+        d->released = r;
+        d->iface->device_release(old);
+        r[d->nreleased++] = old;
+    } else if (old) {
+        d->iface->device_close(old);
+    }
+    __atomic_store_n(&d->bdev, NULL, __ATOMIC_RELEASE);
     int idx;
-    if (d->wrapped)
-        return d->iface->device_wrap(d->ctx, d->ordinal, d->native, &d->bdev, &idx, diag);
-    return d->iface->device_open(d->ctx, d->info.index, &d->bdev, diag);
+    bt__bdev *nb = NULL;
+    bt_status st = d->wrapped
+                       ? d->iface->device_wrap(d->ctx, d->ordinal, d->native, &nb, &idx, diag)
+                       : d->iface->device_open(d->ctx, d->info.index, &nb, diag);
+    __atomic_store_n(&d->bdev, st == BT_OK ? nb : NULL, __ATOMIC_RELEASE);
+    return st;
 }
 
 /* Wraps the caller's objects with backend `name`'s device_wrap (see blocktune.h). */
@@ -392,7 +412,7 @@ const bt__backend_iface *bt__device_iface(const bt_device *d)
 
 bt__bdev *bt__device_bdev(const bt_device *d)
 {
-    return d ? d->bdev : NULL;
+    return d ? __atomic_load_n(&d->bdev, __ATOMIC_ACQUIRE) : NULL;
 }
 
 int bt__device_backend_count(void)

@@ -15,8 +15,11 @@
 const bt__backend_iface *bt__device_iface(const bt_device *d);
 bt__bdev *bt__device_bdev(const bt_device *d);
 
-/* Closes and opens d's backend device again: after a fault poisoned its context (CUDA), this is
- * how a tune goes on. Every module, buffer and function of the old one is gone. */
+/* Gives back d's backend device and opens it again: after a fault poisoned its context (CUDA),
+ * this is how a tune goes on. Every module, buffer and function of the old one is dead on the
+ * device; their host sides (and the old backend device itself, with device_release) stay
+ * readable until they are freed — the old backend device with d — so that a launch in flight in
+ * another thread fails instead of reading freed memory. */
 bt_status bt__device_reopen(bt_device *d, bt_diag *diag);
 /* Non-zero when a fault has poisoned d's context. */
 int bt__device_lost(const bt_device *d);

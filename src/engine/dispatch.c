@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dispatch.c — the dispatch table of a kernel: problem key (key variables and dtype) → compiled
- * winner with its launch geometry and scalar arguments evaluated once. An rwlock-guarded
- * open-addressing hash table that only grows; the hot path (bt_kernel_launch) only reads it. A
- * tune's winner and a looked-up config are put here; a device fault drops it all.
+ * winner with its launch geometry and scalar arguments evaluated once. An open-addressing hash
+ * table that only grows, over entries that never change once published: the hot path
+ * (bt_kernel_launch) reads it without a lock, writers (a tune's winner, a looked-up config) take
+ * the kernel's lock, and whatever they replace is kept until the kernel is destroyed. A device
+ * fault empties it.
  */
 #include "engine/engine.h"
 
@@ -104,38 +106,59 @@ bt_status bt__buffer_needs(const bt_kdesc *k, const bt_problem *p, const int64_t
     return BT_OK;
 }
 
-/* Open addressing; the table only grows. Callers hold the write lock. */
+/* Keeps what a launch in another thread may still hold until the kernel is destroyed. */
+static bt_status retire(bt_kernel *kn, void *mem, bt__bmod *mod, bt__bdev *bdev)
+{
+    bt__retired *r = malloc(sizeof *r);
+    if (!r)
+        return BT_NOMEM;
+    *r = (bt__retired){kn->retired, mem, mod, bdev};
+    kn->retired = r;
+    return BT_OK;
+}
+
+static bt__dispatch *slot_get(bt__dtab *t, size_t j)
+{
+    return __atomic_load_n(&t->slot[j], __ATOMIC_ACQUIRE);
+}
+
+static bool same_key(const bt__dispatch *o, uint64_t hash, const int64_t *v, int n)
+{
+    return o->hash == hash && o->nkv == n && !memcmp(o->kv, v, sizeof(int64_t) * (size_t)n);
+}
+
+/* Publishes e (owned from here on). Callers hold kn->lock: the table only grows, an outgrown
+ * one is retired, and a replaced entry too, with its module. */
 static bt_status tab_insert(bt_kernel *kn, bt__dispatch *e)
 {
-    if ((kn->ntab + 1) * 2 > kn->cap) {
-        size_t cap = kn->cap ? kn->cap * 2 : 16;
-        bt__dispatch *t = calloc(cap, sizeof *t);
-        if (!t)
+    bt__dtab *t = kn->tab;
+    if (!t || (kn->ntab + 1) * 2 > t->cap) {
+        size_t cap = t ? t->cap * 2 : 16;
+        bt__dtab *g = calloc(1, sizeof *g + cap * sizeof *g->slot);
+        if (!g || (t && retire(kn, t, NULL, NULL) != BT_OK)) {
+            free(g);
             return BT_NOMEM;
-        for (size_t i = 0; i < kn->cap; i++)
-            if (kn->tab[i].used) {
-                size_t j = kn->tab[i].hash & (cap - 1);
-                while (t[j].used)
+        }
+        g->cap = cap;
+        for (size_t i = 0; t && i < t->cap; i++)
+            if (t->slot[i]) {
+                size_t j = t->slot[i]->hash & (cap - 1);
+                while (g->slot[j])
                     j = (j + 1) & (cap - 1);
-                t[j] = kn->tab[i];
+                g->slot[j] = t->slot[i];
             }
-        free(kn->tab);
-        kn->tab = t;
-        kn->cap = cap;
+        __atomic_store_n(&kn->tab, g, __ATOMIC_RELEASE);
+        t = g;
     }
-    size_t j = e->hash & (kn->cap - 1);
-    while (kn->tab[j].used) {
-        bt__dispatch *o = &kn->tab[j];
-        if (o->hash == e->hash && o->nkv == e->nkv &&
-            !memcmp(o->kv, e->kv, sizeof(int64_t) * (size_t)e->nkv)) {
-            if (o->mod) /* a re-tune's winner replaces the old one */
-                kn->iface->module_free(kn->bdev, o->mod);
-            *o = *e;
+    size_t j = e->hash & (t->cap - 1);
+    for (bt__dispatch *o; (o = t->slot[j]) != NULL; j = (j + 1) & (t->cap - 1))
+        if (same_key(o, e->hash, e->kv, e->nkv)) { /* a re-tune's winner replaces the old one */
+            if (retire(kn, o, o->mod, kn->bdev) != BT_OK)
+                return BT_NOMEM;
+            __atomic_store_n(&t->slot[j], e, __ATOMIC_RELEASE);
             return BT_OK;
         }
-        j = (j + 1) & (kn->cap - 1);
-    }
-    kn->tab[j] = *e;
+    __atomic_store_n(&t->slot[j], e, __ATOMIC_RELEASE);
     kn->ntab++;
     return BT_OK;
 }
@@ -143,71 +166,97 @@ static bt_status tab_insert(bt_kernel *kn, bt__dispatch *e)
 bt_status bt__dispatch_put(bt_kernel *kn, const bt_problem *p, const bt_config *cfg, bt__bmod *mod,
                            bt__bfn *fn)
 {
-    bt__dispatch e;
-    memset(&e, 0, sizeof e);
-    e.used = true;
+    bt__dispatch *e = calloc(1, sizeof *e);
+    if (!e)
+        return BT_NOMEM;
     bt__dkey key;
     bt__dispatch_key(kn, p, &key);
-    e.nkv = key.n;
-    memcpy(e.kv, key.v, sizeof e.kv);
-    e.hash = key.hash;
-    e.cfg = *cfg;
-    e.mod = mod;
-    e.fn = fn;
-    bt_status st = bt__dispatch_eval(kn, p, &e, NULL);
+    e->nkv = key.n;
+    memcpy(e->kv, key.v, sizeof e->kv);
+    e->hash = key.hash;
+    e->cfg = *cfg;
+    e->mod = mod;
+    e->fn = fn;
+    bt_status st = bt__dispatch_eval(kn, p, e, NULL);
+    if (!st) {
+        pthread_mutex_lock(&kn->lock);
+        st = tab_insert(kn, e);
+        pthread_mutex_unlock(&kn->lock);
+    }
     if (st)
-        return st;
-    pthread_rwlock_wrlock(&kn->lock);
-    st = tab_insert(kn, &e);
-    pthread_rwlock_unlock(&kn->lock);
+        free(e);
     return st;
 }
 
-const bt__dispatch *bt__dispatch_find_held(const bt_kernel *kn, const bt__dkey *key)
+const bt__dispatch *bt__dispatch_get(const bt_kernel *kn, const bt__dkey *key)
 {
-    if (!kn->cap)
+    bt__dtab *t = __atomic_load_n(&kn->tab, __ATOMIC_ACQUIRE);
+    if (!t)
         return NULL;
-    for (size_t j = key->hash & (kn->cap - 1); kn->tab[j].used; j = (j + 1) & (kn->cap - 1)) {
-        const bt__dispatch *o = &kn->tab[j];
-        if (o->hash == key->hash && o->nkv == key->n &&
-            !memcmp(o->kv, key->v, sizeof(int64_t) * (size_t)key->n))
+    const bt__dispatch *o;
+    for (size_t j = key->hash & (t->cap - 1); (o = slot_get(t, j)) != NULL;
+         j = (j + 1) & (t->cap - 1))
+        if (same_key(o, key->hash, key->v, key->n))
             return o;
-    }
     return NULL;
 }
 
 bool bt__dispatch_find(bt_kernel *kn, const bt__dkey *key, bt__dispatch *out)
 {
-    pthread_rwlock_rdlock(&kn->lock);
-    const bt__dispatch *o = bt__dispatch_find_held(kn, key);
+    const bt__dispatch *o = bt__dispatch_get(kn, key);
     if (o)
         *out = *o;
-    pthread_rwlock_unlock(&kn->lock);
     return o != NULL;
 }
 
 bt_status bt__dispatch_reset(bt_kernel *kn, bt_diag *diag)
 {
-    pthread_rwlock_wrlock(&kn->lock);
-    for (size_t i = 0; i < kn->cap; i++)
-        if (kn->tab[i].used && kn->tab[i].mod)
-            kn->iface->module_free(kn->bdev, kn->tab[i].mod);
-    memset(kn->tab, 0, sizeof *kn->tab * kn->cap);
+    pthread_mutex_lock(&kn->lock);
+    bt__dtab *t = kn->tab;
+    bt__bdev *old = kn->bdev;
+    __atomic_store_n(&kn->tab, NULL, __ATOMIC_RELEASE);
     kn->ntab = 0;
+    /* the entries, their modules and the table are dead on the device, not in memory: a launch
+     * in flight may hold them; freed with the kernel (a module's host side only, since its
+     * context is gone) */
+    bool keep = kn->iface->device_release != NULL; /* else the reopen frees old */
+    for (size_t i = 0; t && i < t->cap; i++) {
+        bt__dispatch *e = t->slot[i];
+        if (!e)
+            continue;
+        if (e->mod && (!keep || retire(kn, NULL, e->mod, old) != BT_OK))
+            kn->iface->module_free(old, e->mod);
+        if (retire(kn, e, NULL, NULL) != BT_OK)
+            free(e); /* out of memory */
+    }
+    if (t && retire(kn, t, NULL, NULL) != BT_OK)
+        free(t);
     bt_status st = bt__device_reopen(kn->dev, diag);
-    kn->bdev = bt__device_bdev(kn->dev);
+    __atomic_store_n(&kn->bdev, bt__device_bdev(kn->dev), __ATOMIC_RELEASE);
     if (st)
         kn->lost = true;
-    pthread_rwlock_unlock(&kn->lock);
+    pthread_mutex_unlock(&kn->lock);
     return st;
 }
 
 void bt__dispatch_free(bt_kernel *kn)
 {
-    for (size_t i = 0; kn->bdev && i < kn->cap; i++)
-        if (kn->tab[i].used && kn->tab[i].mod)
-            kn->iface->module_free(kn->bdev, kn->tab[i].mod);
-    free(kn->tab);
+    bt__dtab *t = kn->tab;
+    for (size_t i = 0; t && i < t->cap; i++)
+        if (t->slot[i]) {
+            if (t->slot[i]->mod && kn->bdev)
+                kn->iface->module_free(kn->bdev, t->slot[i]->mod);
+            free(t->slot[i]);
+        }
+    free(t);
+    for (bt__retired *r = kn->retired, *next; r; r = next) {
+        next = r->next;
+        if (r->mod && r->bdev)
+            kn->iface->module_free(r->bdev, r->mod);
+        free(r->mem);
+        free(r);
+    }
     kn->tab = NULL;
-    kn->cap = kn->ntab = 0;
+    kn->retired = NULL;
+    kn->ntab = 0;
 }

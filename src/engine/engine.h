@@ -153,7 +153,6 @@ struct bt_result {
  * scalar arguments already evaluated for the problem that created it (reused when a later problem
  * has the same values for every variable, the common case; re-evaluated otherwise). */
 typedef struct bt__dispatch {
-    bool used;
     uint64_t hash;
     int nkv;
     int64_t kv[BT__MAX_PROBLEM + 1]; /* key variables' values, then the dtype */
@@ -170,6 +169,23 @@ typedef struct bt__dispatch {
     int8_t dtype[BT__MAX_ARGS];     /* its bt__dtype */
 } bt__dispatch;
 
+/* The dispatch table: open addressing over entries that never change once published (a re-tune
+ * publishes a new one), so that launches read it without a lock. Slots and the table pointer are
+ * read with acquire and written with release, under the kernel's lock. */
+typedef struct bt__dtab {
+    size_t cap; /* a power of two */
+    bt__dispatch *slot[];
+} bt__dtab;
+
+/* What a writer took out of use (a replaced entry with its module, an outgrown table, a reset's
+ * entries): kept until the kernel is destroyed, since a launch in another thread may hold it. */
+typedef struct bt__retired {
+    struct bt__retired *next;
+    void *mem;
+    bt__bmod *mod;  /* an entry's module, freed on bdev, the backend device that loaded it */
+    bt__bdev *bdev;
+} bt__retired;
+
 struct bt_kernel {
     bt_device *dev;
     const bt__backend_iface *iface;
@@ -179,9 +195,10 @@ struct bt_kernel {
     uint64_t src_hash;      /* bt__kdesc_source_hash of it: keys the store and wisdom */
     bt__tune_opts opts;         /* what a first launch tunes with (strings in opts_obj) */
     bt_tune_options *opts_obj;  /* bt_kernel_set_options' copy (NULL: the defaults) */
-    pthread_rwlock_t lock; /* guards the dispatch table */
-    bt__dispatch *tab;
-    size_t ntab, cap;
+    pthread_mutex_t lock; /* serialises the dispatch table's writers (launches take none) */
+    bt__dtab *tab;        /* NULL: empty */
+    size_t ntab;
+    bt__retired *retired;
     pthread_mutex_t tune_lock;
     /* constant memory belongs to the module: a kernel with constant-memory arguments enqueues
      * each launch's copy and the launch together, under this lock */
@@ -239,11 +256,17 @@ typedef struct bt__dkey {
     uint64_t hash;
 } bt__dkey;
 void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, bt__dkey *key);
-/* Copies the key's entry into *out (under the read lock); false when there is none. */
+/* Copies the key's entry into *out; false when there is none. */
 bool bt__dispatch_find(bt_kernel *kn, const bt__dkey *key, bt__dispatch *out);
-/* The entry of key in place, for a caller that holds kn->lock for reading (the launch path's
- * fast way: nothing copied); NULL when there is none. Valid until the lock is released. */
-const bt__dispatch *bt__dispatch_find_held(const bt_kernel *kn, const bt__dkey *key);
+/* The entry of key in place, without a lock (the launch path's way: nothing copied); NULL when
+ * there is none. It stays valid until the kernel is destroyed, even once a re-tune or a reset
+ * has replaced it. */
+const bt__dispatch *bt__dispatch_get(const bt_kernel *kn, const bt__dkey *key);
+/* The backend device to launch on (NULL once the device was lost to a fault). */
+static inline bt__bdev *bt__kernel_bdev(const bt_kernel *kn)
+{
+    return __atomic_load_n(&kn->bdev, __ATOMIC_ACQUIRE);
+}
 /* The bytes (elements of the spec's size expression × the dtype's size, at least one element)
  * and dtype of every buffer argument of k for p, slots filled for p, into need[i] / dtype[i]. */
 bt_status bt__buffer_needs(const bt_kdesc *k, const bt_problem *p, const int64_t *slots,
@@ -251,13 +274,15 @@ bt_status bt__buffer_needs(const bt_kdesc *k, const bt_problem *p, const int64_t
 /* Evaluates the launch of e->cfg for p into e (geometry, non-buffer arguments, buffer needs). */
 bt_status bt__dispatch_eval(const bt_kernel *kn, const bt_problem *p, bt__dispatch *e,
                             bt_diag *diag);
-/* Inserts the winner for p's key, replacing an older one (takes ownership of mod). */
+/* Publishes the winner for p's key, replacing an older one, whose entry and module are kept
+ * until the kernel is destroyed (takes ownership of mod). */
 bt_status bt__dispatch_put(bt_kernel *kn, const bt_problem *p, const bt_config *cfg, bt__bmod *mod,
                            bt__bfn *fn);
-/* After a device fault: drops every entry (their modules died with the context) and reopens the
- * device, under the write lock; when it cannot be reopened the kernel is marked lost. */
+/* After a device fault: empties the table (its entries and their modules, dead on the device,
+ * are kept until the kernel is destroyed) and reopens the device; when it cannot be reopened the
+ * kernel is marked lost. */
 bt_status bt__dispatch_reset(bt_kernel *kn, bt_diag *diag);
-/* Frees every entry's module and the table (bt_kernel_destroy). */
+/* Frees every entry, retired ones too, with its module, and the tables (bt_kernel_destroy). */
 void bt__dispatch_free(bt_kernel *kn);
 
 /* kernel.c: the config a first launch of p takes without measuring (store, wisdom; in

@@ -83,15 +83,7 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
     bt__tune_opts_default(&kn->opts);
     kn->src = src;
     kn->src_hash = bt__kdesc_source_hash(k, src);
-    /* writers first: launches hold the read lock through the launch, so a first launch of a
-     * new key (a writer) must not wait behind a stream of them */
-    pthread_rwlockattr_t ra;
-    pthread_rwlockattr_init(&ra);
-#ifdef __GLIBC__
-    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-#endif
-    pthread_rwlock_init(&kn->lock, &ra);
-    pthread_rwlockattr_destroy(&ra);
+    pthread_mutex_init(&kn->lock, NULL);
     pthread_mutex_init(&kn->tune_lock, NULL);
     pthread_mutex_init(&kn->cmem_lock, NULL);
     for (int i = 0; i < k->nargs; i++)
@@ -119,7 +111,7 @@ void bt_kernel_destroy(bt_kernel *kn)
     bt__store_close(kn->store);
     bt__wisdom_free(kn->user_wisdom);
     bt__wisdom_free(kn->shipped_wisdom);
-    pthread_rwlock_destroy(&kn->lock);
+    pthread_mutex_destroy(&kn->lock);
     pthread_mutex_destroy(&kn->tune_lock);
     pthread_mutex_destroy(&kn->cmem_lock);
     bt_tune_options_destroy(kn->opts_obj);

@@ -99,26 +99,31 @@ static bt_status launch_entry(bt_kernel *kn, const bt_problem *p, const bt__disp
                               const bt__tune_on *on, bt_diag *diag)
 {
     const bt_kdesc *k = kn->k;
+    bt__bdev *bd = bt__kernel_bdev(kn);
     bt__karg args[BT__MAX_ARGS];
     memcpy(args, e->args, sizeof *args * (size_t)k->nargs);
     bt_status st = check_buffers(kn, e, args, on->buffers, on->nbuffers, diag);
     if (st)
         return st;
+    if (!bd) {
+        bt__diag_set(diag, "the device was lost to a fault; CUDA cannot recover in this process");
+        return BT_LAUNCH;
+    }
     if (!e->grid[0] || !e->grid[1] || !e->grid[2])
         return BT_OK;
     bt__tmap_blob tm[BT__MAX_TMAPS];
-    if (e->has_tmaps && (st = bt__tmap_bind(k, kn->iface, kn->bdev, e->tm, args, tm, diag)))
+    if (e->has_tmaps && (st = bt__tmap_bind(k, kn->iface, bd, e->tm, args, tm, diag)))
         return st;
     if (kn->has_cmem) {
         pthread_mutex_lock(&kn->cmem_lock);
-        st = bt__cmem_bind(k, kn->iface, kn->bdev, e->mod, p,
+        st = bt__cmem_bind(k, kn->iface, bd, e->mod, p,
                            &bt_device_get_info(kn->dev)->props, args, diag);
     }
     if (!st && (on->stream || bt_device_is_wrapped(kn->dev)) && kn->iface->launch_on)
-        st = kn->iface->launch_on(kn->bdev, on->stream, e->fn, e->grid, e->block, e->dyn, args,
+        st = kn->iface->launch_on(bd, on->stream, e->fn, e->grid, e->block, e->dyn, args,
                                   k->nargs, diag);
     else if (!st)
-        st = kn->iface->launch(kn->bdev, e->fn, e->grid, e->block, e->dyn, args, k->nargs, NULL,
+        st = kn->iface->launch(bd, e->fn, e->grid, e->block, e->dyn, args, k->nargs, NULL,
                                diag);
     if (kn->has_cmem)
         pthread_mutex_unlock(&kn->cmem_lock);
@@ -133,7 +138,7 @@ bt_status bt_kernel_launch_ex(bt_kernel *kn, const bt_problem *p, bt_buffer *con
                      "kernel, or %d buffers at %p", nbuffers, (const void *)buffers);
         return BT_INVALID_ARG;
     }
-    if (!kn->bdev) {
+    if (!bt__kernel_bdev(kn)) {
         bt__diag_set(diag, "the device was lost to a fault; CUDA cannot recover in this process");
         return BT_LAUNCH;
     }
@@ -170,18 +175,13 @@ bt_status bt_kernel_launch_ex(bt_kernel *kn, const bt_problem *p, bt_buffer *con
         if (fst != BT_OK)
             return fst;
     }
-    /* the hot path: the key's entry used in place under the table's read lock (nothing copied;
-     * a writer — a first launch of another key — waits for the launch, not the other way) */
+    /* the hot path: the key's entry used in place, no lock (published entries never change and
+     * live as long as the kernel) */
     bt__dkey key;
     bt__dispatch_key(kn, p, &key);
-    pthread_rwlock_rdlock(&kn->lock);
-    const bt__dispatch *o = bt__dispatch_find_held(kn, &key);
-    if (o && !memcmp(o->pvals, p->values, sizeof *p->values * (size_t)kn->k->nproblem)) {
-        bt_status st = launch_entry(kn, p, o, &on, diag);
-        pthread_rwlock_unlock(&kn->lock);
-        return st;
-    }
-    pthread_rwlock_unlock(&kn->lock);
+    const bt__dispatch *o = bt__dispatch_get(kn, &key);
+    if (o && !memcmp(o->pvals, p->values, sizeof *p->values * (size_t)kn->k->nproblem))
+        return launch_entry(kn, p, o, &on, diag);
     /* a key's first launch, or a problem that differs from the entry's outside the key */
     bt__dispatch e;
     bt_status st = entry_for(kn, p, &on, &e, diag);

@@ -344,7 +344,13 @@ static bt_status enter(bt__bdev *d, bt_diag *diag)
     bt_status st = check_lost(d, diag);
     if (st != BT_OK)
         return st;
-    CUresult r = d->api->cuCtxPushCurrent(d->ctx);
+    CUcontext ctx = __atomic_load_n(&d->ctx, __ATOMIC_ACQUIRE);
+    if (!ctx) {
+        bt__diag_set(diag, "the device was reopened after a fault: this belonged to its old "
+                           "context, which is gone");
+        return BT_LAUNCH;
+    }
+    CUresult r = d->api->cuCtxPushCurrent(ctx);
     return r == CUDA_SUCCESS ? BT_OK : cu_fail(d, d->api, diag, BT_BACKEND, "cuCtxPushCurrent", r);
 }
 
@@ -359,9 +365,10 @@ static void leave(bt__bdev *d)
  * leave_launch must pop. Saves the push and pop of every launch on a caller's stream. */
 static bt_status enter_launch(bt__bdev *d, bool *pushed, bt_diag *diag)
 {
-    CUcontext cur = NULL;
+    CUcontext cur = NULL, ctx = __atomic_load_n(&d->ctx, __ATOMIC_ACQUIRE);
     *pushed = false;
-    if (d->api->cuCtxGetCurrent && d->api->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == d->ctx)
+    if (ctx && d->api->cuCtxGetCurrent && d->api->cuCtxGetCurrent(&cur) == CUDA_SUCCESS &&
+        cur == ctx)
         return check_lost(d, diag);
     bt_status st = enter(d, diag);
     *pushed = st == BT_OK;
@@ -678,27 +685,40 @@ static void release_primary(bt__bdev *d)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* Gives back what d holds on the GPU: its stream, the flush sweep, its reference on the
+ * primary context (a fault's reopen needs the last one dropped for a fresh context). d stays
+ * readable: its context reads NULL, so every later call through it fails cleanly (enter), and
+ * launches in flight in other threads meet the driver's "context destroyed", never freed memory.
+ * A second call does nothing. */
+static void cu_device_release(bt__bdev *d)
+{
+    const cu_api *a = d->api;
+    CUcontext ctx = __atomic_exchange_n(&d->ctx, NULL, __ATOMIC_ACQ_REL);
+    if (!ctx)
+        return;
+    int lost = check_lost(d, NULL) != BT_OK;
+    if (a->cuCtxPushCurrent(ctx) == CUDA_SUCCESS) {
+        /* On a lost context these fail; they still release the driver's bookkeeping. */
+        if (d->stream && !lost)
+            (void)a->cuStreamSynchronize(d->stream);
+        if (d->flush_buf)
+            (void)a->cuMemFree(d->flush_buf);
+        if (d->flush_mod)
+            (void)a->cuModuleUnload(d->flush_mod);
+        if (d->stream)
+            (void)a->cuStreamDestroy(d->stream);
+        leave(d);
+    }
+    d->flush_buf = 0;
+    d->flush_mod = NULL;
+    release_primary(d);
+}
+
 static void cu_device_close(bt__bdev *d)
 {
     if (!d)
         return;
-    const cu_api *a = d->api;
-    if (d->ctx) {
-        int lost = check_lost(d, NULL) != BT_OK;
-        if (a->cuCtxPushCurrent(d->ctx) == CUDA_SUCCESS) {
-            /* On a lost context these fail; they still release the driver's bookkeeping. */
-            if (d->stream && !lost)
-                (void)a->cuStreamSynchronize(d->stream);
-            if (d->flush_buf)
-                (void)a->cuMemFree(d->flush_buf);
-            if (d->flush_mod)
-                (void)a->cuModuleUnload(d->flush_mod);
-            if (d->stream)
-                (void)a->cuStreamDestroy(d->stream);
-            leave(d);
-        }
-        release_primary(d);
-    }
+    cu_device_release(d);
     free(d);
 }
 
@@ -2203,7 +2223,7 @@ static bt_status check_stream(bt__bdev *d, CUstream s, bt_diag *diag)
     CUresult r = d->api->cuStreamGetCtx(s, &c);
     if (r != CUDA_SUCCESS)
         return cu_fail(NULL, d->api, diag, BT_INVALID_ARG, "cuStreamGetCtx", r);
-    if (c != d->ctx) {
+    if (c != __atomic_load_n(&d->ctx, __ATOMIC_ACQUIRE)) {
         bt__diag_set(diag, "stream %p belongs to another CUDA context than the device's",
                      (void *)s);
         return BT_INVALID_ARG;
@@ -2295,6 +2315,7 @@ const bt__backend_iface bt__backend_cuda = {
     .device_info = cu_device_info,
     .device_open = cu_device_open,
     .device_close = cu_device_close,
+    .device_release = cu_device_release,
     .buf_alloc = cu_buf_alloc,
     .buf_free = cu_buf_free,
     .buf_write = cu_buf_write,
