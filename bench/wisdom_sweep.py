@@ -11,6 +11,10 @@
       The markdown table: per shape and M, the family `gemm` chose, its time (the front door's
       interleaved finals, else the family's own tune), cuBLAS's matmul and linear times, and
       cuBLAS matmul / blocktune (> 1: blocktune faster). Keys a sweep did not finish say so.
+  python3 bench/wisdom_sweep.py missing WISDOM_DIR SHAPES MS
+      The gemm keys (fp16) of SHAPES × MS that no wisdom file in WISDOM_DIR holds a winner
+      (rank 0) for, one shape a line: "NxK m,m,..." (shapes with none left out) — what a
+      sweep that completes the shipped wisdom tunes.
 """
 import json
 import sys
@@ -117,7 +121,25 @@ def table(out, files, peers):
     return 0
 
 
+def missing(wdir, shapes, ms):
+    import glob
+    have = set()
+    for path in sorted(glob.glob(wdir + "/*.json")):
+        for e in json.load(open(path)).get("entries", []):
+            k = e.get("key", {})
+            if e.get("kernel") == "gemm" and e.get("rank", 0) == 0 and k.get("dtype") == "fp16":
+                have.add((k.get("M"), k.get("N"), k.get("K")))
+    for shape in shapes.split():
+        n, k = (int(v) for v in shape.split("x"))
+        left = [m for m in (int(v) for v in ms.split(",")) if (m, n, k) not in have]
+        if left:
+            print(f"{shape} {','.join(str(m) for m in sorted(left))}")
+    return 0
+
+
 def main(argv):
+    if len(argv) == 5 and argv[1] == "missing":
+        return missing(argv[2], argv[3], argv[4])
     if len(argv) == 5 and argv[1] == "cublas":
         return cublas(argv[2], argv[3], argv[4])
     if len(argv) >= 3 and argv[1] == "table":

@@ -16,6 +16,7 @@
 #             autotuner over the warm cache), winners, per-config do_bench timings, host cost of
 #             a cached call; and blocktune's winners timed by do_bench (from part bt's JSON)
 #   tri_odd   the same for the 108 configs at 3001×2999×1031 (the anchors: ≈310 s cold)
+#   tri_mem   the vector_add and softmax halves of tri alone; bt_odd the odd-shape third of bt_mm
 #   overhead  host cost per cached launch: bt_kernel_launch vs bare cuLaunchKernel, for the
 #             built-in vector_add and for examples/triton/vector_add.json (build/bt_launch_overhead)
 #
@@ -23,6 +24,7 @@
 # torch and triton are the device's own python3, which also compiles for blocktune; part tri
 # reads part bt's JSONs from /tmp/bt-triton-shared, so run them on the same warm machine):
 #   bash bench/experiments/h200_triton.sh bt_mem     (vector_add and softmax; bt = both halves)
+#   bash bench/experiments/h200_triton.sh builtin_mem (the CUDA C vector_add and softmax, same sizes)
 #   bash bench/experiments/h200_triton.sh bt_mm      (the three matmul cases)
 #   bash bench/experiments/h200_triton.sh tri
 #   bash bench/experiments/h200_triton.sh tri_odd
@@ -47,9 +49,10 @@ print(json.dumps({"what": "env", "gpu": torch.cuda.get_device_name(0), "torch": 
 # one_tune NAME PHASE CACHE SPEC ARGS...: a timed `blocktune tune`, one JSON line from its JSON
 one_tune() {
   local name=$1 phase=$2 cache=$3 spec=$4; shift 4
-  local json="$SHARED/${name}_$phase.json" t0 rc
+  local json="$SHARED/${name}_$phase.json" t0 rc src=$spec
+  [[ $spec == *.json ]] && src=examples/triton/$spec # else a built-in kernel
   t0=$(date +%s%N)
-  BLOCKTUNE_CACHE_DIR=$cache timeout 560 $bt tune "examples/triton/$spec" "$@" \
+  BLOCKTUNE_CACHE_DIR=$cache timeout 560 $bt tune "$src" "$@" \
     --device "${BT_DEVICE:-cuda:0}" --json "$json" > "$OUT/${name}_$phase.txt" 2>&1 < /dev/null
   rc=$?
   local wall_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
@@ -97,6 +100,11 @@ three_tunes() {
 part_bt_mem() {
   three_tunes vector_add vector_add.json --n 268435456 --dtype fp32
   three_tunes softmax softmax.json --n_rows 4096 --n_cols 4096 --dtype fp32
+}
+# the CUDA C built-ins at the same sizes, for "on par" (issue 15)
+part_builtin_mem() {
+  three_tunes builtin_vector_add vector_add --n 268435456 --dtype fp32
+  three_tunes builtin_softmax softmax --rows 4096 --cols 4096 --dtype fp32
 }
 part_bt_mm() {
   three_tunes matmul_seed_4096 matmul_seed.json --M 4096 --N 4096 --K 4096 --dtype fp16
@@ -222,6 +230,8 @@ for case in sys.argv[1:]:
             va_case(); sm_case()
             mm_case("matmul_seed_4096", "matmul_seed.json", 4096, 4096, 4096)
             mm_case("matmul108_4096", "matmul.json", 4096, 4096, 4096)
+        elif case == "tri_mem":
+            va_case(); sm_case()
         elif case == "tri_mm":
             mm_case("matmul_seed_4096", "matmul_seed.json", 4096, 4096, 4096)
             mm_case("matmul108_4096", "matmul.json", 4096, 4096, 4096)
@@ -244,14 +254,18 @@ part_overhead() {
 case $part in
   bt) part_bt_mem; part_bt_mm ;;
   bt_mem) part_bt_mem ;;
+  builtin_mem) part_builtin_mem ;;
+  bt_odd) three_tunes matmul108_odd matmul.json --M 3001 --N 2999 --K 1031 --dtype fp16 ;;
   bt_mm) part_bt_mm ;;
   bt_seed) three_tunes matmul_seed_4096 matmul_seed.json --M 4096 --N 4096 --K 4096 --dtype fp16 ;;
   bt_mm4096) three_tunes matmul_seed_4096 matmul_seed.json --M 4096 --N 4096 --K 4096 --dtype fp16
              three_tunes matmul108_4096 matmul.json --M 4096 --N 4096 --K 4096 --dtype fp16 ;;
   tri_mm) side tri_mm ;;
+  tri_mem) side tri_mem ;;
   tri) side tri ;;
   tri_odd) side tri_odd ;;
   overhead) part_overhead ;;
   all) part_bt_mem; part_bt_mm; side tri; side tri_odd; part_overhead ;;
-  *) echo "usage: $0 [bt|bt_mem|bt_mm|bt_seed|bt_mm4096|tri|tri_mm|tri_odd|overhead|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 [bt|bt_mem|builtin_mem|bt_mm|bt_seed|bt_mm4096|bt_odd|tri|tri_mem|tri_mm|tri_odd|overhead|all]" >&2
+     exit 2 ;;
 esac

@@ -6,6 +6,8 @@
 # launch in a fresh process timed. Run from the repository root with build/ and .carry/ carried:
 #   device run: bash bench/experiments/h200_wisdom_sweep.sh
 #   here (PoCL, tiny shapes, proves the script end to end): bash bench/experiments/h200_wisdom_sweep.sh --dry
+#   BT_SWEEP_MISSING=1: only the gemm keys that wisdom/ lacks (completing a run that ran out of
+#   time), with wisdom-only first launches on wisdom/ as shipped before the sweep
 #
 # What is tuned (fp16; M = 1 … 4096 in powers of two, 13 sizes):
 #   Llama-3-8B  hidden 4096, MLP 14336;  Mistral-Nemo hidden 5120, MLP 14336;
@@ -100,6 +102,42 @@ gemm_pass() {
   done
 }
 
+# first_launches WISDOM_DIR TAG:M N K ...: a wisdom-only first launch of gemm in a fresh process
+# (an empty store and kernel cache, the given wisdom) per argument, its JSON and log in $OUT
+first_launches() {
+  local wdir=$1 run tag size fresh; shift
+  fresh=$(mktemp -d)
+  for run in "$@"; do
+    tag=${run%%:*}; size=${run#*:}
+    BLOCKTUNE_CACHE_DIR=$fresh BLOCKTUNE_WISDOM_DIR=$wdir BLOCKTUNE_LOG=1 timeout 60 \
+      build/bt_first_launch "$BT_DEVICE" $size fp16 > "$OUT/first_launch_$tag.json" \
+      2> "$OUT/first_launch_$tag.log"
+    echo "$tag rc=$?: $(cat "$OUT/first_launch_$tag.json")" | tee -a "$OUT/summary.txt"
+    grep -m3 -i "gemm" "$OUT/first_launch_$tag.log" | tee -a "$OUT/summary.txt"
+  done
+  rm -rf "$fresh"
+}
+
+if [ "${BT_SWEEP_MISSING:-0}" = 1 ]; then
+  # completing the shipped wisdom: only the gemm keys wisdom/ lacks (a run that ran out of time)
+  log "wisdom-only first launches with wisdom/ as shipped, before the sweep"
+  first_launches wisdom "shipped_cold:$FIRST" "shipped_warm_kernel_cache:$FIRST" \
+    "shipped_nearest:$NEAR"
+  mapfile -t MISS < <(python3 bench/wisdom_sweep.py missing wisdom "$SHAPES" "$PASS1,$PASS2")
+  log "gemm keys wisdom/ lacks: ${MISS[*]:-none}"
+  : > "$OUT/cublas.jsonl"
+  for line in "${MISS[@]}"; do
+    T=$(left); timeout -k 10 $(( T > 40 ? 40 : T )) python3 bench/wisdom_sweep.py cublas \
+      "${line% *}" "${line#* }" "$OUT/cublas_one.jsonl" 2>&1 | tee -a "$OUT/summary.txt"
+    cat "$OUT/cublas_one.jsonl" >> "$OUT/cublas.jsonl" 2>/dev/null
+  done
+  n=0
+  for line in "${MISS[@]}"; do
+    shape=${line% *}; N=${shape%x*}; K=${shape#*x}
+    share=$(( (END - 75 - $(date +%s)) / (${#MISS[@]} - n) )); n=$((n + 1))
+    sweep "gemm_miss_${N}x${K}" "$share" gemm --m "${line#* }" --n "$N" --k "$K" $GEMM_KNOBS
+  done
+else
 log "pass 1: gemm at M = $PASS1, every shape (the coarse cover)"
 gemm_pass "$PASS1" $(( (END - START) * 36 / 100 )) p1
 log "cuBLAS (torch.matmul and F.linear) at every gemm key"
@@ -112,6 +150,7 @@ for kern in softmax layernorm; do
   T=$(( $(left) - 45 )); [ "$kern" = softmax ] && T=$((T / 2))
   sweep "$kern" "$T" "$kern" --rows "$ROWS" --cols "$COLS" $ROW_KNOBS
 done
+fi
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> "$OUT/provenance.txt" 2>&1
 
 log "the store exported as wisdom (the shipped wisdom/ imported first: the files replace wisdom/)"
@@ -128,18 +167,9 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
 PY
 
 log "wisdom-only first launch of gemm in a fresh process (empty store and kernel cache; the exported wisdom)"
-fresh=$(mktemp -d)
-for run in "cold:$FIRST" "warm_kernel_cache:$FIRST" "nearest_size:$NEAR"; do
-  tag=${run%%:*}; size=${run#*:}
-  BLOCKTUNE_CACHE_DIR=$fresh BLOCKTUNE_WISDOM_DIR=$OUT/wisdom BLOCKTUNE_LOG=1 timeout 60 \
-    build/bt_first_launch "$BT_DEVICE" $size fp16 > "$OUT/first_launch_$tag.json" \
-    2> "$OUT/first_launch_$tag.log"
-  echo "$tag rc=$?: $(cat "$OUT/first_launch_$tag.json")" | tee -a "$OUT/summary.txt"
-  grep -m3 -i "gemm" "$OUT/first_launch_$tag.log" | tee -a "$OUT/summary.txt"
-done
-rm -rf "$fresh"
+first_launches "$OUT/wisdom" "cold:$FIRST" "warm_kernel_cache:$FIRST" "nearest_size:$NEAR"
 
 log "the table"
-python3 bench/wisdom_sweep.py table "$OUT/table.md" "$OUT"/gemm_p*.json --cublas "$OUT/cublas.jsonl" \
+python3 bench/wisdom_sweep.py table "$OUT/table.md" "$OUT"/gemm_*.json --cublas "$OUT/cublas.jsonl" \
   > "$OUT/table.log" 2>&1; tail -1 "$OUT/table.log" | tee -a "$OUT/summary.txt"
 log "done in $(( $(date +%s) - START )) s"

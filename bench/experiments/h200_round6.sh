@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# h200_round6.sh A|B|C — this round's device calls (build/ and .carry/ carried), one part a call:
+#   A  issue 14: the host cost of a launch after the lock-free dispatch table (h200_overhead.sh);
+#      issue 19: the gemm keys the shipped wisdom lacks, swept (h200_wisdom_sweep.sh with
+#      BT_SWEEP_MISSING=1, which also times wisdom-only first launches on wisdom/ as shipped —
+#      M = 16 at 4096², not in it, takes the nearest size through its family alone — and on the
+#      completed wisdom), with the time left of ~560 s
+#   B  issue 15: the Triton vector_add and softmax specs cold, warm and stored, the CUDA C
+#      built-ins at the same sizes, triton.autotune on the same kernels and configs, then the
+#      decorator against @triton.autotune (h200_triton.sh bt_mem, builtin_mem, tri_mem;
+#      h200_decorator.sh)
+#   C  issue 15: the anchors' 108 matmul configs at 3001×2999×1031, blocktune then triton.autotune
+#      with its do_bench of every config (h200_triton.sh bt_odd, tri_odd)
+# Few files come back from a device call: the consoles and per-part summaries are packed into
+# round6_<part>.tgz; the parts' own archives (<run>.tgz) and the exported wisdom lie beside it.
+set -u
+FINAL=${OUT:-/tmp/bt-out}
+T0=$(date +%s)
+part() { local name=$1; shift; echo "== part $name ($(date +%T))"; ( "$@" ) > "$FINAL/console_$name.txt" 2>&1;
+         echo "rc=$?"; cp "$FINAL/summary.txt" "$FINAL/summary_$name.txt" 2>/dev/null; }
+pack() { (cd "$FINAL" && tar czf "round6_$1.tgz" console_*.txt summary_*.txt && rm -f console_*.txt summary_*.txt); }
+case ${1:-} in
+  A) part overhead bash bench/experiments/h200_overhead.sh
+     left=$(( 560 - ($(date +%s) - T0) ))
+     echo "== wisdom sweep of the missing keys with ${left} s"
+     part wisdom env BT_SWEEP_MISSING=1 BT_WALL_S=$left bash bench/experiments/h200_wisdom_sweep.sh
+     pack A ;;
+  B) for p in bt_mem builtin_mem tri_mem; do part "$p" bash bench/experiments/h200_triton.sh "$p"; done
+     part decorator bash bench/experiments/h200_decorator.sh
+     pack B ;;
+  C) part bt_odd bash bench/experiments/h200_triton.sh bt_odd
+     part tri_odd bash bench/experiments/h200_triton.sh tri_odd
+     pack C ;;
+  *) echo "usage: $0 A|B|C" >&2; exit 2 ;;
+esac
+echo "== done in $(( $(date +%s) - T0 )) s"
