@@ -3,8 +3,8 @@
  * launch_overhead.c — host cost of a cached launch through blocktune against the bare driver
  * call, on a tiny kernel (vector_add, n = 1024): (a) bt_kernel_launch (key lookup, geometry and
  * arguments from the spec, backend launch), (b) the backend's launch alone, (c) cuLaunchKernel
- * called directly on the same CUfunction, (a) and (c) on one stream of this program's. 600
- * batches of 256 launches each, the three ways alternating batch by batch (each batch below
+ * called directly on the same CUfunction, (a) and (c) on one stream of this program's. 3000
+ * batches of 64 launches each, the three ways alternating batch by batch (each batch below
  * the launch queue's depth, so no launch waits for the GPU); per-launch medians, p20 and p80 in
  * µs, and the same of the paired difference (a) - (c) of each round.
  * With a spec (examples/triton/vector_add.json: a Triton kernel of the same arguments) that
@@ -34,8 +34,8 @@ static int cmpd(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-#define ROUNDS 600
-#define BATCH 256
+#define ROUNDS 3000
+#define BATCH 64
 
 /* The q-quantile (nearest rank) of v[0..ROUNDS); v is left as it was. */
 static double quantile(const double *v, double q)

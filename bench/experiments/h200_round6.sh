@@ -6,7 +6,9 @@
 #      BT_SWEEP_MISSING=1, which also times wisdom-only first launches on wisdom/ as shipped —
 #      M = 16 at 4096², not in it, takes the nearest size through its family alone — and on the
 #      completed wisdom), with the time left of ~560 s
-#   B  issue 15: the Triton vector_add and softmax specs cold, warm and stored, the CUDA C
+#   B  issue 14: the host cost again after the launch path's reads were packed together (the
+#      kernel's copy of its key and buffer-argument list, the entry's hot fields first), in
+#      batches of 64 alternating, 3000 each; issue 15: the Triton vector_add and softmax specs cold, warm and stored, the CUDA C
 #      built-ins at the same sizes, triton.autotune on the same kernels and configs, then the
 #      decorator against @triton.autotune (h200_triton.sh bt_mem, builtin_mem, tri_mem;
 #      h200_decorator.sh)
@@ -26,7 +28,8 @@ case ${1:-} in
      echo "== wisdom sweep of the missing keys with ${left} s"
      part wisdom env BT_SWEEP_MISSING=1 BT_WALL_S=$left bash bench/experiments/h200_wisdom_sweep.sh
      pack A ;;
-  B) for p in bt_mem builtin_mem tri_mem; do part "$p" bash bench/experiments/h200_triton.sh "$p"; done
+  B) part overhead bash bench/experiments/h200_overhead.sh
+     for p in bt_mem builtin_mem tri_mem; do part "$p" bash bench/experiments/h200_triton.sh "$p"; done
      part decorator bash bench/experiments/h200_decorator.sh
      pack B ;;
   C) part bt_odd bash bench/experiments/h200_triton.sh bt_odd

@@ -181,12 +181,12 @@ int main(int argc, char **argv)
     double err2 = engine_error(&dm, hy, ref);
     printf("engine_cuda: lookup + own cuLaunchKernel: max error %.2e\n", err2);
 
-    /* 3. the hot path's host cost: enqueue only, softmax. Batches of 256 launches (below the
+    /* 3. the hot path's host cost: enqueue only, softmax. Batches of 64 launches (below the
      * driver's launch queue depth, so no launch waits for the GPU; the stream is drained between
      * batches, untimed), bt_kernel_launch_ex and the engine's own cuLaunchKernel alternating
-     * batch by batch (ABBA, so drift and clock changes fall on both), 400 batches each: the
+     * batch by batch (ABBA, so drift and clock changes fall on both), 3000 batches each: the
      * medians per launch, and the median of the paired differences with its p20-p80. */
-    enum { BATCH = 256, PAIRS = 400 };
+    enum { BATCH = 64, PAIRS = 3000 };
     static double tb[PAIRS], to[PAIRS], dd[PAIRS];
     for (int round = 0; round < PAIRS; round++) {
         for (int half = 0; half < 2; half++) {

@@ -30,11 +30,10 @@ static uint64_t key_hash(const int64_t *v, int n)
 
 void bt__dispatch_key(const bt_kernel *kn, const bt_problem *p, bt__dkey *key)
 {
-    const bt_kdesc *k = kn->k;
     int n = 0;
-    for (int i = 0; i < k->nkey; i++)
-        key->v[n++] = p->values[k->key_slots[i] - k->slot_problem0];
-    key->v[n++] = k->key_dtype ? (int64_t)p->dtype : -1;
+    for (int i = 0; i < kn->nkey; i++)
+        key->v[n++] = p->values[kn->key_idx[i]];
+    key->v[n++] = kn->key_dtype ? (int64_t)p->dtype : -1;
     key->n = n;
     key->hash = key_hash(key->v, n);
 }

@@ -153,20 +153,22 @@ struct bt_result {
  * scalar arguments already evaluated for the problem that created it (reused when a later problem
  * has the same values for every variable, the common case; re-evaluated otherwise). */
 typedef struct bt__dispatch {
+    /* what a launch reads, first and together (few cache lines between the driver's calls) */
     uint64_t hash;
     int nkv;
+    bool has_tmaps;
     int64_t kv[BT__MAX_PROBLEM + 1]; /* key variables' values, then the dtype */
-    bt_config cfg;
-    bt__bmod *mod;
     bt__bfn *fn;
-    int64_t pvals[BT__MAX_PROBLEM];
     uint32_t grid[3], block[3];
     size_t dyn;
+    int64_t pvals[BT__MAX_PROBLEM];
     bt__karg args[BT__MAX_ARGS]; /* scalars and local sizes; buffers filled per launch */
+    size_t need[BT__MAX_ARGS];   /* bytes each buffer argument needs for the problem */
+    int8_t dtype[BT__MAX_ARGS];  /* its bt__dtype */
+    /* the rest */
+    bt__bmod *mod;
+    bt_config cfg;
     bt__tmap_req tm[BT__MAX_TMAPS]; /* tensor maps, encoded per launch over its buffers */
-    bool has_tmaps;
-    size_t need[BT__MAX_ARGS];      /* bytes each buffer argument needs for the problem */
-    int8_t dtype[BT__MAX_ARGS];     /* its bt__dtype */
 } bt__dispatch;
 
 /* The dispatch table: open addressing over entries that never change once published (a re-tune
@@ -191,18 +193,24 @@ struct bt_kernel {
     const bt__backend_iface *iface;
     bt__bdev *bdev;
     const bt_kdesc *k;
+    bt__dtab *tab;        /* the dispatch table, NULL: empty */
+    struct bt__famk *fam; /* a front door's families (engine/fam.h); NULL: none */
+    /* what the launch path reads of k, copied together at create: the key's problem values,
+     * the buffers' argument indices in order */
+    int8_t nkey, nproblem, nargs, nbuf;
+    bool key_dtype, has_cmem, wrapped; /* wrapped: bt_device_is_wrapped(dev) */
+    int8_t key_idx[BT__MAX_PROBLEM];
+    int8_t buf_arg[BT__MAX_ARGS];
     const bt__ksource *src; /* k's source that this backend compiles (bt__backend_source) */
     uint64_t src_hash;      /* bt__kdesc_source_hash of it: keys the store and wisdom */
     bt__tune_opts opts;         /* what a first launch tunes with (strings in opts_obj) */
     bt_tune_options *opts_obj;  /* bt_kernel_set_options' copy (NULL: the defaults) */
     pthread_mutex_t lock; /* serialises the dispatch table's writers (launches take none) */
-    bt__dtab *tab;        /* NULL: empty */
     size_t ntab;
     bt__retired *retired;
     pthread_mutex_t tune_lock;
-    /* constant memory belongs to the module: a kernel with constant-memory arguments enqueues
-     * each launch's copy and the launch together, under this lock */
-    bool has_cmem;
+    /* constant memory belongs to the module: a kernel with constant-memory arguments (has_cmem)
+     * enqueues each launch's copy and the launch together, under this lock */
     pthread_mutex_t cmem_lock;
     int tunes;
     struct bt__store *store; /* results store (lazily opened, see record.c) */
@@ -213,7 +221,6 @@ struct bt_kernel {
     void *hang_user;
     char stored_only[300]; /* non-empty: tunes measure nothing new, for this reason (record.c) */
     struct bt__wisdom *user_wisdom, *shipped_wisdom;
-    struct bt__famk *fam; /* a front door's families (engine/fam.h); NULL: none */
 };
 
 struct bt_buffer {

@@ -86,8 +86,18 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
     pthread_mutex_init(&kn->lock, NULL);
     pthread_mutex_init(&kn->tune_lock, NULL);
     pthread_mutex_init(&kn->cmem_lock, NULL);
-    for (int i = 0; i < k->nargs; i++)
+    kn->nkey = (int8_t)k->nkey;
+    for (int i = 0; i < k->nkey; i++)
+        kn->key_idx[i] = (int8_t)(k->key_slots[i] - k->slot_problem0);
+    kn->key_dtype = k->key_dtype;
+    kn->nproblem = (int8_t)k->nproblem;
+    kn->nargs = (int8_t)k->nargs;
+    kn->wrapped = bt_device_is_wrapped(dev);
+    for (int i = 0; i < k->nargs; i++) {
         kn->has_cmem |= k->args[i].cmem;
+        if (k->args[i].role == BT__KARG_BUFFER)
+            kn->buf_arg[kn->nbuf++] = (int8_t)i;
+    }
     if (k->nfam && (kn->fam = open_families(kn)) == NULL) { /* a front door */
         bt_kernel_destroy(kn);
         return BT_NOMEM;

@@ -19,47 +19,44 @@
 #include <string.h>
 
 /* The buffers against the entry for p: each one's device, size and declared dtype. Fills the
- * buffer arguments of e->args. */
+ * buffer arguments of args. Reads the kernel's list of buffer arguments, not the spec's (the
+ * argument descriptions are kilobytes apart: cache lines a launch would miss). */
 static bt_status check_buffers(const bt_kernel *kn, const bt__dispatch *e, bt__karg *args,
                                bt_buffer *const *buffers, int nbuffers, bt_diag *diag)
 {
     const bt_kdesc *k = kn->k;
-    int nb = 0;
-    for (int i = 0; i < k->nargs; i++) {
-        const bt__argspec *a = &k->args[i];
-        if (a->role != BT__KARG_BUFFER)
-            continue;
+    for (int nb = 0; nb < kn->nbuf; nb++) {
+        int i = kn->buf_arg[nb];
         if (nb >= nbuffers || !buffers[nb]) {
             bt__diag_set(diag, "kernel '%s' takes more than the %d buffers given (argument '%s' "
-                         "is buffer %d)", k->name, nbuffers, a->name, nb);
+                         "is buffer %d)", k->name, nbuffers, k->args[i].name, nb);
             return BT_INVALID_ARG;
         }
         const bt_buffer *b = buffers[nb];
         if (b->dev != kn->dev) {
             bt__diag_set(diag, "kernel '%s': buffer %d ('%s') belongs to another device (%s) "
-                         "than the kernel's (%s)", k->name, nb, a->name,
+                         "than the kernel's (%s)", k->name, nb, k->args[i].name,
                          bt_device_get_info(b->dev)->id, bt_device_get_info(kn->dev)->id);
             return BT_INVALID_ARG;
         }
         if (b->bytes < e->need[i]) {
             bt__diag_set(diag, "kernel '%s': buffer %d ('%s') holds %zu bytes, the problem needs "
-                         "%zu (%zu %s elements)", k->name, nb, a->name, b->bytes, e->need[i],
-                         e->need[i] / (size_t)bt__dtype_size(e->dtype[i]),
+                         "%zu (%zu %s elements)", k->name, nb, k->args[i].name, b->bytes,
+                         e->need[i], e->need[i] / (size_t)bt__dtype_size(e->dtype[i]),
                          bt__dtype_name(e->dtype[i]));
             return BT_INVALID_ARG;
         }
         if (b->dtype >= 0 && b->dtype != e->dtype[i]) {
             bt__diag_set(diag, "kernel '%s': buffer %d ('%s') holds %s, the problem's '%s' is %s",
-                         k->name, nb, a->name, bt__dtype_name(b->dtype), a->name,
+                         k->name, nb, k->args[i].name, bt__dtype_name(b->dtype), k->args[i].name,
                          bt__dtype_name(e->dtype[i]));
             return BT_INVALID_ARG;
         }
         args[i].kind = BT__ARG_BUF;
         args[i].u.buf = b->b;
-        nb++;
     }
-    if (nb != nbuffers) {
-        bt__diag_set(diag, "kernel '%s' takes %d buffers, %d given", k->name, nb, nbuffers);
+    if (kn->nbuf != nbuffers) {
+        bt__diag_set(diag, "kernel '%s' takes %d buffers, %d given", k->name, kn->nbuf, nbuffers);
         return BT_INVALID_ARG;
     }
     return BT_OK;
@@ -88,7 +85,7 @@ static bt_status entry_for(bt_kernel *kn, const bt_problem *p, const bt__tune_on
     }
     /* geometry and scalars were evaluated when the winner was stored; only a problem that
      * differs in a variable outside the key needs them again */
-    if (memcmp(e->pvals, p->values, sizeof *p->values * (size_t)kn->k->nproblem))
+    if (memcmp(e->pvals, p->values, sizeof *p->values * (size_t)kn->nproblem))
         return bt__dispatch_eval(kn, p, e, diag);
     return BT_OK;
 }
@@ -101,7 +98,7 @@ static bt_status launch_entry(bt_kernel *kn, const bt_problem *p, const bt__disp
     const bt_kdesc *k = kn->k;
     bt__bdev *bd = bt__kernel_bdev(kn);
     bt__karg args[BT__MAX_ARGS];
-    memcpy(args, e->args, sizeof *args * (size_t)k->nargs);
+    memcpy(args, e->args, sizeof *args * (size_t)kn->nargs);
     bt_status st = check_buffers(kn, e, args, on->buffers, on->nbuffers, diag);
     if (st)
         return st;
@@ -119,11 +116,11 @@ static bt_status launch_entry(bt_kernel *kn, const bt_problem *p, const bt__disp
         st = bt__cmem_bind(k, kn->iface, bd, e->mod, p,
                            &bt_device_get_info(kn->dev)->props, args, diag);
     }
-    if (!st && (on->stream || bt_device_is_wrapped(kn->dev)) && kn->iface->launch_on)
+    if (!st && (on->stream || kn->wrapped) && kn->iface->launch_on)
         st = kn->iface->launch_on(bd, on->stream, e->fn, e->grid, e->block, e->dyn, args,
-                                  k->nargs, diag);
+                                  kn->nargs, diag);
     else if (!st)
-        st = kn->iface->launch(bd, e->fn, e->grid, e->block, e->dyn, args, k->nargs, NULL,
+        st = kn->iface->launch(bd, e->fn, e->grid, e->block, e->dyn, args, kn->nargs, NULL,
                                diag);
     if (kn->has_cmem)
         pthread_mutex_unlock(&kn->cmem_lock);
@@ -180,7 +177,7 @@ bt_status bt_kernel_launch_ex(bt_kernel *kn, const bt_problem *p, bt_buffer *con
     bt__dkey key;
     bt__dispatch_key(kn, p, &key);
     const bt__dispatch *o = bt__dispatch_get(kn, &key);
-    if (o && !memcmp(o->pvals, p->values, sizeof *p->values * (size_t)kn->k->nproblem))
+    if (o && !memcmp(o->pvals, p->values, sizeof *p->values * (size_t)kn->nproblem))
         return launch_entry(kn, p, o, &on, diag);
     /* a key's first launch, or a problem that differs from the entry's outside the key */
     bt__dispatch e;

@@ -130,12 +130,14 @@ typedef struct cu_scratch {
 } cu_scratch;
 
 struct bt__bfn {
+    /* what a launch reads, together */
     CUfunction fn;
+    const bt__tmeta *tm; /* a Triton kernel's launch convention (its module's), else NULL */
+    size_t dyn_limit; /* the function's current MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    int max_threads;  /* res.max_threads_per_block */
     char *name;
     bt__kres res;
     size_t static_smem;
-    size_t dyn_limit; /* the function's current MAX_DYNAMIC_SHARED_SIZE_BYTES */
-    const bt__tmeta *tm; /* a Triton kernel's launch convention (its module's), else NULL */
     pthread_mutex_t scratch_lock;
     cu_scratch scratch[2];
     int non_portable;    /* CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED was set */
@@ -1302,6 +1304,7 @@ static bt_status cu_function_get(bt__bdev *d, bt__bmod *m, const char *entry, bt
     f->res.local_bytes = v[1];
     f->res.static_smem = v[2];
     f->res.max_threads_per_block = v[3];
+    f->max_threads = v[3];
     f->res.preferred_multiple = d->warp;
     f->res.spill_bytes = -1; /* the driver tells local memory, not what of it is spills */
     f->static_smem = (size_t)v[2];
@@ -1509,7 +1512,7 @@ static bt_status prepare_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid_in[
         }
         threads *= block[i];
     }
-    if (threads > (uint64_t)f->res.max_threads_per_block) {
+    if (threads > (uint64_t)f->max_threads) {
         bt__diag_set(diag, "launch of %s: block of %llu threads, above the kernel's limit of %d "
                      "(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: its %d registers per thread or "
                      "its __launch_bounds__)", f->name, (unsigned long long)threads,
