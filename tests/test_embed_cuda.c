@@ -7,7 +7,7 @@
  * driver refused by name, launches on the engine's stream, a stream the driver does not know
  * refused, the looked-up CUfunction and CUBIN, and nothing of the engine's freed or released;
  * the lock-free dispatch table under launches from threads while keys are added and the device
- * is reopened as after a fault.
+ * is reopened as after a fault; a hot path that asks the driver nothing but the launch.
  * Always the mock (set before the backend loads), so the same checks run on every machine.
  */
 #include "test_util.h"
@@ -36,6 +36,8 @@ static struct {
     CUresult (*stream_create)(CUstream *, unsigned);
     CUresult (*stream_destroy)(CUstream);
     CUresult (*foreign)(CUdeviceptr *, size_t, int);
+    long (*ctx_queries)(void);
+    int (*last_launch)(unsigned[3], unsigned[3], unsigned *, unsigned[3], unsigned char[64]);
     CUcontext ctx; /* the engine's reference on the primary context */
     bt_kdesc *k;
     int nvrtc;
@@ -442,6 +444,48 @@ static void test_reset_leaves_in_flight_launches_safe(void **state)
     engine_step_close(&S);
 }
 
+/* The hot path asks the driver nothing but the launch: with the engine's context current (as
+ * the CUDA runtime leaves it), 100 launches of a dispatched key make no cuCtxGetCurrent call;
+ * with none current, the driver's refusal of the first try makes the context current and the
+ * launch goes through once (100 launches enqueue 100 kernels), with the right results. */
+static void test_hot_path_asks_no_context(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    engine_step S;
+    engine_step_open(1500, &S);
+    bt_diag d = {0};
+    unsigned g[3], b[3], sh, cl[3];
+    unsigned char prm[64];
+    for (int current = 1; current >= 0; current--) {
+        CUcontext popped;
+        if (current)
+            assert_int_equal(M.push(M.ctx), 0);
+        float *c = (float *)(uintptr_t)S.E.p[2];
+        for (int i = 0; i < S.E.n; i++)
+            c[i] = -1.0f;
+        long q0 = M.ctx_queries();
+        int l0 = M.last_launch(g, b, &sh, cl, prm);
+        for (int i = 0; i < 100; i++)
+            if (bt_kernel_launch_ex(S.kn, S.p, S.E.b, 3, &S.lo, &d))
+                fail_msg("launch %d (context %s): %s", i, current ? "current" : "none", d.msg);
+        long queries = M.ctx_queries() - q0;
+        int launches = M.last_launch(g, b, &sh, cl, prm) - l0;
+        printf("    context %s: %ld cuCtxGetCurrent calls, %d kernels for 100 launches\n",
+               current ? "current" : "not current", queries, launches);
+        assert_int_equal(launches, 100);
+        if (current) {
+            assert_int_equal(queries, 0);
+            M.pop(&popped);
+        } else {
+            assert_true(queries >= 100); /* each refused try took the usual way */
+        }
+        assert_int_equal(bt_device_sync(S.dev, &d), BT_OK);
+        assert_int_equal(engine_bufs_wrong(&S.E), 0);
+    }
+    engine_step_close(&S);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -459,6 +503,8 @@ static int setup(void **state)
     SYM(stream_create, "cuStreamCreate");
     SYM(stream_destroy, "cuStreamDestroy_v2");
     SYM(foreign, "mock_cuda_alloc_foreign");
+    SYM(ctx_queries, "mock_cuda_ctx_queries");
+    SYM(last_launch, "mock_cuda_last_launch");
 #undef SYM
     /* the engine: the CUDA runtime's way, a reference on the primary context */
     assert_int_equal(M.cuInit(0), 0);
@@ -488,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_launch_on_engine_stream),
         cmocka_unit_test(test_dispatch_table_grows_under_launches),
         cmocka_unit_test(test_reset_leaves_in_flight_launches_safe),
+        cmocka_unit_test(test_hot_path_asks_no_context),
     };
     return cmocka_run_group_tests_name("embed_cuda_mock", tests, setup, teardown);
 }

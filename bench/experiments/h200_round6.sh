@@ -12,8 +12,11 @@
 #      built-ins at the same sizes, triton.autotune on the same kernels and configs, then the
 #      decorator against @triton.autotune (h200_triton.sh bt_mem, builtin_mem, tri_mem;
 #      h200_decorator.sh)
-#   C  issue 15: the anchors' 108 matmul configs at 3001×2999×1031, blocktune then triton.autotune
-#      with its do_bench of every config (h200_triton.sh bt_odd, tri_odd)
+#   C  issue 14: the driver's answer to a launch with another context current, or none, and
+#      what cuCtxGetCurrent costs (build/bt_ctx_probe, bench/ctx_probe.c), then the host cost
+#      again with the launch that does not ask for the current context; issue 15: the anchors'
+#      108 matmul configs at 3001×2999×1031, blocktune then triton.autotune with its do_bench of
+#      every config (h200_triton.sh bt_odd, tri_odd) in the time left
 # Few files come back from a device call: the consoles and per-part summaries are packed into
 # round6_<part>.tgz; the parts' own archives (<run>.tgz) and the exported wisdom lie beside it.
 set -u
@@ -32,8 +35,12 @@ case ${1:-} in
      for p in bt_mem builtin_mem tri_mem; do part "$p" bash bench/experiments/h200_triton.sh "$p"; done
      part decorator bash bench/experiments/h200_decorator.sh
      pack B ;;
-  C) part bt_odd bash bench/experiments/h200_triton.sh bt_odd
-     part tri_odd bash bench/experiments/h200_triton.sh tri_odd
+  C) echo "== ctx_probe"; build/bt_ctx_probe | tee "$FINAL/ctx_probe.json"
+     part overhead bash bench/experiments/h200_overhead.sh
+     part bt_odd bash bench/experiments/h200_triton.sh bt_odd
+     left=$(( 575 - ($(date +%s) - T0) ))
+     echo "== triton.autotune at the odd shape with ${left} s"
+     part tri_odd env TRI_TIMEOUT=$left bash bench/experiments/h200_triton.sh tri_odd
      pack C ;;
   *) echo "usage: $0 A|B|C" >&2; exit 2 ;;
 esac

@@ -114,7 +114,8 @@ part_bt_mm() {
 
 # side.py CASES...: triton.autotune on the examples' kernels and configs (see the file top)
 side() {
-  TRITON_CACHE_DIR=/tmp/bt-triton-tcache-$1 BT_SHARED=$SHARED timeout 580 python3 - "$@" <<'PY' | tee -a "$RES"
+  TRITON_CACHE_DIR=/tmp/bt-triton-tcache-$1 BT_SHARED=$SHARED timeout "${TRI_TIMEOUT:-580}" \
+    python3 - "$@" <<'PY' | tee -a "$RES"
 import importlib.util, itertools, json, os, shutil, sys, time
 import torch, triton
 

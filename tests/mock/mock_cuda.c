@@ -880,8 +880,11 @@ API CUresult cuCtxPushCurrent_v2(struct CUctx_st *ctx)
 }
 
 /* The context on top of this thread's stack: the primary one when any is pushed. */
+static long g_ctx_queries; /* cuCtxGetCurrent calls (mock_cuda_ctx_queries) */
+
 API CUresult cuCtxGetCurrent(struct CUctx_st **ctx)
 {
+    __atomic_add_fetch(&g_ctx_queries, 1, __ATOMIC_RELAXED);
     if (!ctx)
         return E_INVALID_VALUE;
     *ctx = t_depth > 0 ? &g_ctx : NULL;
@@ -1385,6 +1388,9 @@ API CUresult cuLaunchKernelEx(const mock_config *c, struct CUfunc_st *f, void **
     const unsigned g[3] = {c->gx, c->gy, c->gz}, b[3] = {c->bx, c->by, c->bz};
     RET(launch(f, g, b, c->shared, cluster, c->stream, params, extra));
 }
+
+/* Not a driver function: how many times cuCtxGetCurrent was called. */
+API long mock_cuda_ctx_queries(void) { return __atomic_load_n(&g_ctx_queries, __ATOMIC_RELAXED); }
 
 /* Not a driver function: the last launch (cuLaunchKernel or cuLaunchKernelEx) and how many
  * there were; params gets 8 slots of 8 bytes (the parameter values, each in its slot's first

@@ -1602,6 +1602,18 @@ static CUresult launch_ex(bt__bdev *d, CUstream stream, const bt__bfn *f, const 
     return d->api->cuLaunchKernelEx(&c, f->fn, fr->params, NULL);
 }
 
+/* The status and message of a launch the driver refused with r. */
+static bt_status launch_failed(bt__bdev *d, const bt__bfn *f, const uint32_t block[3],
+                               const cu_frame *fr, bool ex, CUresult r, bt_diag *diag)
+{
+    bt_status st = cu_fail(d, d->api, diag, launch_status(r),
+                           ex ? "cuLaunchKernelEx" : "cuLaunchKernel", r);
+    bt__diag_prefix(diag, "launch of %s, grid (%u,%u,%u), block (%u,%u,%u), %zu bytes dynamic "
+                    "shared memory: ", f->name, fr->grid[0], fr->grid[1], fr->grid[2], block[0],
+                    block[1], block[2], fr->dyn);
+    return st;
+}
+
 /* One launch on `stream` as fr says (cuLaunchKernel, or cuLaunchKernelEx for a Triton kernel
  * that needs attributes); errors carry the kernel and block. */
 static bt_status launch_one(bt__bdev *d, CUstream stream, bt__bfn *f, const uint32_t block[3],
@@ -1619,14 +1631,37 @@ static bt_status launch_one(bt__bdev *d, CUstream stream, bt__bfn *f, const uint
                     : d->api->cuLaunchKernel(f->fn, grid[0], grid[1], grid[2], block[0], block[1],
                                              block[2], (unsigned int)fr->dyn, stream, fr->params,
                                              NULL);
-    if (r == CUDA_SUCCESS)
-        return BT_OK;
-    bt_status st = cu_fail(d, d->api, diag, launch_status(r),
-                           ex ? "cuLaunchKernelEx" : "cuLaunchKernel", r);
-    bt__diag_prefix(diag, "launch of %s, grid (%u,%u,%u), block (%u,%u,%u), %zu bytes dynamic "
-                    "shared memory: ", f->name, grid[0], grid[1], grid[2], block[0], block[1],
-                    block[2], fr->dyn);
-    return st;
+    return r == CUDA_SUCCESS ? BT_OK : launch_failed(d, f, block, fr, ex, r, diag);
+}
+
+/* A launch on stream s (one of d's context, not the legacy or per-thread stream, which resolve
+ * through the current context) without asking the driver which context is current: the
+ * driver refuses a launch on a stream of another context than the current one, or with none
+ * current, and enqueues nothing (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT:
+ * bench/ctx_probe.c on the H200), and cuCtxGetCurrent costs ~as much as the rest of blocktune's
+ * launch path. Only for a launch that needs no other driver call on its way (not a Triton
+ * kernel, whose scratch may grow; dynamic shared memory within the function's limit). Returns
+ * true when it is done (st: its status); false when the caller must launch the usual way,
+ * making d's context current first. */
+static bool launch_fast(bt__bdev *d, CUstream s, bt__bfn *f, const uint32_t grid[3],
+                        const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
+                        int nargs, void **params, bt_status *st, bt_diag *diag)
+{
+    if (f->tm || dyn_smem > f->dyn_limit || nargs > BT__CU_STACK_ARGS ||
+        s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || !s ||
+        __atomic_load_n(&d->slot->lost, __ATOMIC_ACQUIRE) ||
+        !__atomic_load_n(&d->ctx, __ATOMIC_ACQUIRE))
+        return false;
+    cu_frame fr;
+    if ((*st = prepare_launch(d, f, grid, block, dyn_smem, args, nargs, params, &fr, diag)))
+        return true;
+    CUresult r = d->api->cuLaunchKernel(f->fn, fr.grid[0], fr.grid[1], fr.grid[2], block[0],
+                                        block[1], block[2], (unsigned int)fr.dyn, s, fr.params,
+                                        NULL);
+    if (r == CUDA_ERROR_INVALID_CONTEXT || r == CUDA_ERROR_INVALID_HANDLE)
+        return false; /* not d's context current: the usual way says what is wrong, if anything */
+    *st = r == CUDA_SUCCESS ? BT_OK : launch_failed(d, f, block, &fr, false, r, diag);
+    return true;
 }
 
 /* Enqueues f over grid x block on d's stream with dyn_smem bytes of dynamic shared memory (the
@@ -1646,10 +1681,14 @@ static bt_status cu_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
         timer->recorded = 0;
     void *stack_params[BT__CU_STACK_ARGS];
     void **params = stack_params;
+    bt_status st;
+    if (!timer && launch_fast(d, d->stream, f, grid, block, dyn_smem, args, nargs, params, &st,
+                              diag))
+        return st;
     if (nargs > BT__CU_STACK_ARGS && !(params = malloc((size_t)nargs * sizeof *params)))
         return BT_NOMEM;
     bool pushed;
-    bt_status st = enter_launch(d, &pushed, diag);
+    st = enter_launch(d, &pushed, diag);
     if (st != BT_OK) {
         if (params != stack_params)
             free(params);
@@ -2246,8 +2285,12 @@ static bt_status cu_launch_on(bt__bdev *d, void *stream, bt__bfn *f, const uint3
         return BT_INVALID_ARG;
     }
     void *params[BT__CU_STACK_ARGS];
+    bt_status st = check_stream(d, (CUstream)stream, diag);
+    if (st != BT_OK ||
+        launch_fast(d, (CUstream)stream, f, grid, block, dyn_smem, args, nargs, params, &st, diag))
+        return st;
     bool pushed;
-    bt_status st = enter_launch(d, &pushed, diag);
+    st = enter_launch(d, &pushed, diag);
     if (st != BT_OK)
         return st;
     cu_frame fr;
