@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# h200_round6.sh A|B|C — this round's device calls (build/ and .carry/ carried), one part a call:
+# h200_round6.sh A|B|C|D — this round's device calls (build/ and .carry/ carried), one part a call:
 #   A  issue 14: the host cost of a launch after the lock-free dispatch table (h200_overhead.sh);
 #      issue 19: the gemm keys the shipped wisdom lacks, swept (h200_wisdom_sweep.sh with
 #      BT_SWEEP_MISSING=1, which also times wisdom-only first launches on wisdom/ as shipped —
@@ -17,6 +17,10 @@
 #      again with the launch that does not ask for the current context; issue 15: the anchors'
 #      108 matmul configs at 3001×2999×1031, blocktune then triton.autotune with its do_bench of
 #      every config (h200_triton.sh bt_odd, tri_odd) in the time left
+#   D  issue 15 again after C: exhaustive proposes every valid config in one round (a round of
+#      16 waited for its slowest Triton compile: 116 s at the odd shape), the odd shape and the
+#      108 configs at 4096³ cold, warm and stored; then the best of the odd shape's space by
+#      Triton's do_bench, its cache filled by 16 processes (tri_odd ran out of time in C)
 # Few files come back from a device call: the consoles and per-part summaries are packed into
 # round6_<part>.tgz; the parts' own archives (<run>.tgz) and the exported wisdom lie beside it.
 set -u
@@ -42,6 +46,10 @@ case ${1:-} in
      echo "== triton.autotune at the odd shape with ${left} s"
      part tri_odd env TRI_TIMEOUT=$left bash bench/experiments/h200_triton.sh tri_odd
      pack C ;;
-  *) echo "usage: $0 A|B|C" >&2; exit 2 ;;
+  D) for p in bt_odd bt_mm108; do part "$p" bash bench/experiments/h200_triton.sh "$p"; done
+     left=$(( 560 - ($(date +%s) - T0) ))
+     part tri_odd_par env TRI_TIMEOUT=$left bash bench/experiments/h200_triton.sh tri_odd_par
+     pack D ;;
+  *) echo "usage: $0 A|B|C|D" >&2; exit 2 ;;
 esac
 echo "== done in $(( $(date +%s) - T0 )) s"

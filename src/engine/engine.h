@@ -130,6 +130,7 @@ struct bt_result {
     char strategy[32];
     char stop[32];
     uint64_t search_rounds;
+    int round_size; /* configs a round proposes (compile_threads, or all for exhaustive) */
     size_t budget;
     double t_search;
     double target_ms; /* the search's target time in effect (0: none) */

@@ -563,8 +563,15 @@ bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s
         st = search_stored(T, &sd);
         r->t_search = bt__now() - T->t_search0;
     } else if (!st) {
-        st = bt__search_run_batch(strat, &ctx, &sb, (size_t)r->compile_threads, measure_round,
-                                  T, &sr, &sd);
+        /* a round waits for its slowest compile (a Triton config's take 1-20 s at odd shapes):
+         * exhaustive learns nothing between rounds, so with no time limit or target to check
+         * between them it proposes every valid config in one round: the compilers stay busy */
+        size_t batch = (size_t)r->compile_threads;
+        if (!strcmp(strat->name, "exhaustive") && time_limit_s <= 0 && sb.target_ms <= 0 &&
+            !T->mpi_round && r->plan->ncand > batch) /* MPI: rounds are the ranks' hand-outs */
+            batch = r->budget && r->budget < r->plan->ncand ? r->budget : r->plan->ncand;
+        r->round_size = (int)batch;
+        st = bt__search_run_batch(strat, &ctx, &sb, batch, measure_round, T, &sr, &sd);
         r->t_search = bt__now() - T->t_search0;
         r->search_rounds = sr.rounds;
         snprintf(r->stop, sizeof r->stop, "%s", bt__search_stop_name(sr.stop));

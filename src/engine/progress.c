@@ -197,7 +197,8 @@ static void update(const bt__tctx *T, bool finals)
     s->planned = r->budget ? (r->budget < valid ? r->budget : valid)
                  : T->o.time_limit_s > 0 ? 0 : valid;
     s->rounds = T->rounds;
-    size_t rs = r->compile_threads > 0 ? (size_t)r->compile_threads : 1;
+    size_t rs = r->round_size > 0 ? (size_t)r->round_size
+                : r->compile_threads > 0 ? (size_t)r->compile_threads : 1;
     s->rounds_planned = s->planned ? (s->planned + rs - 1) / rs : 0;
     s->finals = finals;
     double now = bt__now(), spent = now - T->t0;

@@ -59,7 +59,8 @@ static void write_header(const bt_result *r, FILE *f, bool known, bool mem)
         snprintf(tg, sizeof tg, ", no target (the device's roofline is unknown)");
     fprintf(f, "search: strategy %s, stopped on %s after %llu round(s) of up to %d configs, %.2f s; "
                "budget %s, time limit %s%s\n",
-            r->strategy, r->stop, (unsigned long long)r->search_rounds, r->compile_threads,
+            r->strategy, r->stop, (unsigned long long)r->search_rounds,
+            r->round_size ? r->round_size : r->compile_threads,
             r->t_search, lim, tl, tg);
     int cached = 0;
     for (size_t i = 0; i < r->n; i++)
@@ -491,7 +492,8 @@ json_t *bt__result_to_json(const bt_result *r)
     json_object_set_new(sj, "from_store", json_integer(r->from_store));
     json_object_set_new(sj, "replayed", json_integer(r->replayed));
     json_object_set_new(sj, "rounds", json_integer((json_int_t)r->search_rounds));
-    json_object_set_new(sj, "round_size", json_integer(r->compile_threads));
+    json_object_set_new(sj, "round_size",
+                        json_integer(r->round_size ? r->round_size : r->compile_threads));
     json_object_set_new(sj, "budget", r->budget ? json_integer((json_int_t)r->budget) : json_null());
     json_object_set_new(sj, "time_limit_s",
                         r->opts.time_limit_s > 0 ? json_real(r->opts.time_limit_s) : json_null());

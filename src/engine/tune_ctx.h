@@ -251,7 +251,8 @@ void bt__unload_all(bt__tctx *T);
  * for and possible (r->graph_note says which). */
 void bt__bench_setup(bt__tctx *T);
 /* The search over the plan's valid configs with strategy strat, in rounds of compile_threads
- * configs (load → verify → measure each), within r->budget, time_limit_s (0: none) and the
+ * configs (load → verify → measure each; exhaustive with no time limit: one round of them all),
+ * within r->budget, time_limit_s (0: none) and the
  * target; with kn->stored_only, only what the store holds, in one round. diag: why it failed, or
  * a boundary size not verified (not fatal: also in r->verify_note). */
 bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s, bt_diag *diag);

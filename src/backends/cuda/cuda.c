@@ -1635,14 +1635,14 @@ static bt_status launch_one(bt__bdev *d, CUstream stream, bt__bfn *f, const uint
 }
 
 /* A launch on stream s (one of d's context, not the legacy or per-thread stream, which resolve
- * through the current context) without asking the driver which context is current: the
- * driver refuses a launch on a stream of another context than the current one, or with none
- * current, and enqueues nothing (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_CONTEXT:
- * bench/ctx_probe.c on the H200), and cuCtxGetCurrent costs ~as much as the rest of blocktune's
- * launch path. Only for a launch that needs no other driver call on its way (not a Triton
- * kernel, whose scratch may grow; dynamic shared memory within the function's limit). Returns
- * true when it is done (st: its status); false when the caller must launch the usual way,
- * making d's context current first. */
+ * through the current context) without asking the driver which context is current: function
+ * and stream both belong to d's context, so the launch runs there whatever is current (CUDA 13
+ * on the H200 runs it with another context current, or none: bench/ctx_probe.c), and a driver
+ * that refuses instead (CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE; the mock does
+ * with none current) enqueues nothing, and the launch is made again the usual way. Only for a
+ * launch that needs no other driver call on its way (not a Triton kernel, whose scratch may
+ * grow; dynamic shared memory within the function's limit). Returns true when it is done (st:
+ * its status); false when the caller must launch the usual way, d's context made current. */
 static bool launch_fast(bt__bdev *d, CUstream s, bt__bfn *f, const uint32_t grid[3],
                         const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
                         int nargs, void **params, bt_status *st, bt_diag *diag)
