@@ -222,6 +222,8 @@ struct bt_kernel {
     void *hang_user;
     char stored_only[300]; /* non-empty: tunes measure nothing new, for this reason (record.c) */
     struct bt__wisdom *user_wisdom, *shipped_wisdom;
+    pthread_mutex_t wisdom_lock; /* guards wisdom_loaded and the two above */
+    bt_kernel *door; /* a family's front door, whose wisdom it reads (NULL: none) */
 };
 
 struct bt_buffer {

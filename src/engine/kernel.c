@@ -35,6 +35,8 @@ static bt__famk *open_families(bt_kernel *kn)
         else if (bt__backend_source(kn->iface, fm->k) &&
                  bt_kernel_create(kn->dev, fm->k, &F->child[f], &d2) != BT_OK)
             F->child[f] = NULL; /* a language it cannot launch: the family does not run */
+        else if (F->child[f])
+            F->child[f]->door = kn; /* the families read the door's wisdom, loaded once */
         h = bt__fnv1a(fm->name, strlen(fm->name) + 1, h);
         uint64_t fh = F->child[f] ? F->child[f]->src_hash : 0;
         h = bt__fnv1a(&fh, sizeof fh, h);
@@ -85,6 +87,7 @@ bt_status bt_kernel_create(bt_device *dev, const bt_kdesc *k, bt_kernel **out, b
     kn->src_hash = bt__kdesc_source_hash(k, src);
     pthread_mutex_init(&kn->lock, NULL);
     pthread_mutex_init(&kn->tune_lock, NULL);
+    pthread_mutex_init(&kn->wisdom_lock, NULL);
     pthread_mutex_init(&kn->cmem_lock, NULL);
     kn->nkey = (int8_t)k->nkey;
     for (int i = 0; i < k->nkey; i++)
@@ -123,6 +126,7 @@ void bt_kernel_destroy(bt_kernel *kn)
     bt__wisdom_free(kn->shipped_wisdom);
     pthread_mutex_destroy(&kn->lock);
     pthread_mutex_destroy(&kn->tune_lock);
+    pthread_mutex_destroy(&kn->wisdom_lock);
     pthread_mutex_destroy(&kn->cmem_lock);
     bt_tune_options_destroy(kn->opts_obj);
     free(kn);

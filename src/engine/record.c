@@ -285,6 +285,9 @@ json_t *bt__result_store_json(const bt_result *r)
 
 void bt__kernel_wisdom(bt_kernel *kn, const bt__wisdom **user, const bt__wisdom **shipped)
 {
+    if (kn->door) /* a front door's family: the door's, parsed once for all of them */
+        kn = kn->door;
+    pthread_mutex_lock(&kn->wisdom_lock);
     if (!kn->wisdom_loaded) {
         kn->wisdom_loaded = true;
         bt_diag d = {0};
@@ -295,6 +298,7 @@ void bt__kernel_wisdom(bt_kernel *kn, const bt__wisdom **user, const bt__wisdom 
     }
     *user = kn->user_wisdom;
     *shipped = kn->shipped_wisdom;
+    pthread_mutex_unlock(&kn->wisdom_lock);
 }
 
 static bt__inflight own_note;

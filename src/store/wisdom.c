@@ -369,7 +369,8 @@ bt_status bt__wisdom_export_dir(bt__store *s, const bt__wisdom_export_opts *opts
  * ------------------------------------------------------------------------------------------- */
 typedef struct parser {
     const char *name;
-    bt__jpos *pos;
+    const char *text; /* the document, NUL-terminated */
+    bt__jpos *pos;    /* its values' line:column, built by the first error that needs one */
     bt_diag *diag;
 } parser;
 
@@ -382,6 +383,8 @@ static bt_status perr(parser *P, const char *path, const char *fmt, ...)
     bt__diag_clear(P->diag);
     snprintf(P->diag->file, sizeof P->diag->file, "%s", P->name);
     int line = 0, col = 0;
+    if (path && !P->pos && P->text)
+        P->pos = bt__jpos_build(P->text); /* only on an error: a third of a clean parse */
     if (path && P->pos && bt__jpos_find(P->pos, path, &line, &col)) {
         P->diag->line = line;
         P->diag->column = col;
@@ -633,7 +636,7 @@ static bt_status parse_doc(const char *text, size_t len, const char *name, wentr
 {
     *out = NULL;
     *nout = 0;
-    parser P = {name, NULL, diag};
+    parser P = {name, text, NULL, diag};
     json_error_t err;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
     if (!root) {
@@ -655,11 +658,6 @@ static bt_status parse_doc(const char *text, size_t len, const char *name, wentr
             bt__diag_set(diag, "not valid JSON: %s", err.text);
         }
         return BT_PARSE;
-    }
-    P.pos = bt__jpos_build(text);
-    if (!P.pos) {
-        json_decref(root);
-        return BT_NOMEM;
     }
     bt_status st = BT_OK;
     header h = {0};
