@@ -899,6 +899,24 @@ static void test_nearest_size_config_must_fit_the_problem(void **state)
     assert_int_equal(bt_choice_source(c), BT_SOURCE_NEAREST_SIZE);
     bt_choice_destroy(c);
     bt_kernel_destroy(kn);
+    /* with n = 32768 tuned too (BLOCK_SIZE >= 512 there), n = 12000's nearest (4096, 7904
+     * away) does not fit, and the next nearest that does (32768) is taken, not the model's */
+    unsetenv("BLOCKTUNE_WISDOM_DIR");
+    bt_problem_set(p, "n", 32768, &d);
+    bt_config big = tune_and_ship(k, p, db, wdir);
+    assert_true(big.v[bs] >= 512);
+    setenv("BLOCKTUNE_WISDOM_DIR", wdir, 1);
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt__kernel_set_opts(kn, &o);
+    bt_problem_set(p, "n", 12000, &d);
+    assert_int_equal(bt_kernel_lookup(kn, p, 1, &c, &d), BT_OK);
+    assert_int_equal(bt_choice_source(c), BT_SOURCE_NEAREST_SIZE);
+    assert_int_equal(bt_choice_param(c, "BLOCK_SIZE", &v, &d), BT_OK);
+    assert_int_equal(v, big.v[bs]);
+    bt_choice_destroy(c);
+    launch_and_check_vector_add(kn, p, 12000);
+    assert_int_equal(bt_kernel_tune_count(kn), 0);
+    bt_kernel_destroy(kn);
     unsetenv("BLOCKTUNE_WISDOM_DIR");
     bt_problem_destroy(p);
     bt_kdesc_destroy(k);

@@ -821,6 +821,13 @@ static bt__keyvals kv_of(const char *text)
     return kv;
 }
 
+/* A lookup's validity test that refuses configs with BLOCK_M 17. */
+static bool refuse_block_m_17(void *user, const char *config_json)
+{
+    (void)user;
+    return strstr(config_json, "\"BLOCK_M\":17") == NULL;
+}
+
 static void test_lookup_order(void **state)
 {
     (void)state;
@@ -846,7 +853,8 @@ static void test_lookup_order(void **state)
     bt__store *s = open_fresh("lookup.db");
     populate(s, "NVIDIA H200"); /* M=256 -> BLOCK_M 17, 1024 -> 18, 4096 -> 19 */
     bt__keyvals kv;
-    bt__lookup_query q = {"gemm", "0123456789abcdef", "-O3", "NVIDIA H200", "", "sm_90", &kv};
+    bt__lookup_query q = {"gemm", "0123456789abcdef", "-O3", "NVIDIA H200", "", "sm_90", &kv,
+                          NULL, NULL};
     bt__lookup_result r;
     struct {
         const char *key;
@@ -877,6 +885,20 @@ static void test_lookup_order(void **state)
         assert_non_null(strstr(r.config_json, cases[i].cfg_part));
         free(r.config_json);
     }
+    /* a nearest config that is not valid for the key (the caller's test) is passed over for the
+     * next nearest: 300's nearest is 256 (BLOCK_M 17); refused, 1024 (724 away, BLOCK_M 18) */
+    q.fits = refuse_block_m_17;
+    kv = kv_of("M=300,N=4096,K=4096,dtype=fp16");
+    assert_int_equal(bt__wisdom_lookup(s, user, shipped, &q, &r, &d), BT_OK);
+    assert_int_equal(r.source, BT__SRC_NEAREST);
+    assert_non_null(strstr(r.config_json, "\"BLOCK_M\":18"));
+    free(r.config_json);
+    kv = kv_of("M=256,N=4096,K=4096,dtype=fp16"); /* an exact key is never put to the test */
+    assert_int_equal(bt__wisdom_lookup(s, user, shipped, &q, &r, &d), BT_OK);
+    assert_int_equal(r.source, BT__SRC_STORE);
+    assert_non_null(strstr(r.config_json, "\"BLOCK_M\":17"));
+    free(r.config_json);
+    q.fits = NULL;
     /* the choice is logged: which key, how far, and by which rule */
     char logf[600];
     path_in(logf, sizeof logf, "decisions.log");

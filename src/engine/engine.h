@@ -302,6 +302,11 @@ bt_status bt__resolve(bt_kernel *kn, const bt_problem *p, bt_config *c, bt_sourc
 /* Whether config c (tuned for another key: cj names it in the log) is valid for p under the
  * spec's constraints and rules; one that is not is logged. */
 bool bt__config_fits(bt_kernel *kn, const bt_problem *p, const bt_config *c, const char *cj);
+/* A kernel and a problem: what a lookup's validity test (bt__lookup_query.fits) is given. */
+typedef struct bt__fits_ctx {
+    bt_kernel *kn;
+    const bt_problem *p;
+} bt__fits_ctx;
 /* kernel.c: a looked-up config, compiled (not measured), into the dispatch table. */
 bt_status bt__dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_config *c,
                               bt_diag *diag);

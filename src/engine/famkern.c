@@ -79,6 +79,40 @@ void bt__fam_choose(bt_kernel *kn, const bt_problem *p, int f)
     pthread_mutex_unlock(&F->mu);
 }
 
+/* A front door's choice for another key as its family and that family's config (rest: the
+ * config without "family", malloc'd); false when it names no family of this door. */
+static bool split_choice(bt_kernel *kn, const char *cj, int *f, char **rest)
+{
+    json_t *o = json_loads(cj, 0, NULL);
+    json_t *fj = o ? json_object_get(o, "family") : NULL;
+    *f = json_is_integer(fj) ? (int)json_integer_value(fj) : -1;
+    *rest = NULL;
+    if (bt__fam_kernel(kn, *f)) {
+        json_object_del(o, "family");
+        *rest = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    }
+    json_decref(o);
+    return *rest != NULL;
+}
+
+/* The lookup's test of another key's choice: its family's config is valid for this problem. */
+static bool choice_fits(void *user, const char *cj)
+{
+    bt__fits_ctx *x = user;
+    int f;
+    char *rest;
+    if (!split_choice(x->kn, cj, &f, &rest))
+        return false;
+    bt_kernel *ck = bt__fam_kernel(x->kn, f);
+    bt_problem fp;
+    bt__family_problem(x->kn->k, f, x->p, &fp);
+    bt_config c;
+    bool ok = bt__config_from_stored(ck->k, rest, "wisdom", &c) &&
+              bt__config_fits(ck, &fp, &c, rest);
+    free(rest);
+    return ok;
+}
+
 void bt__fam_stored(bt_kernel *kn, const bt_problem *p, int *fam, bt_config *c, bool *found,
                     bool *exact)
 {
@@ -94,32 +128,27 @@ void bt__fam_stored(bt_kernel *kn, const bt_problem *p, int *fam, bt_config *c, 
     bt__problem_keyvals(k, p, &kv);
     char arch[48];
     bt__device_arch(info, arch, sizeof arch);
+    bt__fits_ctx fx = {kn, p};
     bt__lookup_query q = {k->name, kn->fam->hash, "", info->name,
-                          info->uuid[0] ? info->uuid : NULL, arch, &kv};
+                          info->uuid[0] ? info->uuid : NULL, arch, &kv, choice_fits, &fx};
     bt__lookup_result lr;
     memset(&lr, 0, sizeof lr);
     bt__wisdom_lookup(store, uw, sw, &q, &lr, NULL);
     *exact = lr.source == BT__SRC_STORE || lr.source == BT__SRC_USER ||
              lr.source == BT__SRC_SHIPPED;
     /* wisdom-only: also the nearest size's or the same architecture's choice (bt__resolve) */
-    if (lr.config_json && (*exact || kn->opts.mode == BT_MODE_WISDOM_ONLY)) {
-        json_t *o = json_loads(lr.config_json, 0, NULL);
-        json_t *fj = o ? json_object_get(o, "family") : NULL;
-        int f = json_is_integer(fj) ? (int)json_integer_value(fj) : -1;
+    int f;
+    char *rest;
+    if (lr.config_json && (*exact || kn->opts.mode == BT_MODE_WISDOM_ONLY) &&
+        split_choice(kn, lr.config_json, &f, &rest)) {
         bt_kernel *ck = bt__fam_kernel(kn, f);
-        char *rest = NULL;
-        if (ck) {
-            json_object_del(o, "family");
-            rest = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        }
-        if (rest && bt__config_from_stored(ck->k, rest, bt__wisdom_source_name(lr.source), c)) {
+        if (bt__config_from_stored(ck->k, rest, bt__wisdom_source_name(lr.source), c)) {
             *found = true;
             *fam = f;
             bt__decision_log("%s: family %s %s from %s", k->name, ck->k->name, rest,
                              bt__wisdom_source_name(lr.source));
         }
         free(rest);
-        json_decref(o);
     }
     free(lr.config_json);
 }

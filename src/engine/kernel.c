@@ -251,6 +251,15 @@ bool bt__config_fits(bt_kernel *kn, const bt_problem *p, const bt_config *c, con
     return ok;
 }
 
+/* The lookup's test of another key's config: it parses for this kernel and is valid for p. */
+static bool resolve_fits(void *user, const char *cj)
+{
+    bt__fits_ctx *x = user;
+    bt_config c;
+    return bt__config_from_stored(x->kn->k, cj, "wisdom", &c) &&
+           bt__config_fits(x->kn, x->p, &c, cj);
+}
+
 /* The first launch of a key looks before it measures (docs/wisdom.md): an exact key in the store,
  * the user's wisdom or the shipped wisdom is taken as is; in wisdom-only mode also the nearest
  * size, the same architecture (each only where the config is valid for this problem), and
@@ -269,8 +278,9 @@ bt_status bt__resolve(bt_kernel *kn, const bt_problem *p, bt_config *c, bt_sourc
     char hash[24], arch[48];
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)kn->src_hash);
     bt__device_arch(info, arch, sizeof arch);
+    bt__fits_ctx fx = {kn, p};
     bt__lookup_query q = {k->name, hash, k->options ? k->options : "", info->name,
-                          info->uuid[0] ? info->uuid : NULL, arch, &kv};
+                          info->uuid[0] ? info->uuid : NULL, arch, &kv, resolve_fits, &fx};
     bt__lookup_result lr;
     memset(&lr, 0, sizeof lr);
     bt__wisdom_lookup(store, uw, sw, &q, &lr, NULL);

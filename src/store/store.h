@@ -306,6 +306,10 @@ typedef struct bt__lookup_query {
     const char *device_uuid;  /* may be NULL */
     const char *arch;
     const bt__keyvals *key;
+    /* Optional: whether another key's config (a nearest size, the same architecture) is valid
+     * for this key; a candidate it refuses is passed over for the next nearest (NULL: any). */
+    bool (*fits)(void *user, const char *config_json);
+    void *fits_user;
 } bt__lookup_query;
 
 typedef struct bt__lookup_result {

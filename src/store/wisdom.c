@@ -1092,6 +1092,7 @@ const char *bt__wisdom_source_name(bt__wisdom_source s)
 
 /* The best candidate found so far. */
 typedef struct cand {
+    const bt__lookup_query *q;
     bool found;
     bt__kdist dist;
     char *config;
@@ -1104,6 +1105,9 @@ static void cand_offer(cand *c, const bt__measurement *m, bt__kdist dist)
 {
     if (dist.tier < 0 || (c->found && !bt__kdist_closer(&dist, &c->dist)))
         return;
+    bool exact = dist.tier == 0 && dist.d == 0;
+    if (!exact && c->q && c->q->fits && !c->q->fits(c->q->fits_user, m->config_json))
+        return; /* another key's config that is not valid here: the next nearest may be */
     char *cfg = bt__strdup(m->config_json);
     if (!cfg)
         return;
@@ -1182,7 +1186,7 @@ bt_status bt__wisdom_lookup(bt__store *store, const bt__wisdom *user, const bt__
     char key[1024];
     bt__keyvals_format(q->key, key, sizeof key);
     bt_status result = BT_OK;
-    cand c = {0};
+    cand c = {.q = q};
     bt__wisdom_source src = BT__SRC_DEFAULT;
 
     /* 1. The store, exact key: this device's UUID, then its name. */
