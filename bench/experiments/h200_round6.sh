@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# h200_round6.sh A|B|C|D — this round's device calls (build/ and .carry/ carried), one part a call:
+# h200_round6.sh A|B|C|D|E — this round's device calls (build/ and .carry/ carried), one part a call:
 #   A  issue 14: the host cost of a launch after the lock-free dispatch table (h200_overhead.sh);
 #      issue 19: the gemm keys the shipped wisdom lacks, swept (h200_wisdom_sweep.sh with
 #      BT_SWEEP_MISSING=1, which also times wisdom-only first launches on wisdom/ as shipped —
@@ -21,6 +21,9 @@
 #      16 waited for its slowest Triton compile: 116 s at the odd shape), the odd shape and the
 #      108 configs at 4096³ cold, warm and stored; then the best of the odd shape's space by
 #      Triton's do_bench, its cache filled by 16 processes (tri_odd ran out of time in C)
+#   E  issues 19 and 14 after D: wisdom-only first launches of gemm in a fresh install (the
+#      wisdom compiled into the library, an empty cache: cold, warm kernel cache, M = 24 and 100
+#      between tuned sizes, M = 1 at 14336×4096), then engine_cuda's host cost once more
 # Few files come back from a device call: the consoles and per-part summaries are packed into
 # round6_<part>.tgz; the parts' own archives (<run>.tgz) and the exported wisdom lie beside it.
 set -u
@@ -50,6 +53,22 @@ case ${1:-} in
      left=$(( 560 - ($(date +%s) - T0) ))
      part tri_odd_par env TRI_TIMEOUT=$left bash bench/experiments/h200_triton.sh tri_odd_par
      pack D ;;
-  *) echo "usage: $0 A|B|C|D" >&2; exit 2 ;;
+  E) BT_RUN=first . bench/device_env.sh
+     fresh=$(mktemp -d)
+     for run in "cold:16 4096 4096" "warm_kernel_cache:16 4096 4096" "nearest_24:24 4096 4096" \
+                "nearest_100:100 8192 8192" "cold_1:1 14336 4096"; do
+       tag=${run%%:*}; size=${run#*:}
+       BLOCKTUNE_CACHE_DIR=$fresh BLOCKTUNE_LOG=1 timeout 60 build/bt_first_launch cuda:0 $size fp16 \
+         > "$OUT/first_launch_$tag.json" 2> "$OUT/first_launch_$tag.log"
+       echo "$tag rc=$?: $(cat "$OUT/first_launch_$tag.json")" | tee -a "$OUT/summary.txt"
+       grep -m4 -i "dispatching\|from nearest\|not taking" "$OUT/first_launch_$tag.log" | tee -a "$OUT/summary.txt"
+     done
+     rm -rf "$fresh"
+     export LD_LIBRARY_PATH="$PWD/.carry/prefix/lib:$LD_LIBRARY_PATH"
+     log "engine_cuda 256 1024 1024 wisdom-only"
+     timeout 100 .carry/eng/engine_cuda 256 1024 1024 wisdom-only "$OUT/engine_cuda.json" \
+       > "$OUT/engine_cuda.log" 2>&1
+     echo "rc=$?" | tee -a "$OUT/summary.txt"; grep "host cost" "$OUT/engine_cuda.log" | tee -a "$OUT/summary.txt" ;;
+  *) echo "usage: $0 A|B|C|D|E" >&2; exit 2 ;;
 esac
 echo "== done in $(( $(date +%s) - T0 )) s"
