@@ -307,6 +307,7 @@ typedef struct bt__fits_ctx {
     bt_kernel *kn;
     const bt_problem *p;
 } bt__fits_ctx;
+typedef bool (*bt__fits_fn)(void *user, const char *config_json);
 /* kernel.c: a looked-up config, compiled (not measured), into the dispatch table. */
 bt_status bt__dispatch_config(bt_kernel *kn, const bt_problem *p, const bt_config *c,
                               bt_diag *diag);

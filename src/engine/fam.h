@@ -56,9 +56,15 @@ bt_status bt__fam_buffers(bt_kernel *kn, int f, const bt_problem *fp, bt_buffer 
 /* The front door's stored choice for p (the store, then wisdom; not in retune mode): the family
  * and its config (not compiled); *found false when nothing is stored; *exact true when it was
  * stored for this very key (in wisdom-only mode it may be a nearest size's or the same
- * architecture's choice). */
-void bt__fam_stored(bt_kernel *kn, const bt_problem *p, int *f, bt_config *c, bool *found,
-                    bool *exact);
+ * architecture's choice, one that `fits` accepts). */
+void bt__fam_stored(bt_kernel *kn, const bt_problem *p, bt__fits_fn fits, int *f,
+                    bt_config *c, bool *found, bool *exact);
+/* A front door's choice (config JSON with "family") as its family f and that family's config
+ * (*rest, malloc'd); false when it names no family of kn. */
+bool bt__fam_split_choice(bt_kernel *kn, const char *cj, int *f, char **rest);
+/* kernel.c: the lookup's test of another key's front-door choice (user: a bt__fits_ctx of the
+ * door and its problem): its family's config parses and is valid at this size. */
+bool bt__fam_choice_fits(void *user, const char *cj);
 /* Frees the workspaces and the table (the handles are kernel.c's). */
 void bt__famk_free_state(bt__famk *F);
 

@@ -79,9 +79,7 @@ void bt__fam_choose(bt_kernel *kn, const bt_problem *p, int f)
     pthread_mutex_unlock(&F->mu);
 }
 
-/* A front door's choice for another key as its family and that family's config (rest: the
- * config without "family", malloc'd); false when it names no family of this door. */
-static bool split_choice(bt_kernel *kn, const char *cj, int *f, char **rest)
+bool bt__fam_split_choice(bt_kernel *kn, const char *cj, int *f, char **rest)
 {
     json_t *o = json_loads(cj, 0, NULL);
     json_t *fj = o ? json_object_get(o, "family") : NULL;
@@ -95,26 +93,8 @@ static bool split_choice(bt_kernel *kn, const char *cj, int *f, char **rest)
     return *rest != NULL;
 }
 
-/* The lookup's test of another key's choice: its family's config is valid for this problem. */
-static bool choice_fits(void *user, const char *cj)
-{
-    bt__fits_ctx *x = user;
-    int f;
-    char *rest;
-    if (!split_choice(x->kn, cj, &f, &rest))
-        return false;
-    bt_kernel *ck = bt__fam_kernel(x->kn, f);
-    bt_problem fp;
-    bt__family_problem(x->kn->k, f, x->p, &fp);
-    bt_config c;
-    bool ok = bt__config_from_stored(ck->k, rest, "wisdom", &c) &&
-              bt__config_fits(ck, &fp, &c, rest);
-    free(rest);
-    return ok;
-}
-
-void bt__fam_stored(bt_kernel *kn, const bt_problem *p, int *fam, bt_config *c, bool *found,
-                    bool *exact)
+void bt__fam_stored(bt_kernel *kn, const bt_problem *p, bt__fits_fn fits, int *fam,
+                    bt_config *c, bool *found, bool *exact)
 {
     const bt_kdesc *k = kn->k;
     const bt_device_info *info = bt_device_get_info(kn->dev);
@@ -130,7 +110,7 @@ void bt__fam_stored(bt_kernel *kn, const bt_problem *p, int *fam, bt_config *c, 
     bt__device_arch(info, arch, sizeof arch);
     bt__fits_ctx fx = {kn, p};
     bt__lookup_query q = {k->name, kn->fam->hash, "", info->name,
-                          info->uuid[0] ? info->uuid : NULL, arch, &kv, choice_fits, &fx};
+                          info->uuid[0] ? info->uuid : NULL, arch, &kv, fits, &fx};
     bt__lookup_result lr;
     memset(&lr, 0, sizeof lr);
     bt__wisdom_lookup(store, uw, sw, &q, &lr, NULL);
@@ -140,7 +120,7 @@ void bt__fam_stored(bt_kernel *kn, const bt_problem *p, int *fam, bt_config *c, 
     int f;
     char *rest;
     if (lr.config_json && (*exact || kn->opts.mode == BT_MODE_WISDOM_ONLY) &&
-        split_choice(kn, lr.config_json, &f, &rest)) {
+        bt__fam_split_choice(kn, lr.config_json, &f, &rest)) {
         bt_kernel *ck = bt__fam_kernel(kn, f);
         if (bt__config_from_stored(ck->k, rest, bt__wisdom_source_name(lr.source), c)) {
             *found = true;

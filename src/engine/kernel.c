@@ -260,6 +260,23 @@ static bool resolve_fits(void *user, const char *cj)
            bt__config_fits(x->kn, x->p, &c, cj);
 }
 
+bool bt__fam_choice_fits(void *user, const char *cj)
+{
+    bt__fits_ctx *x = user;
+    int f;
+    char *rest;
+    if (!bt__fam_split_choice(x->kn, cj, &f, &rest))
+        return false;
+    bt_kernel *ck = bt__fam_kernel(x->kn, f);
+    bt_problem fp;
+    bt__family_problem(x->kn->k, f, x->p, &fp);
+    bt_config c;
+    bool ok = bt__config_from_stored(ck->k, rest, "wisdom", &c) &&
+              bt__config_fits(ck, &fp, &c, rest);
+    free(rest);
+    return ok;
+}
+
 /* The first launch of a key looks before it measures (docs/wisdom.md): an exact key in the store,
  * the user's wisdom or the shipped wisdom is taken as is; in wisdom-only mode also the nearest
  * size, the same architecture (each only where the config is valid for this problem), and

@@ -307,7 +307,7 @@ static bt_status fam_first(bt_kernel *kn, const bt_problem *p, bool no_tune, bt_
     bool found, exact;
     int f = -1;
     bt_config c;
-    bt__fam_stored(kn, p, &f, &c, &found, &exact);
+    bt__fam_stored(kn, p, bt__fam_choice_fits, &f, &c, &found, &exact);
     if (found) { /* the front door's stored choice, compiled into its family's table */
         bt_problem fp;
         bt__family_problem(kn->k, f, p, &fp);
