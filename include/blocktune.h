@@ -847,7 +847,8 @@ BT_API bt_status bt_simulation_write_json(const bt_simulation *s, FILE *f);
 BT_API int bt_strategy_count(void);
 BT_API const char *bt_strategy_name(int i);
 BT_API const char *bt_strategy_description(int i);
-/* The backends built in, loaded on first use: 1 when backend i loaded, 0 when not (*reason, if
+/* The backends built in (asking loads them all; opening or wrapping a device loads only its
+ * backend and those before it): 1 when backend i loaded, 0 when not (*reason, if
  * non-NULL, says why: "no OpenCL ICD loader ..."), -1 past the end. *name gets its name. */
 BT_API int bt_backend_count(void);
 BT_API int bt_backend_status(int i, const char **name, const char **reason);

@@ -13,6 +13,7 @@
 #include "test_util.h"
 
 #include "backends/cuda/nvrtc.h"
+#include "backends/device.h"
 #include "engine/engine.h"
 
 #include <pthread.h>
@@ -107,7 +108,17 @@ static void test_wrap_devices(void **state)
     assert_int_equal(bt_device_wrap_cuda(0, NULL, &dev, &d), BT_OK); /* the primary context */
     assert_string_equal(bt_device_get_info(dev)->id, "cuda:0");
     assert_true(bt_device_is_wrapped(dev));
+    assert_true(bt_device_get_info(dev)->is_default); /* a GPU, first in the table */
+    /* the CUDA backend alone was loaded: OpenCL's driver is not started for a CUDA device
+     * (the first test of this process; listing the devices loads them all) */
+    assert_int_equal(bt__device_backends_loaded(), 1);
     bt_device_destroy(dev);
+    bt_device_list *all = NULL;
+    assert_int_equal(bt_devices_list(&all, &d), BT_OK);
+    assert_int_equal(bt__device_backends_loaded(), bt__device_backend_count());
+    assert_true(bt_device_list_count(all) >= 1);
+    assert_true(bt_device_list_at(all, 0)->is_default); /* still cuda:0 */
+    bt_device_list_destroy(all);
     assert_int_equal(bt_device_wrap_cuda(0, M.ctx, &dev, &d), BT_OK); /* the engine's context */
     bt_device_destroy(dev);
     /* the engine's reference is intact: its context can still be made current */

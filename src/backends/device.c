@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * device.c — the device layer: loads every registered backend once per process, lists the devices
- * of those that load (with the default marked), and opens devices by id into bt_device handles
- * that carry the backend vtable, its context and the opened backend device.
+ * device.c — the device layer: loads each registered backend once per process, as far as a call
+ * needs (opening or wrapping a CUDA device loads CUDA alone; a listing, the default device or an
+ * unknown id loads them all), lists the devices of those that load (with the default marked), and
+ * opens devices by id into bt_device handles that carry the backend vtable, its context and the
+ * opened backend device.
  *
  * Backends are never unloaded: their contexts live until exit, so a bt_device can be used from any
  * thread at any time without reference counting on the registry.
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct bt_device {
     const bt__backend_iface *iface;
@@ -46,9 +49,12 @@ typedef struct device_slot {
     bt_device_info info;
 } device_slot;
 
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+/* The registry, under g_mu: backends are loaded in the table's order and only as far as a call
+ * needs (opening "cuda:0" loads CUDA alone, not OpenCL's driver too), so g_devices grows. */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static backend_slot *g_backends;
 static int g_nbackends;
+static int g_nloaded; /* backends 0 .. g_nloaded-1 have been loaded */
 static device_slot *g_devices;
 static size_t g_ndevices;
 static bt_status g_status = BT_OK; /* BT_NOMEM when the registry itself could not be built */
@@ -85,79 +91,124 @@ void bt__device_merge_table(bt_device_info *info)
     bt_gpudb_destroy(db);
 }
 
-/* Loads every backend and reads every device's info (pthread_once). */
-static void load_all(void)
+/* Loads backend s and reads its devices' info into g_devices. */
+static void load_one(backend_slot *s)
 {
-    const bt__backend_iface *const *table = bt__backends();
-    int n = 0;
-    while (table[n])
-        n++;
-    g_backends = calloc(n ? (size_t)n : 1, sizeof *g_backends);
-    if (!g_backends) {
-        g_status = BT_NOMEM;
+    if (s->iface->api_version != BT__BACKEND_API_VERSION) {
+        snprintf(s->reason, sizeof s->reason,
+                 "built for backend API version %d, this library speaks %d",
+                 s->iface->api_version, BT__BACKEND_API_VERSION);
         return;
     }
-    g_nbackends = n;
-    for (int b = 0; b < n; b++) {
-        backend_slot *s = &g_backends[b];
-        s->iface = table[b];
-        if (s->iface->api_version != BT__BACKEND_API_VERSION) {
-            snprintf(s->reason, sizeof s->reason,
-                     "built for backend API version %d, this library speaks %d",
-                     s->iface->api_version, BT__BACKEND_API_VERSION);
-            continue;
-        }
-        bt_diag d = {0};
-        bt_status st = s->iface->load(&s->ctx, &d);
-        if (st != BT_OK) {
-            s->ctx = NULL;
-            snprintf(s->reason, sizeof s->reason, "%.1000s", d.msg[0] ? d.msg : bt_strerror(st));
-            continue;
-        }
-        int count = s->iface->device_count(s->ctx);
-        for (int i = 0; i < count; i++) {
-            device_slot *grown = realloc(g_devices, (g_ndevices + 1) * sizeof *grown);
-            if (!grown) {
-                g_status = BT_NOMEM;
-                return;
-            }
-            g_devices = grown;
-            device_slot *ds = &g_devices[g_ndevices];
-            memset(ds, 0, sizeof *ds);
-            bt_diag dd = {0};
-            st = s->iface->device_info(s->ctx, i, &ds->info, &dd);
-            if (st != BT_OK) {
-                /* Listed no further; the reason stays for a listing with no device. */
-                snprintf(s->reason, sizeof s->reason, "device %d: %.900s", i,
-                         dd.msg[0] ? dd.msg : bt_strerror(st));
-                continue;
-            }
-            ds->backend = s;
-            /* The layer owns id/backend/index so that every backend spells them alike. */
-            snprintf(ds->info.id, sizeof ds->info.id, "%s:%d", s->iface->name, i);
-            snprintf(ds->info.backend, sizeof ds->info.backend, "%s", s->iface->name);
-            ds->info.index = i;
-            ds->info.is_default = 0;
-            bt__device_merge_table(&ds->info);
-            g_ndevices++;
-        }
+    bt_diag d = {0};
+    bt_status st = s->iface->load(&s->ctx, &d);
+    if (st != BT_OK) {
+        s->ctx = NULL;
+        snprintf(s->reason, sizeof s->reason, "%.1000s", d.msg[0] ? d.msg : bt_strerror(st));
+        return;
     }
-    /* The default: the first GPU, else the first device (a CPU). */
+    int count = s->iface->device_count(s->ctx);
+    for (int i = 0; i < count; i++) {
+        device_slot *grown = realloc(g_devices, (g_ndevices + 1) * sizeof *grown);
+        if (!grown) {
+            g_status = BT_NOMEM;
+            return;
+        }
+        g_devices = grown;
+        device_slot *ds = &g_devices[g_ndevices];
+        memset(ds, 0, sizeof *ds);
+        bt_diag dd = {0};
+        st = s->iface->device_info(s->ctx, i, &ds->info, &dd);
+        if (st != BT_OK) {
+            /* Listed no further; the reason stays for a listing with no device. */
+            snprintf(s->reason, sizeof s->reason, "device %d: %.900s", i,
+                     dd.msg[0] ? dd.msg : bt_strerror(st));
+            continue;
+        }
+        ds->backend = s;
+        /* The layer owns id/backend/index so that every backend spells them alike. */
+        snprintf(ds->info.id, sizeof ds->info.id, "%s:%d", s->iface->name, i);
+        snprintf(ds->info.backend, sizeof ds->info.backend, "%s", s->iface->name);
+        ds->info.index = i;
+        ds->info.is_default = 0;
+        bt__device_merge_table(&ds->info);
+        g_ndevices++;
+    }
+}
+
+static bool any_gpu(void)
+{
+    for (size_t i = 0; i < g_ndevices; i++)
+        if (g_devices[i].info.is_gpu)
+            return true;
+    return false;
+}
+
+/* Loads the backends up to index `upto` (-1: all) in the table's order, and on while none loaded
+ * has a GPU (the default device, the first GPU, else the first device, may lie further on);
+ * marks the default once it is known. Caller holds g_mu. */
+static bt_status load_upto_locked(int upto);
+
+/* The backends' table (made once; nothing loaded). Caller holds g_mu. */
+static void table_locked(void)
+{
+    if (!g_backends && g_status == BT_OK) {
+        const bt__backend_iface *const *table = bt__backends();
+        int n = 0;
+        while (table[n])
+            n++;
+        g_backends = calloc(n ? (size_t)n : 1, sizeof *g_backends);
+        if (!g_backends) {
+            g_status = BT_NOMEM;
+            return;
+        }
+        for (int b = 0; b < n; b++)
+            g_backends[b].iface = table[b];
+        g_nbackends = n;
+    }
+}
+
+static bt_status load_upto_locked(int upto)
+{
+    table_locked();
+    if (upto < 0 || upto >= g_nbackends)
+        upto = g_nbackends - 1;
+    while (g_status == BT_OK && g_nloaded < g_nbackends && (g_nloaded <= upto || !any_gpu()))
+        load_one(&g_backends[g_nloaded++]);
+    bool known = any_gpu() || g_nloaded == g_nbackends;
     size_t def = 0;
-    for (size_t i = 0; i < g_ndevices; i++) {
+    for (size_t i = 0; i < g_ndevices; i++)
+        g_devices[i].info.is_default = 0;
+    for (size_t i = 0; i < g_ndevices; i++)
         if (g_devices[i].info.is_gpu) {
             def = i;
             break;
         }
-    }
-    if (g_ndevices)
+    if (known && g_ndevices)
         g_devices[def].info.is_default = 1;
+    return g_status;
+}
+
+/* The table index of the backend a device id starts with ("cuda" of "cuda:1"), -1 when it names
+ * none (the default device, an unknown name: every backend is loaded). Caller holds g_mu. */
+static int backend_of_id(const char *id)
+{
+    if (!id)
+        return -1;
+    size_t len = strcspn(id, ":");
+    for (int i = 0; i < g_nbackends; i++)
+        if (strlen(g_backends[i].iface->name) == len &&
+            !strncasecmp(g_backends[i].iface->name, id, len))
+            return i;
+    return -1;
 }
 
 static bt_status ensure_loaded(void)
 {
-    pthread_once(&g_once, load_all);
-    return g_status;
+    pthread_mutex_lock(&g_mu);
+    bt_status st = load_upto_locked(-1);
+    pthread_mutex_unlock(&g_mu);
+    return st;
 }
 
 /* Writes "name: reason; name: reason" for the backends that did not load into diag->msg. */
@@ -203,8 +254,10 @@ bt_status bt_devices_list(bt_device_list **out, bt_diag *diag)
         return BT_INVALID_ARG;
     }
     *out = NULL;
-    bt_status st = ensure_loaded();
+    pthread_mutex_lock(&g_mu);
+    bt_status st = load_upto_locked(-1);
     if (st != BT_OK) {
+        pthread_mutex_unlock(&g_mu);
         bt__diag_set(diag, "out of memory while loading the backends");
         return st;
     }
@@ -213,12 +266,14 @@ bt_status bt_devices_list(bt_device_list **out, bt_diag *diag)
     backend_reasons(diag);
     bt_device_list *l = calloc(1, sizeof *l);
     if (!l || (g_ndevices && !(l->infos = malloc(g_ndevices * sizeof *l->infos)))) {
+        pthread_mutex_unlock(&g_mu);
         free(l);
         return BT_NOMEM;
     }
     for (size_t i = 0; i < g_ndevices; i++)
         l->infos[i] = g_devices[i].info;
     l->n = g_ndevices;
+    pthread_mutex_unlock(&g_mu);
     *out = l;
     return BT_OK;
 }
@@ -249,32 +304,42 @@ bt_status bt_device_open(const char *id, bt_device **out, bt_diag *diag)
         return BT_INVALID_ARG;
     }
     *out = NULL;
-    bt_status st = ensure_loaded();
+    pthread_mutex_lock(&g_mu);
+    table_locked();
+    bt_status st = load_upto_locked(backend_of_id(id)); /* "cuda:0": CUDA alone */
+    device_slot *ds = st == BT_OK ? find_device(id) : NULL;
+    if (st == BT_OK && !ds && g_nloaded < g_nbackends) /* a backend of the id found none */
+        st = load_upto_locked(-1), ds = st == BT_OK ? find_device(id) : NULL;
     if (st != BT_OK) {
+        pthread_mutex_unlock(&g_mu);
         bt__diag_set(diag, "out of memory while loading the backends");
         return st;
     }
     if (g_ndevices == 0) {
         backend_reasons(diag);
+        pthread_mutex_unlock(&g_mu);
         bt__diag_prefix(diag, "no devices: ");
         return BT_NO_DEVICE;
     }
-    device_slot *ds = find_device(id);
     if (!ds) {
         bt__sbuf b = {0};
         for (size_t i = 0; i < g_ndevices; i++)
             bt__sbuf_printf(&b, "%s%s (%s)", i ? ", " : "", g_devices[i].info.id,
                             g_devices[i].info.name);
+        pthread_mutex_unlock(&g_mu);
         bt__diag_set(diag, "unknown device '%s'; the devices are: %s", id, b.s ? b.s : "");
         bt__sbuf_free(&b);
         return BT_NO_DEVICE;
     }
     bt_device *d = calloc(1, sizeof *d);
-    if (!d)
+    if (!d) {
+        pthread_mutex_unlock(&g_mu);
         return BT_NOMEM;
+    }
     d->iface = ds->backend->iface;
     d->ctx = ds->backend->ctx;
     d->info = ds->info;
+    pthread_mutex_unlock(&g_mu);
     st = d->iface->device_open(d->ctx, d->info.index, &d->bdev, diag);
     if (st != BT_OK) {
         bt__diag_prefix(diag, "%s: ", d->info.id);
@@ -329,10 +394,13 @@ static bt_status device_wrap(const char *name, int ordinal, void *const native[3
         return BT_INVALID_ARG;
     }
     *out = NULL;
-    bt_status st = ensure_loaded();
+    pthread_mutex_lock(&g_mu);
+    table_locked();
+    bt_status st = load_upto_locked(backend_of_id(name));
+    pthread_mutex_unlock(&g_mu);
     if (st != BT_OK)
         return st;
-    backend_slot *b = NULL;
+    backend_slot *b = NULL; /* the slots stay where they are; a loaded one is not changed */
     for (int i = 0; i < g_nbackends; i++)
         if (!strcmp(g_backends[i].iface->name, name))
             b = &g_backends[i];
@@ -350,10 +418,14 @@ static bt_status device_wrap(const char *name, int ordinal, void *const native[3
         return BT_NOMEM;
     int idx = -1;
     st = b->iface->device_wrap(b->ctx, ordinal, native, &d->bdev, &idx, diag);
+    pthread_mutex_lock(&g_mu);
     device_slot *ds = NULL;
     for (size_t i = 0; st == BT_OK && i < g_ndevices; i++)
         if (g_devices[i].backend == b && g_devices[i].info.index == idx)
             ds = &g_devices[i];
+    if (ds)
+        d->info = ds->info;
+    pthread_mutex_unlock(&g_mu);
     if (st == BT_OK && !ds) {
         b->iface->device_close(d->bdev);
         bt__diag_set(diag, "%s device %d is not listed (bt_devices_list)", name, idx);
@@ -366,7 +438,6 @@ static bt_status device_wrap(const char *name, int ordinal, void *const native[3
     }
     d->iface = b->iface;
     d->ctx = b->ctx;
-    d->info = ds->info;
     d->wrapped = true;
     d->ordinal = idx;
     memcpy(d->native, native, sizeof d->native);
@@ -413,6 +484,14 @@ const bt__backend_iface *bt__device_iface(const bt_device *d)
 bt__bdev *bt__device_bdev(const bt_device *d)
 {
     return d ? __atomic_load_n(&d->bdev, __ATOMIC_ACQUIRE) : NULL;
+}
+
+int bt__device_backends_loaded(void)
+{
+    pthread_mutex_lock(&g_mu);
+    int n = g_nloaded;
+    pthread_mutex_unlock(&g_mu);
+    return n;
 }
 
 int bt__device_backend_count(void)

@@ -33,6 +33,8 @@ void bt__device_merge_table(bt_device_info *info);
  * its name and, when it did not load, why (*reason NULL when it loaded). Returns 0 for i out of
  * range, else 1. The strings live until exit. */
 int bt__device_backend_count(void);
+/* How many backends this process has loaded so far (in the table's order; tests). */
+int bt__device_backends_loaded(void);
 int bt__device_backend_status(int i, const char **name, const char **reason);
 
 #endif
