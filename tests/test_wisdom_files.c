@@ -176,6 +176,13 @@ int main(void)
     /* the front door's hash from a handle on the mock driver, with no store or wisdom of ours */
     setenv(BT__CUDA_LIBRARY_ENV, BT_MOCK_CUDA, 1);
     setenv("BLOCKTUNE_CACHE_DIR", "/nonexistent/bt-wisdom-files", 1);
+    /* Every backend loaded, as before devices loaded only their own: under ASan, LeakSanitizer's
+     * walk of the threads at exit crashes on this process's dynamic TLS when only the mock CUDA
+     * driver and NVRTC are loaded ("Tracer caught signal 11", after every check passed; Debian
+     * 12's gcc 12 sanitizer runtime and glibc 2.36). Not a leak and not ours to fix here. */
+    bt_device_list *all = NULL;
+    bt_devices_list(&all, NULL);
+    bt_device_list_destroy(all);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_shipped_file_loads_and_is_current),
     };

@@ -370,11 +370,13 @@ class Autotuner:
         if st:
             raise _lib.error(st, r[3])
         elapsed = time.perf_counter() - t0
-        source, chosen = self._lookup(e) or (None, None)
+        tuned = L.bt_kernel_tune_count(e.kn) > tunes
+        # found before the launch and not tuned by it: that config is what ran
+        source, chosen = (before if before is not None and not tuned
+                          else self._lookup(e) or (None, None))
         if chosen is None:
             raise _lib.BlocktuneError(-21, "BT_INTERNAL", "launched, but the kernel has no "
                                       "config for the key")
-        tuned = L.bt_kernel_tune_count(e.kn) > tunes
         e.source = "tuned" if tuned else (before or (source,))[0]
         e.chosen = chosen
         e.best = _triton_config(chosen)
