@@ -2294,9 +2294,7 @@ static bt_status cu_launch_on(bt__bdev *d, void *stream, bt__bfn *f, const uint3
     if (st != BT_OK)
         return st;
     cu_frame fr;
-    st = check_stream(d, (CUstream)stream, diag);
-    if (st == BT_OK)
-        st = prepare_launch(d, f, grid, block, dyn_smem, args, nargs, params, &fr, diag);
+    st = prepare_launch(d, f, grid, block, dyn_smem, args, nargs, params, &fr, diag);
     if (st == BT_OK)
         st = launch_one(d, (CUstream)stream, f, block, &fr, diag);
     leave_launch(d, pushed);
