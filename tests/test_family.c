@@ -447,6 +447,15 @@ static void test_front_door_tunes_stores_and_dispatches(void **state)
  * BLOCK 64 is valid, at n = 1500 only 128): the choice is refused, the family it named resolves
  * the size itself (its own nearest config does not fit either: its model's best, BLOCK 128),
  * nothing is measured and the output is right. */
+/* The decisions log, kept whole: whether some line of it says `what`. */
+static char g_log[16384];
+static void keep_log(const char *line, void *user)
+{
+    (void)user;
+    size_t n = strlen(g_log);
+    snprintf(g_log + n, sizeof g_log - n, "%s\n", line);
+}
+
 static void test_front_door_nearest_that_does_not_fit(void **state)
 {
     (void)state;
@@ -473,9 +482,14 @@ static void test_front_door_nearest_that_does_not_fit(void **state)
     wisdom_only(kn, store);
     assert_int_equal(bt_problem_set(p, "n", 1500, &d), BT_OK);
     bt_choice *ch = NULL;
+    g_log[0] = '\0';
+    bt_set_log_callback(keep_log, NULL);
     if (bt_kernel_lookup(kn, p, 1, &ch, &d) != BT_OK)
         fail_msg("wisdom-only lookup: %s", d.msg);
+    bt_set_log_callback(NULL, NULL);
     assert_int_equal(bt__fam_chosen(kn, p), won);
+    /* the nearest choice's family, planned alone, not the families' plan */
+    assert_non_null(strstr(g_log, "resolves this size itself"));
     assert_int_equal(bt_choice_source(ch), BT_SOURCE_MODEL);
     int64_t block = 0;
     assert_int_equal(bt_choice_param(ch, "BLOCK", &block, &d), BT_OK);

@@ -56,7 +56,7 @@ bt_status bt__fam_buffers(bt_kernel *kn, int f, const bt_problem *fp, bt_buffer 
 /* The front door's stored choice for p (the store, then wisdom; not in retune mode): the family
  * and its config (not compiled); *found false when nothing is stored; *exact true when it was
  * stored for this very key (in wisdom-only mode it may be a nearest size's or the same
- * architecture's choice, one that `fits` accepts). */
+ * architecture's choice: one that `fits` accepts, NULL: the nearest whatever it is). */
 void bt__fam_stored(bt_kernel *kn, const bt_problem *p, bt__fits_fn fits, int *f,
                     bt_config *c, bool *found, bool *exact);
 /* A front door's choice (config JSON with "family") as its family f and that family's config

@@ -267,12 +267,10 @@ bool bt__fam_choice_fits(void *user, const char *cj)
     char *rest;
     if (!bt__fam_split_choice(x->kn, cj, &f, &rest))
         return false;
-    bt_kernel *ck = bt__fam_kernel(x->kn, f);
     bt_problem fp;
     bt__family_problem(x->kn->k, f, x->p, &fp);
-    bt_config c;
-    bool ok = bt__config_from_stored(ck->k, rest, "wisdom", &c) &&
-              bt__config_fits(ck, &fp, &c, rest);
+    bt__fits_ctx fx = {bt__fam_kernel(x->kn, f), &fp};
+    bool ok = resolve_fits(&fx, rest);
     free(rest);
     return ok;
 }
@@ -295,19 +293,21 @@ bt_status bt__resolve(bt_kernel *kn, const bt_problem *p, bt_config *c, bt_sourc
     char hash[24], arch[48];
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)kn->src_hash);
     bt__device_arch(info, arch, sizeof arch);
+    bool wisdom_only = kn->opts.mode == BT_MODE_WISDOM_ONLY;
+    /* another key's config (a nearest size, the same architecture) is taken only in wisdom-only
+     * mode and only where it is valid for this problem: the lookup passes over those that are
+     * not for the next nearest */
     bt__fits_ctx fx = {kn, p};
     bt__lookup_query q = {k->name, hash, k->options ? k->options : "", info->name,
-                          info->uuid[0] ? info->uuid : NULL, arch, &kv, resolve_fits, &fx};
+                          info->uuid[0] ? info->uuid : NULL, arch, &kv,
+                          wisdom_only ? resolve_fits : NULL, &fx};
     bt__lookup_result lr;
     memset(&lr, 0, sizeof lr);
     bt__wisdom_lookup(store, uw, sw, &q, &lr, NULL);
-    bool wisdom_only = kn->opts.mode == BT_MODE_WISDOM_ONLY;
     bool exact = lr.source == BT__SRC_STORE || lr.source == BT__SRC_USER ||
                  lr.source == BT__SRC_SHIPPED;
-    /* another key's config (a nearest size, the same architecture) only where it is valid here */
     bool take = lr.config_json && (exact || wisdom_only) &&
-                bt__config_from_stored(k, lr.config_json, bt__wisdom_source_name(lr.source), c) &&
-                (exact || bt__config_fits(kn, p, c, lr.config_json));
+                bt__config_from_stored(k, lr.config_json, bt__wisdom_source_name(lr.source), c);
     static const bt_source from[] = {
         [BT__SRC_STORE] = BT_SOURCE_STORE,          [BT__SRC_USER] = BT_SOURCE_USER_WISDOM,
         [BT__SRC_SHIPPED] = BT_SOURCE_SHIPPED_WISDOM, [BT__SRC_NEAREST] = BT_SOURCE_NEAREST_SIZE,

@@ -301,37 +301,47 @@ static bool family_runs(bt_kernel *kn, int f, const bt_problem *p)
     return runs;
 }
 
+/* Family f, a nearest size's choice of the front door, resolves p's key itself where it runs this
+ * size (its own store and wisdom, else its model's best): planning that one family, not every
+ * family. */
+static bool family_resolves(bt_kernel *kn, int f, const bt_problem *p)
+{
+    if (!family_runs(kn, f, p))
+        return false;
+    bt__decision_log("%s: %s resolves this size itself", kn->k->name,
+                     bt__fam_kernel(kn, f)->k->name);
+    bt__fam_choose(kn, p, f);
+    return true;
+}
+
 /* The first use of p's key by a front door (under its tune lock). */
 static bt_status fam_first(bt_kernel *kn, const bt_problem *p, bool no_tune, bt_diag *diag)
 {
     bool found, exact;
     int f = -1;
     bt_config c;
-    bt__fam_stored(kn, p, bt__fam_choice_fits, &f, &c, &found, &exact);
+    bool wisdom_only = kn->opts.mode == BT_MODE_WISDOM_ONLY;
+    /* another key's choice only where its family's config is valid for this size */
+    bt__fam_stored(kn, p, wisdom_only ? bt__fam_choice_fits : NULL, &f, &c, &found, &exact);
     if (found) { /* the front door's stored choice, compiled into its family's table */
         bt_problem fp;
         bt__family_problem(kn->k, f, p, &fp);
-        bt_status st = exact || bt__config_fits(bt__fam_kernel(kn, f), &fp, &c, "the front "
-                                                "door's nearest-size choice")
-                           ? bt__dispatch_config(bt__fam_kernel(kn, f), &fp, &c, diag)
-                           : BT_NOT_FOUND;
+        bt_status st = bt__dispatch_config(bt__fam_kernel(kn, f), &fp, &c, diag);
         if (st == BT_OK) {
             bt__fam_choose(kn, p, f);
             return BT_OK;
         }
         if (exact && (kn->opts.mode != BT_MODE_TUNE || no_tune))
             return st;
-        /* a nearest size's choice that does not fit this size (wisdom-only): its family, where
-         * it runs this size, resolves the key itself (its own store and wisdom, else its
-         * model's best) — planning that one family, not every family */
-        if (!exact && family_runs(kn, f, p)) {
-            bt__decision_log("%s: %s resolves this size itself", kn->k->name,
-                             bt__fam_kernel(kn, f)->k->name);
-            bt__fam_choose(kn, p, f);
+        if (!exact && family_resolves(kn, f, p))
             return BT_OK;
-        }
         bt__decision_log("%s: the looked-up family choice failed here (%s)", kn->k->name,
                          diag ? diag->msg : bt_strerror(st));
+    } else if (wisdom_only) {
+        /* no choice of another key fits this size: the nearest one's family resolves it */
+        bt__fam_stored(kn, p, NULL, &f, &c, &found, &exact);
+        if (found && family_resolves(kn, f, p))
+            return BT_OK;
     }
     bt_status st = fam_unstored(kn, p, &f, diag);
     if (st == BT_OK && f >= 0) /* that family resolves or tunes the key itself */
