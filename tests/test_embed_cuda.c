@@ -248,6 +248,14 @@ typedef struct engine_bufs {
     CUstream s;
 } engine_bufs;
 
+/* c = -1 everywhere, so that a launch that writes nothing is seen. */
+static void engine_bufs_poison(engine_bufs *E)
+{
+    float *c = (float *)(uintptr_t)E->p[2];
+    for (int i = 0; i < E->n; i++)
+        c[i] = -1.0f;
+}
+
 static void engine_bufs_make(bt_device *dev, int n, engine_bufs *E)
 {
     bt_diag d = {0};
@@ -258,9 +266,9 @@ static void engine_bufs_make(bt_device *dev, int n, engine_bufs *E)
                          BT_OK);
     }
     float *a = (float *)(uintptr_t)E->p[0], *b = (float *)(uintptr_t)E->p[1];
-    float *c = (float *)(uintptr_t)E->p[2];
     for (int i = 0; i < n; i++)
-        a[i] = (float)i * 0.5f, b[i] = 3.0f - (float)i, c[i] = -1.0f;
+        a[i] = (float)i * 0.5f, b[i] = 3.0f - (float)i;
+    engine_bufs_poison(E);
     CUcontext popped;
     assert_int_equal(M.push(M.ctx), 0);
     assert_int_equal(M.stream_create(&E->s, 1), 0);
@@ -443,10 +451,8 @@ static void test_reset_leaves_in_flight_launches_safe(void **state)
                                        M.k->nargs, NULL, &d),
                      BT_LAUNCH);
     assert_non_null(strstr(d.msg, "reopened after a fault"));
-    /* the S.key again, on the new context */
-    float *c = (float *)(uintptr_t)S.E.p[2];
-    for (int i = 0; i < S.E.n; i++)
-        c[i] = -1.0f;
+    /* the key again, on the new context */
+    engine_bufs_poison(&S.E);
     if (bt_kernel_launch_ex(S.kn, S.p, S.E.b, 3, &S.lo, &d))
         fail_msg("launch after the reset: %s", d.msg);
     assert_int_equal(bt_device_sync(S.dev, &d), BT_OK);
@@ -472,9 +478,7 @@ static void test_hot_path_asks_no_context(void **state)
         CUcontext popped;
         if (current)
             assert_int_equal(M.push(M.ctx), 0);
-        float *c = (float *)(uintptr_t)S.E.p[2];
-        for (int i = 0; i < S.E.n; i++)
-            c[i] = -1.0f;
+        engine_bufs_poison(&S.E);
         long q0 = M.ctx_queries();
         int l0 = M.last_launch(g, b, &sh, cl, prm);
         for (int i = 0; i < 100; i++)

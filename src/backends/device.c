@@ -144,11 +144,6 @@ static bool any_gpu(void)
     return false;
 }
 
-/* Loads the backends up to index `upto` (-1: all) in the table's order, and on while none loaded
- * has a GPU (the default device, the first GPU, else the first device, may lie further on);
- * marks the default once it is known. Caller holds g_mu. */
-static bt_status load_upto_locked(int upto);
-
 /* The backends' table (made once; nothing loaded). Caller holds g_mu. */
 static void table_locked(void)
 {
@@ -168,6 +163,9 @@ static void table_locked(void)
     }
 }
 
+/* Loads the backends up to index `upto` (-1: all) in the table's order, and on while none loaded
+ * has a GPU (the default device, the first GPU, else the first device, may lie further on);
+ * marks the default once it is known. Caller holds g_mu. */
 static bt_status load_upto_locked(int upto)
 {
     table_locked();
@@ -193,6 +191,7 @@ static bt_status load_upto_locked(int upto)
  * none (the default device, an unknown name: every backend is loaded). Caller holds g_mu. */
 static int backend_of_id(const char *id)
 {
+    table_locked();
     if (!id)
         return -1;
     size_t len = strcspn(id, ":");
@@ -305,7 +304,6 @@ bt_status bt_device_open(const char *id, bt_device **out, bt_diag *diag)
     }
     *out = NULL;
     pthread_mutex_lock(&g_mu);
-    table_locked();
     bt_status st = load_upto_locked(backend_of_id(id)); /* "cuda:0": CUDA alone */
     device_slot *ds = st == BT_OK ? find_device(id) : NULL;
     if (st == BT_OK && !ds && g_nloaded < g_nbackends) /* a backend of the id found none */
@@ -395,7 +393,6 @@ static bt_status device_wrap(const char *name, int ordinal, void *const native[3
     }
     *out = NULL;
     pthread_mutex_lock(&g_mu);
-    table_locked();
     bt_status st = load_upto_locked(backend_of_id(name));
     pthread_mutex_unlock(&g_mu);
     if (st != BT_OK)

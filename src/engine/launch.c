@@ -18,6 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A launch on a device lost to a fault (kn->bdev NULL). */
+static bt_status device_lost(bt_diag *diag)
+{
+    bt__diag_set(diag, "the device was lost to a fault; CUDA cannot recover in this process");
+    return BT_LAUNCH;
+}
+
 /* The buffers against the entry for p: each one's device, size and declared dtype. Fills the
  * buffer arguments of args. Reads the kernel's list of buffer arguments, not the spec's (the
  * argument descriptions are kilobytes apart: cache lines a launch would miss). */
@@ -103,8 +110,7 @@ static bt_status launch_entry(bt_kernel *kn, const bt_problem *p, const bt__disp
     if (st)
         return st;
     if (!bd) {
-        bt__diag_set(diag, "the device was lost to a fault; CUDA cannot recover in this process");
-        return BT_LAUNCH;
+        return device_lost(diag);
     }
     if (!e->grid[0] || !e->grid[1] || !e->grid[2])
         return BT_OK;
@@ -136,8 +142,7 @@ bt_status bt_kernel_launch_ex(bt_kernel *kn, const bt_problem *p, bt_buffer *con
         return BT_INVALID_ARG;
     }
     if (!bt__kernel_bdev(kn)) {
-        bt__diag_set(diag, "the device was lost to a fault; CUDA cannot recover in this process");
-        return BT_LAUNCH;
+        return device_lost(diag);
     }
     /* leading size: fields past what the caller's struct holds take their defaults; 0 is the
      * 0.2.0 layout (up to no_tune) */
