@@ -708,6 +708,46 @@ BT_API bt_status bt_store_forget(bt_store *s, const char *selector, int dry_run,
  * (malloc'd, may be NULL; free it) and the diag. */
 BT_API bt_status bt_store_verify(bt_store *s, char **report, bt_diag *diag);
 
+/* Precompiled binaries (docs/wisdom.md#precompiled, `blocktune precompile`): the binary of every
+ * winner of wisdom files, built with no device for the GPU each was tuned on (the hardware-table
+ * row of its device name, or the one set_gpu names) and kept where a first launch on such a GPU
+ * looks before it compiles: the user's kernel cache folder by default, or an output folder that
+ * a package installs as <datadir>/precompiled (bt_set_precompiled_dir). Each entry is looked up
+ * as a launch of its key would look it up; one a launch would not take (another source, an
+ * unknown kernel or GPU) is skipped with the reason. CUDA C and Triton sources (Triton with its
+ * compiler installed); a backend without an offline compiler (OpenCL) skips its entries. */
+typedef struct bt_precompile_options bt_precompile_options;
+BT_API bt_status bt_precompile_options_create(bt_precompile_options **out);
+BT_API void bt_precompile_options_destroy(bt_precompile_options *o);
+/* A wisdom file or a folder of them (each call adds one); none: the shipped wisdom. */
+BT_API bt_status bt_precompile_options_add_wisdom(bt_precompile_options *o, const char *path);
+/* A kernel that is not built in, by its spec (borrowed until bt_precompile returns). */
+BT_API bt_status bt_precompile_options_add_kernel(bt_precompile_options *o, const bt_kdesc *k);
+/* The hardware-table row to build for, whatever device the wisdom names (NULL: each file's). */
+BT_API bt_status bt_precompile_options_set_gpu(bt_precompile_options *o, const char *gpu);
+/* The folder to write (made when missing; NULL: the user's kernel cache folder). */
+BT_API bt_status bt_precompile_options_set_output(bt_precompile_options *o, const char *dir);
+/* Compile threads (0: every core) and a progress line on standard error when it is a terminal. */
+BT_API bt_status bt_precompile_options_set_threads(bt_precompile_options *o, int threads);
+BT_API bt_status bt_precompile_options_set_progress(bt_precompile_options *o, int on);
+/* After the build, remove the output folder's binaries that no entry of this run uses (a
+ * folder of precompiled binaries alone: a package's, never the kernel cache). */
+BT_API bt_status bt_precompile_options_set_prune(bt_precompile_options *o, int on);
+typedef struct bt_precompile_result bt_precompile_result;
+/* Fails only when nothing could be tried (a wisdom file that does not parse, a folder that
+ * cannot be made); entries that fail to compile are counted and listed in the result. */
+BT_API bt_status bt_precompile(const bt_precompile_options *o, bt_precompile_result **out,
+                               bt_diag *diag);
+/* Winners compiled now, found already built, skipped (with a reason) and failed to compile. */
+BT_API void bt_precompile_result_counts(const bt_precompile_result *r, int *compiled,
+                                        int *present, int *skipped, int *failed);
+/* The folder written (owned by r). */
+BT_API const char *bt_precompile_result_dir(const bt_precompile_result *r);
+/* One line per failed entry and per reason entries were skipped for (all: every entry), then a
+ * summary. */
+BT_API bt_status bt_precompile_result_write(const bt_precompile_result *r, FILE *f, int all);
+BT_API void bt_precompile_result_destroy(bt_precompile_result *r);
+
 /* Imports a wisdom file or a Kernel Tuner cache (.json, .json.gz), or every *.json of a folder,
  * in one transaction: on any error nothing changes. *entries (may be NULL) gets the count. */
 BT_API bt_status bt_wisdom_import(bt_store *s, const char *path, int *entries, bt_diag *diag);
@@ -864,6 +904,9 @@ BT_API bt_status bt_set_cache_dir(const char *dir);
 /* The user's and the shipped wisdom folders instead of $BLOCKTUNE_USER_WISDOM_DIR and
  * $BLOCKTUNE_WISDOM_DIR (NULL: those, or the defaults). Kernels created afterwards read them. */
 BT_API bt_status bt_set_wisdom_dirs(const char *user_dir, const char *shipped_dir);
+/* The folder of installed binaries built ahead of time (bt_precompile) instead of
+ * $BLOCKTUNE_PRECOMPILED_DIR and <datadir>/precompiled; NULL goes back to them. */
+BT_API bt_status bt_set_precompiled_dir(const char *dir);
 /* The default mode of new tune options and kernels (a bt_tune_mode), instead of $BLOCKTUNE_MODE;
  * -1 goes back to it. */
 BT_API bt_status bt_set_default_mode(int mode);

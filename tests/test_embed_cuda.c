@@ -7,7 +7,8 @@
  * driver refused by name, launches on the engine's stream, a stream the driver does not know
  * refused, the looked-up CUfunction and CUBIN, and nothing of the engine's freed or released;
  * the lock-free dispatch table under launches from threads while keys are added and the device
- * is reopened as after a fault; a hot path that asks the driver nothing but the launch.
+ * is reopened as after a fault; a hot path that asks the driver nothing but the launch; a first
+ * launch that loads the binary blocktune precompile built instead of compiling.
  * Always the mock (set before the backend loads), so the same checks run on every machine.
  */
 #include "test_util.h"
@@ -16,9 +17,11 @@
 #include "backends/device.h"
 #include "engine/engine.h"
 
-#include <pthread.h>
-
+#include <dirent.h>
 #include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <sys/stat.h>
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -501,6 +504,150 @@ static void test_hot_path_asks_no_context(void **state)
     engine_step_close(&S);
 }
 
+/* The decisions log, gathered (bt_set_log_callback). */
+static char g_log[8192];
+static void log_line(const char *line, void *user)
+{
+    (void)user;
+    size_t n = strlen(g_log);
+    snprintf(g_log + n, sizeof g_log - n, "%s\n", line);
+}
+
+/* Launches the wisdom-only vadd of n = 5000 on dev and checks its result. */
+static void launch_vadd(bt_device *dev, bt_kernel *kn)
+{
+    const int n = 5000;
+    const size_t bytes = n * sizeof(float);
+    CUdeviceptr pa = dalloc(bytes), pb = dalloc(bytes), pc = dalloc(bytes);
+    float *a = (float *)(uintptr_t)pa, *b = (float *)(uintptr_t)pb, *c = (float *)(uintptr_t)pc;
+    for (int i = 0; i < n; i++)
+        a[i] = (float)i * 0.25f, b[i] = 7.0f - (float)i, c[i] = NAN;
+    bt_buffer *bufs[3];
+    bt_diag d = {0};
+    CUdeviceptr ptr[3] = {pa, pb, pc};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(bt_buffer_wrap(dev, ptr[i], bytes, &bufs[i], &d), BT_OK);
+    bt_problem *p = NULL;
+    assert_int_equal(bt_problem_create(M.k, &p), BT_OK);
+    assert_int_equal(bt_problem_set(p, "n", n, &d), BT_OK);
+    if (bt_kernel_launch(kn, p, bufs, 3, &d) != BT_OK)
+        fail_msg("launch: %s", d.msg);
+    assert_int_equal(bt_device_sync(dev, &d), BT_OK);
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        bad += !(c[i] == a[i] + b[i]);
+    assert_int_equal(bad, 0);
+    bt_problem_destroy(p);
+    for (int i = 0; i < 3; i++)
+        bt_buffer_destroy(bufs[i]);
+    dfree(pa), dfree(pb), dfree(pc);
+}
+
+/* blocktune precompile: a wisdom file's winner built with no device for a GPU of the table, then
+ * a first launch (wisdom-only, an empty kernel cache) that loads that binary instead of
+ * compiling, the key taken from the wisdom; a second precompile builds nothing; a damaged
+ * binary is compiled again. */
+static void test_precompiled_first_launch(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    char dir[] = "/tmp/bt_precompiled_XXXXXX", path[512], pre[128], wis[128], cache[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(wis, sizeof wis, "%s/wisdom", dir);
+    snprintf(pre, sizeof pre, "%s/precompiled", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    assert_int_equal(mkdir(wis, 0755), 0);
+    bt_device *dev = NULL;
+    bt_diag d = {0};
+    assert_int_equal(bt_device_wrap_cuda(0, M.ctx, &dev, &d), BT_OK);
+    bt_kernel *kn = wisdom_only_kernel(dev);
+    snprintf(path, sizeof path, "%s/mock.json", wis);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"format\": \"blocktune-wisdom\", \"format_version\": 1, \"device\": "
+               "\"blocktune mock GPU\", \"arch\": \"sm_90\", \"entries\": [\n"
+               " {\"kernel\": \"vadd\", \"source_hash\": \"%016llx\", \"key\": {\"n\": 5000}, "
+               "\"config\": {\"num_warps\": 2}, \"rank\": 0, \"median_ms\": 0.01},\n"
+               " {\"kernel\": \"vadd\", \"source_hash\": \"00000000000000aa\", \"key\": {\"n\": 9}, "
+               "\"config\": {\"num_warps\": 4}, \"rank\": 0, \"median_ms\": 0.01}]}\n",
+            (unsigned long long)kn->src_hash);
+    assert_int_equal(fclose(f), 0);
+    bt_kernel_destroy(kn);
+
+    bt_precompile_options *o = NULL;
+    assert_int_equal(bt_precompile_options_create(&o), BT_OK);
+    assert_int_equal(bt_precompile_options_add_wisdom(o, path), BT_OK);
+    assert_int_equal(bt_precompile_options_add_kernel(o, M.k), BT_OK);
+    assert_int_equal(bt_precompile_options_set_gpu(o, "h200"), BT_OK); /* no row names the mock */
+    assert_int_equal(bt_precompile_options_set_output(o, pre), BT_OK);
+    bt_precompile_result *r = NULL;
+    if (bt_precompile(o, &r, &d) != BT_OK)
+        fail_msg("precompile: %s", d.msg);
+    int compiled, present, skipped, failed;
+    bt_precompile_result_counts(r, &compiled, &present, &skipped, &failed);
+    bt_precompile_result_write(r, stdout, 1);
+    assert_int_equal(compiled, 1);
+    assert_int_equal(present, 0);
+    assert_int_equal(skipped, 1); /* another source's entry: a launch never takes it */
+    assert_int_equal(failed, 0);
+    assert_string_equal(bt_precompile_result_dir(r), pre);
+    bt_precompile_result_destroy(r);
+    assert_int_equal(bt_precompile(o, &r, &d), BT_OK); /* again: nothing to build */
+    bt_precompile_result_counts(r, &compiled, &present, &skipped, &failed);
+    assert_int_equal(compiled, 0);
+    assert_int_equal(present, 1);
+    bt_precompile_result_destroy(r);
+    bt_precompile_options_destroy(o);
+
+    /* a first launch with nothing in the kernel cache: the precompiled binary, wisdom's config */
+    assert_int_equal(bt_set_cache_dir(cache), BT_OK);
+    assert_int_equal(bt_set_wisdom_dirs(wis, NULL), BT_OK);
+    assert_int_equal(bt_set_precompiled_dir(pre), BT_OK);
+    g_log[0] = '\0';
+    bt_set_log_callback(log_line, NULL);
+    kn = wisdom_only_kernel(dev);
+    launch_vadd(dev, kn);
+    printf("%s", g_log);
+    assert_non_null(strstr(g_log, "vadd: dispatching {\"num_warps\":2} from user-wisdom"));
+    assert_non_null(strstr(g_log, "vadd: binary precompiled (the installed folder)"));
+    assert_null(strstr(g_log, "compiled in"));
+    bt_kernel_destroy(kn);
+
+    /* a damaged binary (one byte changed) is not loaded: it is compiled */
+    DIR *D = opendir(pre);
+    assert_non_null(D);
+    int nbin = 0;
+    for (struct dirent *de; (de = readdir(D)) != NULL;)
+        if (strstr(de->d_name, ".bin")) {
+            nbin++;
+            snprintf(path, sizeof path, "%s/%s", pre, de->d_name);
+        }
+    closedir(D);
+    assert_int_equal(nbin, 1);
+    f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, -3, SEEK_END), 0);
+    int ch = fgetc(f);
+    assert_int_equal(fseek(f, -3, SEEK_END), 0);
+    fputc(ch ^ 0x5a, f);
+    assert_int_equal(fclose(f), 0);
+    g_log[0] = '\0';
+    kn = wisdom_only_kernel(dev);
+    launch_vadd(dev, kn);
+    assert_null(strstr(g_log, "binary precompiled"));
+    assert_non_null(strstr(g_log, "vadd: binary compiled in"));
+    bt_kernel_destroy(kn);
+
+    bt_set_log_callback(NULL, NULL);
+    bt_set_precompiled_dir(NULL);
+    bt_set_wisdom_dirs(NULL, NULL);
+    bt_set_cache_dir(NULL);
+    bt_device_destroy(dev);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -550,6 +697,7 @@ int main(void)
         cmocka_unit_test(test_dispatch_table_grows_under_launches),
         cmocka_unit_test(test_reset_leaves_in_flight_launches_safe),
         cmocka_unit_test(test_hot_path_asks_no_context),
+        cmocka_unit_test(test_precompiled_first_launch),
     };
     return cmocka_run_group_tests_name("embed_cuda_mock", tests, setup, teardown);
 }

@@ -13,6 +13,8 @@ static const bt_cli_cmd commands[] = {
     {"plan", "analyse a kernel's config space for a GPU, with no device (the model)", bt_cmd_plan},
     {"tune", "compile, verify and measure a kernel's configs on a device; pick the winner",
      bt_cmd_tune},
+    {"precompile", "build wisdom's winners with no GPU, so that first launches load them",
+     bt_cmd_precompile},
     {"gpus", "list the hardware table", bt_cmd_gpus},
     {"devices", "list the devices of every backend that loaded", bt_cmd_devices},
     {"simulate", "replay a recorded space to judge search strategies", bt_cmd_simulate},
@@ -80,7 +82,7 @@ static void usage(FILE *f)
                "config space with an architecture-aware model, then compiles, verifies and\n"
                "measures what is left, and caches the winner per problem key.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'blocktune <command> --help' explains each command. Every command takes\n"
                "--opt value and --opt=value and -h/--help; --json (plan, gpus, devices, cache\n"
                "list, simulate) prints the result as JSON alone on standard output (tune:\n"

@@ -48,5 +48,6 @@ int bt_cmd_devices(int argc, char **argv);
 int bt_cmd_simulate(int argc, char **argv);
 int bt_cmd_cache(int argc, char **argv);
 int bt_cmd_report(int argc, char **argv);
+int bt_cmd_precompile(int argc, char **argv);
 
 #endif

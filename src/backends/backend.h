@@ -20,7 +20,8 @@
  * else is called from one thread at a time per device.
  *
  * Offline entries (optional) work without a device and without load(): offline_target and
- * offline_compile compile for a GPU of the hardware table (`plan --exact`), occupancy applies the
+ * offline_compile compile for a GPU of the hardware table (`plan --exact`), offline_device makes
+ * a compile-only device of such a GPU (`blocktune precompile`), occupancy applies the
  * backend's occupancy rules to a compiled function's resources on a GPU description. The
  * xcompiler entries (optional) are for a language compiled in another process (CUDA's "triton"):
  * its identity for the kernel cache's key, its start ahead of need, what it cost.
@@ -285,6 +286,13 @@ typedef struct bt__backend_iface {
      * frame as local_bytes. *log (when non-NULL) gets the malloc'd compile log or NULL. */
     bt_status (*offline_compile)(const bt_gpu *g, const bt__compile_req *req, bt__kres *res,
                                  char **log, bt_diag *diag);
+    /* A backend device of GPU g that only compiles: compile() is the one entry that may be
+     * called on it (no driver is loaded, nothing runs); it builds the same blob compile() makes
+     * on a real device of g's architecture. What `blocktune precompile` builds with. BT_UNSUPPORTED
+     * when g has no target of this backend, BT_NO_BACKEND without the compiler; freed by
+     * offline_free. */
+    bt_status (*offline_device)(const bt_gpu *g, bt__bdev **out, bt_diag *diag);
+    void (*offline_free)(bt__bdev *d);
     /* Blocks of a compiled function (its resources res, with threads per block and dyn_smem bytes
      * of dynamic shared memory) that one SM of g holds at once, by this backend's occupancy rules;
      * *limiter (when non-NULL) names what binds (static string). -1 when the rules do not know g

@@ -34,6 +34,7 @@ struct bt_device {
      * flight in another thread may still hold one */
     bt__bdev **released;
     int nreleased;
+    bool offline; /* bt__device_offline: compiles only; bdev is freed by offline_free */
 };
 
 /* One registered backend after its load attempt. */
@@ -348,10 +349,49 @@ bt_status bt_device_open(const char *id, bt_device **out, bt_diag *diag)
     return BT_OK;
 }
 
+bt_status bt__device_offline(const bt__backend_iface *I, const bt_gpu *g, const char *name,
+                             bt_device **out, bt_diag *diag)
+{
+    *out = NULL;
+    if (!I->offline_device || !I->offline_target) {
+        bt__diag_set(diag, "the %s backend cannot compile without a device", I->name);
+        return BT_UNSUPPORTED;
+    }
+    bt__offline_target t;
+    bt_status st = I->offline_target(g, NULL, NULL, &t, diag);
+    if (st != BT_OK)
+        return st;
+    bt_device *d = calloc(1, sizeof *d);
+    if (!d)
+        return BT_NOMEM;
+    if ((st = I->offline_device(g, &d->bdev, diag)) != BT_OK) {
+        free(d);
+        return st;
+    }
+    d->iface = I;
+    d->offline = true;
+    bt_device_info *info = &d->info;
+    snprintf(info->id, sizeof info->id, "%s:offline", I->name);
+    snprintf(info->backend, sizeof info->backend, "%s", I->name);
+    snprintf(info->name, sizeof info->name, "%s", name && *name ? name : g->name);
+    snprintf(info->compiler_version, sizeof info->compiler_version, "%s %s", t.compiler,
+             t.version);
+    snprintf(info->table_row, sizeof info->table_row, "%s", g->name);
+    info->is_gpu = 1;
+    info->props = *g;
+    *out = d;
+    return BT_OK;
+}
+
 void bt_device_destroy(bt_device *d)
 {
     if (!d)
         return;
+    if (d->offline) {
+        d->iface->offline_free(d->bdev);
+        free(d);
+        return;
+    }
     if (d->bdev) /* NULL after a reopen that failed */
         d->iface->device_close(d->bdev);
     for (int i = 0; i < d->nreleased; i++)

@@ -21,6 +21,11 @@ bt__bdev *bt__device_bdev(const bt_device *d);
  * readable until they are freed — the old backend device with d — so that a launch in flight in
  * another thread fails instead of reading freed memory. */
 bt_status bt__device_reopen(bt_device *d, bt_diag *diag);
+/* A device of GPU g (a hardware-table row) that only compiles, named `name` (NULL: g's name) as
+ * a real device of that GPU reports itself: no driver is loaded; the build layer's compile is
+ * the one thing that may use it (blocktune precompile). Freed by bt_device_destroy. */
+bt_status bt__device_offline(const bt__backend_iface *I, const bt_gpu *g, const char *name,
+                             bt_device **out, bt_diag *diag);
 /* Non-zero when a fault has poisoned d's context. */
 int bt__device_lost(const bt_device *d);
 

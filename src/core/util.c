@@ -26,6 +26,16 @@ char *bt__strdup(const char *s)
     return d;
 }
 
+bt_status bt__strset(char **slot, const char *v)
+{
+    char *c = v ? bt__strdup(v) : NULL;
+    if (v && !c)
+        return BT_NOMEM;
+    free(*slot);
+    *slot = c;
+    return BT_OK;
+}
+
 bool bt__streq_nocase(const char *a, const char *b)
 {
     if (!a || !b)

@@ -26,6 +26,8 @@ void bt__diag_prefix(bt_diag *d, const char *fmt, ...) __attribute__((format(pri
 
 /* strdup that returns NULL on NULL. */
 char *bt__strdup(const char *s);
+/* *slot = a copy of v (NULL: none), the old value freed; BT_NOMEM leaves *slot as it was. */
+bt_status bt__strset(char **slot, const char *v);
 /* Case-insensitive equality. */
 bool bt__streq_nocase(const char *a, const char *b);
 /* snprintf-append: appends to a malloc'd growing string. */

@@ -269,30 +269,19 @@ void bt_wisdom_export_options_destroy(bt_wisdom_export_options *o)
     free(o);
 }
 
-/* A copy of v (NULL: none) into *slot. */
-static bt_status set_text(char **slot, const char *v)
-{
-    char *c = v ? bt__strdup(v) : NULL;
-    if (v && !c)
-        return BT_NOMEM;
-    free(*slot);
-    *slot = c;
-    return BT_OK;
-}
-
 bt_status bt_wisdom_export_options_set_kernel(bt_wisdom_export_options *o, const char *kernel)
 {
-    return o ? set_text(&o->kernel, kernel) : BT_INVALID_ARG;
+    return o ? bt__strset(&o->kernel, kernel) : BT_INVALID_ARG;
 }
 
 bt_status bt_wisdom_export_options_set_device(bt_wisdom_export_options *o, const char *device)
 {
-    return o ? set_text(&o->device, device) : BT_INVALID_ARG;
+    return o ? bt__strset(&o->device, device) : BT_INVALID_ARG;
 }
 
 bt_status bt_wisdom_export_options_set_key(bt_wisdom_export_options *o, const char *key)
 {
-    return o ? set_text(&o->key, key) : BT_INVALID_ARG;
+    return o ? bt__strset(&o->key, key) : BT_INVALID_ARG;
 }
 
 bt_status bt_wisdom_export_options_set_top_k(bt_wisdom_export_options *o, int k)

@@ -73,18 +73,24 @@ int bt__build_defines(const bt_kdesc *k, const bt_config *c, const bt_problem *p
 static void build_req(const bt_kernel *kn, const bt__compile_req *req, const char *const *ids,
                       int nids, uint64_t salt, bool use_cache, bool keep, bt__entry *e);
 
+/* The compile request of src with defines dp[0..nd) as kn builds it: the names it resolves are
+ * the entry (entry, when given, in place of k's), then k's constant-memory symbols. */
+static void source_req(const bt_kernel *kn, const bt__ksource *src, const char *entry,
+                       const char *const *dp, int nd, char names[][136], const char **np,
+                       bt__compile_req *req)
+{
+    bt__compile_req_of(kn->k, src, dp, nd, names, np, req);
+    if (entry && req->nnames)
+        snprintf(names[0], 136, "%s", entry);
+}
+
 void bt__build_source(const bt_kernel *kn, const bt__ksource *src, const char *entry,
                       const char *const *dp, int nd, bool use_cache, bt__entry *e)
 {
-    const bt_kdesc *k = kn->k;
-    /* the names it resolves: the entry (entry, when given, in place of k's), then k's
-     * constant-memory symbols */
     char names[BT__MAX_NAMES][136];
     const char *np[BT__MAX_NAMES];
     bt__compile_req req;
-    bt__compile_req_of(k, src, dp, nd, names, np, &req);
-    if (entry && req.nnames)
-        snprintf(names[0], sizeof names[0], "%s", entry);
+    source_req(kn, src, entry, dp, nd, names, np, &req);
     const char *id = bt_device_get_info(kn->dev)->compiler_version;
     build_req(kn, &req, &id, 1, 0, use_cache, true, e);
 }
@@ -97,6 +103,22 @@ static uint64_t req_key(const bt_kernel *kn, const bt__compile_req *req, const c
     return salt ? bt__fnv1a(&salt, sizeof salt, key) : key;
 }
 
+/* A binary built ahead of time for req (blocktune precompile) into e: the user's kernel cache,
+ * then the installed folder; e->precompiled says which found it. */
+static bool precompiled_get(const bt_kernel *kn, const bt__compile_req *req, uint64_t salt,
+                            bt__entry *e)
+{
+    uint64_t key = req_key(kn, req, BT__KCACHE_PRECOMPILED, salt);
+    char *dirs[2] = {bt__kcache_user_dir(), bt__kcache_shipped_dir()};
+    bool hit = false;
+    for (int i = 0; i < 2 && !hit; i++)
+        if ((hit = bt__kcache_get_in(dirs[i], key, &e->blob)))
+            e->precompiled = i ? "installed" : "user";
+    free(dirs[0]);
+    free(dirs[1]);
+    return hit;
+}
+
 /* Compiles req into e: from the kernel cache when use_cache (looked up under the compiler
  * identity ids[0]), into it when keep (under each of ids[0..nids)). */
 static void build_req(const bt_kernel *kn, const bt__compile_req *req, const char *const *ids,
@@ -105,6 +127,11 @@ static void build_req(const bt_kernel *kn, const bt__compile_req *req, const cha
     double t0 = bt__now();
     uint64_t key = req_key(kn, req, ids[0], salt);
     if (use_cache && bt__kcache_get(key, &e->blob)) {
+        e->compile_s = bt__now() - t0;
+        e->cached = true;
+        return;
+    }
+    if (use_cache && precompiled_get(kn, req, salt, e)) {
         e->compile_s = bt__now() - t0;
         e->cached = true;
         return;
@@ -258,6 +285,49 @@ void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_
     bt__build_source(kn, kn->src, kn->k->entry, dp, nd, use_cache, e);
 }
 
+bt_status bt__build_precompile(const bt_kernel *kn, const bt_problem *p, const bt_config *c,
+                               const char *dir, bool (*claim)(uint64_t key, void *user),
+                               void *user, bool *had, bt_diag *diag)
+{
+    *had = false;
+    bt__compile_req req;
+    char defs[BT__MAX_DEFINES][96], names[BT__MAX_NAMES][136], *text = NULL;
+    const char *dp[BT__MAX_DEFINES], *np[BT__MAX_NAMES > 1 + BT__MAX_ARGS ? BT__MAX_NAMES
+                                                                            : 1 + BT__MAX_ARGS];
+    uint64_t salt = 0;
+    if (!strcmp(kn->src->lang, "triton")) {
+        bt_status st = triton_req(kn, c, p, np, &req, &text, diag);
+        if (st != BT_OK) {
+            free(text);
+            return st;
+        }
+        salt = py_folder_hash(kn->src->path);
+    } else {
+        const bt_device_info *di = bt_device_get_info(kn->dev);
+        int nd = bt__build_defines(kn->k, c, p, &di->props, defs);
+        for (int i = 0; i < nd; i++)
+            dp[i] = defs[i];
+        source_req(kn, kn->src, kn->k->entry, dp, nd, names, np, &req);
+    }
+    uint64_t key = req_key(kn, &req, BT__KCACHE_PRECOMPILED, salt);
+    bt_status st = BT_OK;
+    if ((claim && !claim(key, user)) || bt__kcache_has_in(dir, key)) {
+        *had = true;
+    } else {
+        bt__blob blob = {0};
+        char *log = NULL;
+        st = kn->iface->compile(kn->bdev, &req, &blob, &log);
+        if (st != BT_OK)
+            bt__diag_set(diag, "%s: %.700s", bt_strerror(st), log && *log ? log : "no log");
+        else
+            st = bt__kcache_put_in(dir, key, &blob, true, diag);
+        free(blob.data);
+        free(log);
+    }
+    free(text);
+    return st;
+}
+
 typedef struct build_job {
     const bt_kernel *kn;
     const bt_problem *p;
@@ -343,6 +413,7 @@ bt_status bt__build_load(const bt_kernel *kn, const bt_problem *p, bt__entry *e,
         free(e->blob.data);
         e->blob.data = NULL;
         e->cached = false;
+        e->precompiled = NULL;
         bt__build(kn, p, e, false);
         st = e->status == BT__CS_PENDING || e->status == BT__CS_OK
                  ? I->module_load(kn->bdev, e->blob.data, e->blob.size, &e->mod, diag)

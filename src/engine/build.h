@@ -63,6 +63,13 @@ void bt__prebuilt_free(bt__prebuilt *pre, size_t npre);
  * known without it; a tune that finds all of them starts nothing. */
 void bt__build_prestart(const bt_kernel *kn, const bt_problem *p, const bt__cfg_eval *cands,
                         size_t n);
+/* blocktune precompile (engine/precompile.c): config c's binary at p, built by kn's device (an
+ * offline one) into folder dir, compressed, under the key a first launch on such a GPU looks up
+ * (BT__KCACHE_PRECOMPILED); *had when dir held it already or claim (when given) says another
+ * job builds that key (nothing compiled). BT_OK, or the compile's status with its log in diag. */
+bt_status bt__build_precompile(const bt_kernel *kn, const bt_problem *p, const bt_config *c,
+                               const char *dir, bool (*claim)(uint64_t key, void *user),
+                               void *user, bool *had, bt_diag *diag);
 /* Loads e's binary (a stale kernel-cache binary is compiled again), gets its function and sets
  * its dynamic shared memory for p. On failure e->mod may still be set (the caller frees it). */
 bt_status bt__build_load(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bt_diag *diag);

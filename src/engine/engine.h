@@ -79,6 +79,8 @@ typedef struct bt__entry {
     char *log;   /* malloc'd compile log (kept when compile failed or warned) */
     double compile_s;
     bool cached;     /* the binary came from the on-disk kernel cache */
+    const char *precompiled; /* ...built ahead of time: "user" (kernel cache folder) or
+                                "installed" (engine/kcache.h); NULL otherwise */
     bool from_store; /* the measurement came from the results store (not re-measured) */
     bool finalist;   /* re-measured interleaved in the finals (select.c) */
     bt__kres res;

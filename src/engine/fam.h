@@ -68,6 +68,9 @@ bool bt__fam_choice_fits(void *user, const char *cj);
 /* Frees the workspaces and the table (the handles are kernel.c's). */
 void bt__famk_free_state(bt__famk *F);
 
+/* launch.c: the family a key with no stored choice goes to (-1: tune across the families): the
+ * one family that runs p, else in wisdom-only mode the best predicted. Plans, loads nothing. */
+bt_status bt__fam_unstored(bt_kernel *kn, const bt_problem *p, int *f, bt_diag *diag);
 /* launch.c: the family p's key goes to, chosen at its first use (the front door's stored choice,
  * else the one family that runs, else in wisdom-only mode the best predicted, else a tune across
  * the families), and that family's problem. */

@@ -5,10 +5,13 @@
  * files live in $BLOCKTUNE_CACHE_DIR/kernels (else $XDG_CACHE_HOME/blocktune/kernels, else
  * ~/.cache/blocktune/kernels), are written to a temporary file and renamed (atomic), and carry a
  * header with the full key hash and the payload size so a damaged file is a miss, not a crash.
- * BLOCKTUNE_NO_KERNEL_CACHE=1 turns the cache off.
+ * BLOCKTUNE_NO_KERNEL_CACHE=1 turns the cache off. The same file format holds binaries built
+ * ahead of time (blocktune precompile, engine/precompile.c) in another folder: the installed
+ * <datadir>/precompiled (or bt_set_precompiled_dir, $BLOCKTUNE_PRECOMPILED_DIR), read only.
  */
 #include "engine/kcache.h"
 
+#include "core/datadir.h"
 #include "core/util.h"
 #include "store/store.h"
 
@@ -16,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <zlib.h>
 
 #define KC_MAGIC 0x42544b43u /* "BTKC" */
 
@@ -26,21 +31,48 @@ typedef struct kc_header {
     uint64_t sum;
 } kc_header;
 
-static bool kc_path(uint64_t key, char *buf, size_t size, bool create)
+static bool cache_off(void)
 {
     const char *off = getenv("BLOCKTUNE_NO_KERNEL_CACHE");
-    if (off && off[0] && strcmp(off, "0"))
-        return false;
+    return off && off[0] && strcmp(off, "0");
+}
+
+char *bt__kcache_user_dir(void)
+{
+    if (cache_off())
+        return NULL;
     char *dir = bt__cache_dir();
     if (!dir)
-        return false;
-    char kdir[960];
-    snprintf(kdir, sizeof kdir, "%s/kernels", dir);
+        return NULL;
+    size_t n = strlen(dir) + sizeof "/kernels";
+    char *k = malloc(n);
+    if (k)
+        snprintf(k, n, "%s/kernels", dir);
     free(dir);
-    if (create && bt__mkdirs(kdir, NULL) != BT_OK)
-        return false;
-    snprintf(buf, size, "%s/%016llx.bin", kdir, (unsigned long long)key);
-    return true;
+    return k;
+}
+
+char *bt__kcache_shipped_dir(void)
+{
+    if (cache_off())
+        return NULL;
+    char *set = bt__setting_precompiled_dir();
+    if (set)
+        return set;
+    const char *env = getenv("BLOCKTUNE_PRECOMPILED_DIR");
+    if (env && env[0])
+        return bt__strdup(env);
+    const char *data = bt__data_dir();
+    size_t n = strlen(data) + sizeof "/precompiled";
+    char *k = malloc(n);
+    if (k)
+        snprintf(k, n, "%s/precompiled", data);
+    return k;
+}
+
+static void kc_file(const char *dir, uint64_t key, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%016llx.bin", dir, (unsigned long long)key);
 }
 
 uint64_t bt__kcache_key(const char *backend, const char *device, const char *compiler,
@@ -61,55 +93,127 @@ uint64_t bt__kcache_key(const char *backend, const char *device, const char *com
     return h;
 }
 
-bool bt__kcache_get(uint64_t key, bt__blob *out)
+/* A version-2 payload (8 bytes of raw size, then a zlib stream) into out (malloc'd). */
+static bool inflate_blob(const char *p, uint64_t size, bt__blob *out)
 {
-    char path[1024];
-    if (!kc_path(key, path, sizeof path, false))
+    uint64_t raw;
+    if (size < sizeof raw)
         return false;
+    memcpy(&raw, p, sizeof raw);
+    if (raw > ((uint64_t)1 << 31))
+        return false;
+    out->data = malloc(raw ? raw : 1);
+    uLongf n = (uLongf)raw;
+    if (!out->data)
+        return false;
+    if (uncompress(out->data, &n, (const Bytef *)p + sizeof raw, (uLong)(size - sizeof raw)) !=
+            Z_OK ||
+        n != raw) {
+        free(out->data);
+        out->data = NULL;
+        return false;
+    }
+    out->size = raw;
+    return true;
+}
+
+bool bt__kcache_get_in(const char *dir, uint64_t key, bt__blob *out)
+{
+    if (!dir)
+        return false;
+    char path[1200];
+    kc_file(dir, key, path, sizeof path);
     size_t size;
     char *data = bt__read_file(path, &size);
     if (!data)
         return false;
-    kc_header h;
+    kc_header h = {0};
     bool ok = size >= sizeof h;
     if (ok) {
         memcpy(&h, data, sizeof h);
-        ok = h.magic == KC_MAGIC && h.version == 1 && h.key == key && h.size == size - sizeof h &&
-             h.sum == bt__fnv1a(data + sizeof h, h.size, BT__FNV_SEED);
+        ok = h.magic == KC_MAGIC && (h.version == 1 || h.version == 2) && h.key == key &&
+             h.size == size - sizeof h && h.sum == bt__fnv1a(data + sizeof h, h.size, BT__FNV_SEED);
     }
-    if (!ok) {
-        free(data);
-        return false;
+    if (ok && h.version == 2) { /* compressed: the raw size, then zlib's stream */
+        ok = inflate_blob(data + sizeof h, h.size, out);
+    } else if (ok) {
+        out->data = malloc(h.size ? h.size : 1);
+        if ((ok = out->data != NULL)) {
+            memcpy(out->data, data + sizeof h, h.size);
+            out->size = h.size;
+        }
     }
-    out->data = malloc(h.size ? h.size : 1);
-    if (!out->data) {
-        free(data);
-        return false;
-    }
-    memcpy(out->data, data + sizeof h, h.size);
-    out->size = h.size;
     free(data);
-    return true;
+    return ok;
+}
+
+bool bt__kcache_has_in(const char *dir, uint64_t key)
+{
+    char path[1200];
+    struct stat sb;
+    if (!dir)
+        return false;
+    kc_file(dir, key, path, sizeof path);
+    return stat(path, &sb) == 0;
+}
+
+bt_status bt__kcache_put_in(const char *dir, uint64_t key, const bt__blob *blob, bool compress,
+                            bt_diag *diag)
+{
+    char path[1200];
+    if (!dir)
+        return BT_INVALID_ARG;
+    bt_status st = bt__mkdirs(dir, diag);
+    if (st != BT_OK)
+        return st;
+    kc_file(dir, key, path, sizeof path);
+    uint64_t raw = blob->size;
+    uLongf zlen = compress ? compressBound((uLong)raw) : 0;
+    size_t cap = sizeof(kc_header) + (compress ? sizeof raw + zlen : raw);
+    char *buf = malloc(cap);
+    if (!buf)
+        return BT_NOMEM;
+    char *pay = buf + sizeof(kc_header);
+    uint64_t psize = raw;
+    if (compress) {
+        memcpy(pay, &raw, sizeof raw);
+        if (compress2((Bytef *)pay + sizeof raw, &zlen, (const Bytef *)blob->data, (uLong)raw,
+                      Z_BEST_COMPRESSION) != Z_OK) {
+            free(buf);
+            bt__diag_set(diag, "%s: zlib could not compress the binary", path);
+            return BT_INTERNAL;
+        }
+        psize = sizeof raw + zlen;
+    } else {
+        memcpy(pay, blob->data, raw);
+    }
+    kc_header h = {KC_MAGIC, compress ? 2 : 1, key, psize, bt__fnv1a(pay, psize, BT__FNV_SEED)};
+    memcpy(buf, &h, sizeof h);
+    st = bt__write_file_atomic(path, buf, sizeof h + psize, diag);
+    free(buf);
+    return st;
+}
+
+bool bt__kcache_get(uint64_t key, bt__blob *out)
+{
+    char *dir = bt__kcache_user_dir();
+    bool hit = bt__kcache_get_in(dir, key, out);
+    free(dir);
+    return hit;
 }
 
 bool bt__kcache_has(uint64_t key)
 {
-    char path[1024];
-    struct stat sb;
-    return kc_path(key, path, sizeof path, false) && stat(path, &sb) == 0;
+    char *dir = bt__kcache_user_dir();
+    bool hit = bt__kcache_has_in(dir, key);
+    free(dir);
+    return hit;
 }
 
 void bt__kcache_put(uint64_t key, const bt__blob *blob)
 {
-    char path[1024];
-    if (!kc_path(key, path, sizeof path, true))
-        return;
-    kc_header h = {KC_MAGIC, 1, key, blob->size, bt__fnv1a(blob->data, blob->size, BT__FNV_SEED)};
-    char *buf = malloc(sizeof h + blob->size);
-    if (!buf)
-        return;
-    memcpy(buf, &h, sizeof h);
-    memcpy(buf + sizeof h, blob->data, blob->size);
-    bt__write_file_atomic(path, buf, sizeof h + blob->size, NULL); /* best effort */
-    free(buf);
+    char *dir = bt__kcache_user_dir();
+    if (dir) /* best effort: a failure to write only costs a compile later */
+        bt__kcache_put_in(dir, key, blob, false, NULL);
+    free(dir);
 }

@@ -21,4 +21,20 @@ bool bt__kcache_has(uint64_t key);
 /* Best effort: a failure to write only costs a recompile later. */
 void bt__kcache_put(uint64_t key, const bt__blob *blob);
 
+/* The compiler identity a binary built ahead of time for a GPU of the hardware table is kept
+ * under (blocktune precompile), whichever compiler version built it: a first launch with
+ * another version loads it too (a driver that cannot run it refuses it, and it is compiled). */
+#define BT__KCACHE_PRECOMPILED "precompiled"
+/* The user's kernel cache folder (<cache dir>/kernels); NULL when the cache is off. malloc'd. */
+char *bt__kcache_user_dir(void);
+/* The installed binaries built ahead of time: bt_set_precompiled_dir, else
+ * $BLOCKTUNE_PRECOMPILED_DIR, else <datadir>/precompiled; NULL when the cache is off. malloc'd. */
+char *bt__kcache_shipped_dir(void);
+/* The same in a given folder (dir NULL: a miss). put_in makes the folder, reports errors, and
+ * with compress keeps the binary zlib-compressed (a quarter of the size; get_in inflates it). */
+bool bt__kcache_get_in(const char *dir, uint64_t key, bt__blob *out);
+bool bt__kcache_has_in(const char *dir, uint64_t key);
+bt_status bt__kcache_put_in(const char *dir, uint64_t key, const bt__blob *blob, bool compress,
+                            bt_diag *diag);
+
 #endif

@@ -206,6 +206,14 @@ bt_status bt__load_config(bt_kernel *kn, const bt_problem *p, const bt_config *c
         return BT_COMPILE;
     }
     bt_status st = bt__build_load(kn, p, &e, diag);
+    if (st == BT_OK && e.precompiled)
+        bt__decision_log("%s: binary precompiled (%s), read in %.1f ms", kn->k->name,
+                         !strcmp(e.precompiled, "user") ? "the kernel cache folder"
+                                                        : "the installed folder",
+                         e.compile_s * 1e3);
+    else if (st == BT_OK)
+        bt__decision_log("%s: binary %s in %.1f ms", kn->k->name,
+                         e.cached ? "from the kernel cache" : "compiled", e.compile_s * 1e3);
     free(e.log);
     free(e.error);
     if (st && e.mod)

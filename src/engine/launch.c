@@ -268,7 +268,7 @@ bt_status bt__first_launch(bt_kernel *kn, const bt_problem *p, const bt__dkey *k
 /* --- a front door's routing (engine/fam.h) ---------------------------------------------------- */
 /* The family of p's key when nothing is stored: the one family that runs, or in wisdom-only mode
  * the best predicted; -1 when a tune must choose (BT_UNSUPPORTED when none runs). */
-static bt_status fam_unstored(bt_kernel *kn, const bt_problem *p, int *f, bt_diag *diag)
+bt_status bt__fam_unstored(bt_kernel *kn, const bt_problem *p, int *f, bt_diag *diag)
 {
     bt__famplan *fp = NULL;
     bt_plan_options po = {.rules = kn->opts.rules};
@@ -348,7 +348,7 @@ static bt_status fam_first(bt_kernel *kn, const bt_problem *p, bool no_tune, bt_
         if (found && family_resolves(kn, f, p))
             return BT_OK;
     }
-    bt_status st = fam_unstored(kn, p, &f, diag);
+    bt_status st = bt__fam_unstored(kn, p, &f, diag);
     if (st == BT_OK && f >= 0) /* that family resolves or tunes the key itself */
         bt__fam_choose(kn, p, f);
     else if (st == BT_OK && no_tune) {

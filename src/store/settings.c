@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * settings.c — process-wide settings an embedder makes through the public API instead of the
- * environment: the cache folder, the wisdom folders, the default mode and where the decisions
- * log goes (a callback). Each, when set, wins over its environment variable; NULL / unset goes
- * back to the environment. Guarded by one lock; the strings are copies.
+ * environment: the cache folder, the wisdom folders, the precompiled binaries' folder, the
+ * default mode and where the decisions log goes (a callback). Each, when set, wins over its
+ * environment variable; NULL / unset goes back to the environment. Guarded by one lock; the strings are copies.
  */
 #include "store/store.h"
 
@@ -14,7 +14,7 @@
 #include <string.h>
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *g_cache_dir, *g_user_wisdom, *g_shipped_wisdom;
+static char *g_cache_dir, *g_user_wisdom, *g_shipped_wisdom, *g_precompiled;
 static int g_mode = -1; /* -1: $BLOCKTUNE_MODE */
 static bt_log_fn g_log_fn;
 static void *g_log_user;
@@ -48,6 +48,8 @@ bt_status bt_set_wisdom_dirs(const char *user_dir, const char *shipped_dir)
     return st ? st : set_path(&g_shipped_wisdom, shipped_dir);
 }
 
+bt_status bt_set_precompiled_dir(const char *dir) { return set_path(&g_precompiled, dir); }
+
 bt_status bt_set_default_mode(int mode)
 {
     if (mode != -1 && mode != BT_MODE_TUNE && mode != BT_MODE_WISDOM_ONLY &&
@@ -70,6 +72,7 @@ void bt_set_log_callback(bt_log_fn fn, void *user)
 char *bt__setting_cache_dir(void) { return get_path(&g_cache_dir); }
 char *bt__setting_user_wisdom(void) { return get_path(&g_user_wisdom); }
 char *bt__setting_shipped_wisdom(void) { return get_path(&g_shipped_wisdom); }
+char *bt__setting_precompiled_dir(void) { return get_path(&g_precompiled); }
 
 int bt__setting_mode(void)
 {

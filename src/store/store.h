@@ -281,6 +281,10 @@ size_t bt__wisdom_count(const bt__wisdom *w);
 bt_status bt__wisdom_add_string(bt__wisdom *w, const char *text, const char *name, bt_diag *diag);
 /* Adds every *.json of dir (a missing dir adds nothing and is not an error). */
 bt_status bt__wisdom_add_dir(bt__wisdom *w, const char *dir, bt_diag *diag);
+/* Adds a file, or every *.json of a folder; a path that is not there is BT_NOT_FOUND. */
+bt_status bt__wisdom_add_path(bt__wisdom *w, const char *path, bt_diag *diag);
+/* Entry i (NULL past the end) and its rank (0: the key's winner). */
+const bt__measurement *bt__wisdom_at(const bt__wisdom *w, size_t i, int *rank);
 /* The user's wisdom: every file of $BLOCKTUNE_USER_WISDOM_DIR, else <cache dir>/wisdom. */
 bt_status bt__wisdom_load_user(bt__wisdom **out, bt_diag *diag);
 /* The shipped wisdom: $BLOCKTUNE_WISDOM_DIR when set (tests), else the installed
@@ -348,6 +352,7 @@ bool bt__vllm_file_name(const char *device, int64_t e, int64_t n, const char *dt
 char *bt__setting_cache_dir(void);
 char *bt__setting_user_wisdom(void);
 char *bt__setting_shipped_wisdom(void);
+char *bt__setting_precompiled_dir(void);
 int bt__setting_mode(void);
 bool bt__setting_log(bt_log_fn *fn, void **user);
 

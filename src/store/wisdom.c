@@ -995,6 +995,33 @@ bt_status bt__wisdom_add_dir(bt__wisdom *w, const char *dir, bt_diag *diag)
     return st;
 }
 
+bt_status bt__wisdom_add_path(bt__wisdom *w, const char *path, bt_diag *diag)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        bt__diag_set(diag, "%s: %s", path, strerror(errno));
+        return errno == ENOENT ? BT_NOT_FOUND : BT_IO;
+    }
+    if (S_ISDIR(sb.st_mode))
+        return bt__wisdom_add_dir(w, path, diag);
+    char *text = NULL;
+    size_t len = 0;
+    bt_status st = read_doc(path, &text, &len, diag);
+    if (st == BT_OK)
+        st = add_text(w, text, len, path, diag);
+    free(text);
+    return st;
+}
+
+const bt__measurement *bt__wisdom_at(const bt__wisdom *w, size_t i, int *rank)
+{
+    if (!w || i >= w->n)
+        return NULL;
+    if (rank)
+        *rank = w->e[i].rank;
+    return &w->e[i].m;
+}
+
 bt_status bt__wisdom_load_user(bt__wisdom **out, bt_diag *diag)
 {
     *out = NULL;

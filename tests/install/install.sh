@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# install.sh BUILD_DIR SOURCE_DIR — `cmake --install` into a temporary prefix, then a consumer
-# outside the tree built against it four ways (pkg-config shared and --static, find_package
-# shared and static), each run; then the prefix is moved and the consumer must read the moved
-# install's own data folder (a row added to its gpus.json), not the configured one.
+# install.sh BUILD_DIR SOURCE_DIR — `cmake --install` into a temporary prefix (the precompiled
+# binaries the build made among what it installs), then a consumer outside the tree built
+# against it four ways (pkg-config shared and --static, find_package shared and static), each
+# run; then the prefix is moved and the consumer must read the moved install's own data folder
+# (a row added to its gpus.json), not the configured one.
 set -eu
 if [ -n "${BT_SANITIZED:-}" ]; then
     # the consumers are an outside program's builds, without the sanitizer runtime that this
@@ -23,6 +24,12 @@ LIBDIR=$(dirname "$(find "$P" -name 'libblocktune.so' | head -1)")
 [ -f "$LIBDIR/pkgconfig/blocktune.pc" ] || fail "no lib/pkgconfig/blocktune.pc"
 [ -f "$LIBDIR/cmake/blocktune/blocktuneConfig.cmake" ] || fail "no CMake package"
 grep -q "Requires.private: jansson sqlite3 zlib" "$LIBDIR/pkgconfig/blocktune.pc" || fail "pc lacks Requires.private"
+# the shipped wisdom's binaries that the build made (BT_PRECOMPILE) are installed beside it
+if [ -d "$BUILD/precompiled" ]; then
+    nb=$(find "$BUILD/precompiled" -name '*.bin' | wc -l)
+    ni=$(find "$P" -path '*/share/blocktune/precompiled/*.bin' | wc -l)
+    [ "$nb" = "$ni" ] || fail "$nb precompiled binaries built, $ni installed"
+fi
 CC=${CC:-cc}
 export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
 # pkg-config, shared

@@ -1115,6 +1115,27 @@ static bt_status cu_compile(bt__bdev *d, const bt__compile_req *req, bt__blob *o
     return st;
 }
 
+/* A device of GPU g for cu_compile alone (backend.h: offline_device): the compute capability and
+ * the shared memory a Triton compile plans with, from the table; no driver, no context. */
+static bt_status cu_offline_device(const bt_gpu *g, bt__bdev **out, bt_diag *diag)
+{
+    *out = NULL;
+    bt_status st = bt__cuda_offline_check(g, diag);
+    if (st != BT_OK)
+        return st;
+    bt__bdev *d = calloc(1, sizeof *d);
+    if (!d)
+        return BT_NOMEM;
+    d->cc_major = g->cc_major;
+    d->cc_minor = g->cc_minor;
+    d->warp = g->warp_size > 0 ? g->warp_size : 32;
+    d->smem_optin = g->smem_per_block_optin > 0 ? (size_t)g->smem_per_block_optin : 0;
+    *out = d;
+    return BT_OK;
+}
+
+static void cu_offline_free(bt__bdev *d) { free(d); }
+
 /* Loads a blob made by cu_compile into d's context. BT_CORRUPT for a blob that is not one (bad
  * magic, size or checksum) or that the driver refuses (built for another architecture). Freed by
  * cu_module_free. */
@@ -2389,6 +2410,8 @@ const bt__backend_iface bt__backend_cuda = {
     .blob_image = cu_blob_image,
     .offline_target = bt__cuda_offline_target,
     .offline_compile = bt__cuda_offline_compile,
+    .offline_device = cu_offline_device,
+    .offline_free = cu_offline_free,
     .occupancy = bt__cuda_occupancy_of,
     .xcompiler_id = bt__cuda_xcompiler_id,
     .xcompiler_start = bt__cuda_xcompiler_start,

@@ -37,6 +37,9 @@ extern const bt__backend_iface bt__backend_cuda;
  * "CUDA_ERROR_UNKNOWN_CODE" for a code the table lacks. */
 const char *bt__cuda_error_name(int code);
 
+/* offline.c: whether a CUDA compile for GPU g can run here (g has a compute capability, NVRTC
+ * loads); BT_UNSUPPORTED or BT_NO_BACKEND with the reason. */
+bt_status bt__cuda_offline_check(const bt_gpu *g, bt_diag *diag);
 /* The vtable's offline entries (offline.c; backend.h says what each does) and its occupancy rules
  * over a compiled function (occupancy.c: bt__cuda_occupancy, -1 for a GPU without a compute
  * capability). */

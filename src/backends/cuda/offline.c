@@ -15,11 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-bt_status bt__cuda_offline_target(const bt_gpu *g, const char *lang, const char *want,
-                                  bt__offline_target *out, bt_diag *diag)
+bt_status bt__cuda_offline_check(const bt_gpu *g, bt_diag *diag)
 {
-    if (lang && !strcmp(lang, "triton"))
-        return bt__cuda_triton_target(g, want, out, diag);
     if (g->cc_major <= 0) {
         bt__diag_set(diag, "a CUDA compile needs the GPU's compute capability; '%s' has none in "
                      "the table", g->name);
@@ -29,6 +26,17 @@ bt_status bt__cuda_offline_target(const bt_gpu *g, const char *lang, const char 
         bt__diag_prefix(diag, "a CUDA compile needs NVRTC: ");
         return BT_NO_BACKEND;
     }
+    return BT_OK;
+}
+
+bt_status bt__cuda_offline_target(const bt_gpu *g, const char *lang, const char *want,
+                                  bt__offline_target *out, bt_diag *diag)
+{
+    if (lang && !strcmp(lang, "triton"))
+        return bt__cuda_triton_target(g, want, out, diag);
+    bt_status st = bt__cuda_offline_check(g, diag);
+    if (st != BT_OK)
+        return st;
     int maj = 0, min = 0;
     bt__nvrtc_version(&maj, &min, NULL);
     snprintf(out->compiler, sizeof out->compiler, "NVRTC");
