@@ -4,7 +4,7 @@
  * from wisdom (issue 19 item 5: ≤ 50 ms). Through the public API only, as an engine would: open
  * the device, create the built-in `gemm` front door in wisdom-only mode (it never measures), look
  * the key up (where the config comes from: shipped wisdom, the nearest size, ...), then time the
- * first bt_kernel_launch (lookup, compile or kernel-cache load, launch, synchronise) and a second
+ * first bt_kernel_launch (compile or kernel-cache load, launch, synchronise) and a second
  * one (the dispatch table). The output of the first launch is checked against an fp64 host
  * reference at sampled elements (inputs j/64, exact in fp16; outputs poisoned with NaN first), so
  * the time is that of a launch that computed the right thing. One JSON line on standard output.
@@ -138,7 +138,9 @@ int main(int argc, char **argv)
     }
     TRY("sync", bt_device_sync(dev, &d));
 
-    /* where the config comes from (a lookup compiles nothing and enters no table) */
+    /* where the config comes from: a kernel's lookup compiles nothing and enters no table; a
+     * front door's routes the key to its family, which loads that family's binary (the kernel
+     * cache, a precompiled binary, else a compile): the first launch's cost is lookup + launch */
     double t_l = now_ms();
     bt_choice *ch = NULL;
     TRY("lookup", bt_kernel_lookup(kn, p, 1, &ch, &d));
