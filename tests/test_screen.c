@@ -5,7 +5,8 @@
  * re-measured at the full budgets interleaved. On the mock CUDA driver, whose virtual clock makes
  * every timing deterministic (tests/data/screen/vscreen.json says what it puts where): a screened
  * tune picks the full-budget tune's winner; a config within the screening noise of the cut is
- * promoted into the finals and one outside it is not; the store keeps which medians are screening
+ * promoted into the finals and one outside it is not; a finalist clearly slower than the leader
+ * leaves the interleaved rounds early; the store keeps which medians are screening
  * ones, and a replay of the key reads them back and picks a full-budget runner-up.
  */
 #include "engine/engine.h"
@@ -107,6 +108,14 @@ static void test_screened_winner_and_promotion(void **state)
             assert_true(e->finalist);
             assert_false(e->st.screened);
         }
+    /* from the second interleaved round, a finalist beyond the 0.5 % noise band of the leader
+     * (BLOCK 512, 0.6 % slower on the deterministic clock) leaves the rounds with fewer runs;
+     * those within it stay to the end */
+    printf("    left early: %d; runs: BLOCK 64 %d, 384 %d, 512 %d\n", scr->left_early,
+           entry_of(scr, 64)->st.n, entry_of(scr, 384)->st.n, entry_of(scr, 512)->st.n);
+    assert_int_equal(scr->left_early, 1);
+    assert_true(entry_of(scr, 512)->st.n < entry_of(scr, 384)->st.n);
+    assert_true(entry_of(scr, 384)->st.n == entry_of(scr, 64)->st.n);
     const bt__entry *slow = entry_of(scr, 1024);
     assert_false(slow->finalist);
     assert_true(slow->st.screened);
@@ -121,6 +130,7 @@ static void test_screened_winner_and_promotion(void **state)
     fclose(f);
     assert_non_null(strstr(text, " ok, screening\n"));
     assert_non_null(strstr(text, "6 of them because their screening median was within"));
+    assert_non_null(strstr(text, "1 of them left the rounds early, clearly slower than the leader"));
     assert_non_null(strstr(text, "screening 1.0 ms, "));
     assert_int_equal(scr->screened, 8);
     assert_non_null(strstr(text, "8 configs were first screened (0.0625 ms warm-up, 1 ms of runs"));

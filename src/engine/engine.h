@@ -113,6 +113,7 @@ struct bt_result {
     int promoted;    /* configs added to the finals because their screening median was within
                         the screening noise of the cut (select.c) */
     int not_promoted;/* configs within it that did not fit (16 finalists, time limit) */
+    int left_early;  /* finalists that left the interleaved rounds clearly slower (select.c) */
     int screened;    /* configs whose median was a screening one when the finals began */
     double t_total, t_compile, t_verify, t_measure;
     double t_data; /* the problem's data and reference (and the device reference's build) */

@@ -289,6 +289,9 @@ static void write_finals(const bt_result *r, FILE *f)
                  "winner's interleaved one", at ? "; " : "", r->challengers);
     fprintf(f, "  the top %d were re-measured interleaved over %d rounds before choosing%s%s%s\n",
             r->finalists, r->rounds, why[0] ? " (" : "", why, why[0] ? ")" : "");
+    if (r->left_early)
+        fprintf(f, "  %d of them left the rounds early, clearly slower than the leader (beyond "
+                   "the noise band and two standard errors)\n", r->left_early);
     if (r->not_promoted)
         fprintf(f, "  NOTE: %d more configs were within the screening noise of the cut but not "
                    "re-measured (the finals hold at most 16, or the time limit)\n",
@@ -416,6 +419,7 @@ static json_t *winner_json(const bt_result *r)
     json_object_set_new(w, "promoted", json_integer(r->promoted));
     json_object_set_new(w, "not_promoted", json_integer(r->not_promoted));
     json_object_set_new(w, "rounds", json_integer(r->rounds));
+    json_object_set_new(w, "left_early", json_integer(r->left_early));
     if (r->runner_up >= 0)
         json_object_set_new(w, "runner_up", bt__config_to_json(&r->k->space, &r->e[r->runner_up].ev.cfg));
     return w;

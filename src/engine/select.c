@@ -3,7 +3,8 @@
  * select.c — choosing the winner: the configs with the best first medians (the finalists, and
  * when the tune screened every config at a short budget those whose screening median is within
  * the screening noise of the cut) are loaded again and re-measured at the full budgets
- * interleaved A B C A B C ... so that drift hits them alike; a
+ * interleaved A B C A B C ... so that drift hits them alike (one clearly slower than the leader
+ * leaves after the second round: the data have decided about it); a
  * config whose first median beats the winner's interleaved one meets it in a rematch (a
  * challenger); the winner's margin over the runner-up is compared with the noise band (a tie when
  * the margin is smaller). Also the time the finals need, which the search leaves them.
@@ -76,16 +77,45 @@ static void load_finalists(bt__tctx *T, finals *F, size_t want)
     }
 }
 
-/* Re-measures f[0..n) interleaved, A B C A B C ... over R rounds of 1/R of the budgets each, and
- * replaces each one's statistics with the pooled samples. */
-static void interleave(bt__tctx *T, bt__entry **f, int n, int R)
+/* The noise band decide() reads between two medians (relative to a's): twice the larger
+ * relative MAD as a standard deviation, at least 0.5 %. */
+static double noise_band(const bt__stats *a, const bt__stats *b)
+{
+    double na = 2 * 1.4826 * a->mad / a->median, nb = 2 * 1.4826 * b->mad / b->median;
+    return fmax(fmax(na, nb), 0.005);
+}
+
+/* Whether s is clearly slower than the leader l: its median above l's by more than the noise
+ * band (so decide() could not call them tied) and by more than two standard errors of the
+ * difference of the two medians (so more runs would not reverse it), each with 5 runs or more. */
+static bool clearly_slower(const bt__stats *s, const bt__stats *l)
+{
+    if (s->n < 5 || l->n < 5 || !(l->median > 0))
+        return false;
+    double d = s->median - l->median;
+    double se_s = 1.2533 * 1.4826 * s->mad / sqrt((double)s->n);
+    double se_l = 1.2533 * 1.4826 * l->mad / sqrt((double)l->n);
+    return d > noise_band(l, s) * l->median && d > 2 * sqrt(se_s * se_s + se_l * se_l);
+}
+
+/* Re-measures f[0..n) interleaved, A B C A B C ... over up to R rounds of 1/R of the budgets
+ * each, and replaces each one's statistics with the pooled samples. From the second round on, a
+ * config clearly slower than the leader (the fastest pooled median) leaves the rounds: the data
+ * have decided about it, and its statistics are those of the rounds it ran; the rounds end when
+ * only the leader is left. Returns how many left early. */
+static int interleave(bt__tctx *T, bt__entry **f, int n, int R)
 {
     double *pool_t[16] = {0}, est[16] = {0}; /* each one's run cost, estimated once */
     int pool_n[16] = {0};
+    bool out[16] = {false};
+    bt__stats st[16];
+    int left = 0;
     if (n > 16)
         n = 16;
-    for (int round = 0; round < R; round++)
+    for (int round = 0; round < R && left < n - 1; round++) {
         for (int i = 0; i < n; i++) {
+            if (out[i])
+                continue;
             T->cur_e = f[i];
             double *smp = NULL;
             int ns = 0;
@@ -103,11 +133,34 @@ static void interleave(bt__tctx *T, bt__entry **f, int n, int R)
             }
             free(smp);
         }
+        if (round == 0 || round == R - 1)
+            continue;
+        /* the pooled statistics so far (computed on a copy: the pools keep their order) */
+        int lead = -1;
+        for (int i = 0; i < n; i++) {
+            st[i].n = 0;
+            double *c = pool_n[i] >= 5 && !out[i] ? malloc(sizeof(double) * (size_t)pool_n[i])
+                                                   : NULL;
+            if (c) {
+                memcpy(c, pool_t[i], sizeof(double) * (size_t)pool_n[i]);
+                bt__stats_compute(c, pool_n[i], &st[i]);
+                free(c);
+                if (lead < 0 || st[i].median < st[lead].median)
+                    lead = i;
+            }
+        }
+        for (int i = 0; i < n && lead >= 0; i++)
+            if (i != lead && !out[i] && st[i].n && clearly_slower(&st[i], &st[lead])) {
+                out[i] = true;
+                left++;
+            }
+    }
     for (int i = 0; i < n; i++) {
         if (pool_n[i] >= 5)
             bt__stats_compute(pool_t[i], pool_n[i], &f[i]->st);
         free(pool_t[i]);
     }
+    return left;
 }
 
 /* A first measurement can be lucky (a kernel whose times come in two modes): while the best
@@ -126,7 +179,7 @@ static int challenge(bt__tctx *T, finals *F, int K, int R)
         if ((size_t)K >= F->nok || F->ok[K]->st.median >= F->ok[0]->st.median)
             break;
         bt__entry *pair[2] = {F->ok[0], F->ok[K]};
-        interleave(T, pair, 2, R);
+        T->r->left_early += interleave(T, pair, 2, R);
         K++;
         T->r->challengers++;
         qsort(F->ok, (size_t)K, sizeof *F->ok, cmp_entry_median);
@@ -188,8 +241,7 @@ static void decide(bt_result *r, const finals *F)
     r->runner_up = (int)(F->ok[1] - r->e);
     double a = F->ok[0]->st.median, b = F->ok[1]->st.median;
     r->margin = (b - a) / a;
-    double na = 2 * 1.4826 * F->ok[0]->st.mad / a, nb = 2 * 1.4826 * F->ok[1]->st.mad / b;
-    r->noise = fmax(fmax(na, nb), 0.005);
+    r->noise = noise_band(&F->ok[0]->st, &F->ok[1]->st);
     r->tie = r->margin < r->noise;
 }
 
@@ -233,7 +285,7 @@ void bt__select(bt__tctx *T)
         if (K == 1 && F.ok[0]->st.screened) /* alone: still measured at the full budgets */
             interleave(T, F.ok, 1, 1);
         if (K > 1) {
-            interleave(T, F.ok, K, R);
+            r->left_early += interleave(T, F.ok, K, R);
             qsort(F.ok, (size_t)K, sizeof *F.ok, cmp_entry_median);
             r->finalists = challenge(T, &F, K, R);
         }
