@@ -501,6 +501,13 @@ static void test_hot_path_asks_no_context(void **state)
         assert_int_equal(bt_device_sync(S.dev, &d), BT_OK);
         assert_int_equal(engine_bufs_wrong(&S.E), 0);
     }
+    /* the key's entry holds the launch the backend prepared when it was made: the launches
+     * above went through it (and, with no context current, through the usual way after it) */
+    bt__dkey key;
+    bt__dispatch_key(S.kn, S.p, &key);
+    const bt__dispatch *e = bt__dispatch_get(S.kn, &key);
+    assert_non_null(e);
+    assert_true(e->has_rec);
     engine_step_close(&S);
 }
 

@@ -9,15 +9,19 @@
  *   2. lookup: bt_kernel_lookup gives each kernel's config, geometry, arguments and CUfunction,
  *      and the engine launches it with its own cuLaunchKernel.
  * Then the host cost of one launch: bt_kernel_launch_ex against the engine's own cuLaunchKernel
- * of the same function (enqueue only, averaged over many), the number issue 14 bounds (0.1 us).
+ * of the same function (enqueue only, averaged over many), the number issue 14 bounds (0.1 us),
+ * with the thread pinned to a CPU near the GPU as an engine pins its launch thread
+ * ($ENGINE_PIN=0: not pinned), and the median difference's 95 % interval.
  *
  *   usage: engine_cuda [M K N] [tune|wisdom-only] [RESULTS.json]
  * Exit 0 when both ways match the host, 77 when there is no CUDA device.
  */
+#define _GNU_SOURCE /* sched_setaffinity, sched_getcpu */
 #include <blocktune.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +82,53 @@ static void own_init(own *w, const engine_step *s)
             exit(1);
         }
     }
+}
+
+/* Pins the calling thread to one CPU, as an engine pins its launch thread: the first CPU near the
+ * GPU (its PCI device's local_cpulist) that this process may use, else the one it runs on; so
+ * that no migration falls inside the measurement. $ENGINE_PIN=0 leaves it free. Returns the CPU,
+ * -1 when not pinned. */
+static int pin_near_gpu(int dev)
+{
+    const char *env = getenv("ENGINE_PIN");
+    if (env && !strcmp(env, "0"))
+        return -1;
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return -1;
+    int cpu = -1;
+    char bus[64] = "", path[160], list[4096] = "";
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess) {
+        for (char *c = bus; *c; c++)
+            *c = (char)(*c >= 'A' && *c <= 'F' ? *c - 'A' + 'a' : *c);
+        snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/local_cpulist", bus);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (!fgets(list, sizeof list, f))
+                list[0] = '\0';
+            fclose(f);
+        }
+    }
+    for (char *p = list; *p && cpu < 0;) { /* "0-15,32-47" */
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p)
+            break;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        for (long c = a; c <= b && cpu < 0; c++)
+            if (c < CPU_SETSIZE && CPU_ISSET((int)c, &allowed))
+                cpu = (int)c;
+        p = *end == ',' ? end + 1 : end;
+        if (!*p || *p == '\n')
+            break;
+    }
+    if (cpu < 0)
+        cpu = sched_getcpu();
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return cpu >= 0 && sched_setaffinity(0, sizeof one, &one) == 0 ? cpu : -1;
 }
 
 static void own_launch(const own *w, cudaStream_t stream)
@@ -188,6 +239,7 @@ int main(int argc, char **argv)
      * medians per launch, and the median of the paired differences with its p20-p80. */
     enum { BATCH = 64, PAIRS = 3000 };
     static double tb[PAIRS], to[PAIRS], dd[PAIRS];
+    int cpu = pin_near_gpu(0);
     for (int round = 0; round < PAIRS; round++) {
         for (int half = 0; half < 2; half++) {
             int bt_first = (round + half) % 2 == 0;
@@ -211,9 +263,17 @@ int main(int argc, char **argv)
     double bt_us = engine_median(tb, PAIRS), own_us = engine_median(to, PAIRS);
     double d20 = engine_quantile(dd, PAIRS, 0.2), d80 = engine_quantile(dd, PAIRS, 0.8);
     double diff = engine_median(dd, PAIRS);
-    printf("engine_cuda: host cost per launch (%d x %d launches, alternating): "
+    /* the median's 95 % interval from order statistics: ranks n/2 -+ 1.96 sqrt(n)/2 */
+    double half = 1.96 * 0.5 * sqrt((double)PAIRS) / PAIRS;
+    double ci_lo = engine_quantile(dd, PAIRS, 0.5 - half);
+    double ci_hi = engine_quantile(dd, PAIRS, 0.5 + half);
+    char where[32] = "not pinned";
+    if (cpu >= 0)
+        snprintf(where, sizeof where, "pinned to CPU %d", cpu);
+    printf("engine_cuda: host cost per launch (%d x %d launches, alternating, %s): "
            "bt_kernel_launch_ex %.3f us, own cuLaunchKernel %.3f us, difference %.3f us "
-           "(p20-p80 %.3f..%.3f)\n", PAIRS, BATCH, bt_us, own_us, diff, d20, d80);
+           "(95%% interval of the median %.3f..%.3f; p20-p80 %.3f..%.3f)\n", PAIRS, BATCH,
+           where, bt_us, own_us, diff, ci_lo, ci_hi, d20, d80);
     int ok = err1 < 1e-3 && err2 < 1e-3;
     if (json) {
         FILE *f = fopen(json, "w");
@@ -222,9 +282,10 @@ int main(int argc, char **argv)
                        " \"max_error_dispatch\": %.3e, \"max_error_lookup\": %.3e,\n"
                        " \"host_us_bt_launch\": %.4f, \"host_us_own_launch\": %.4f,\n"
                        " \"host_us_difference\": %.4f, \"host_us_difference_p20\": %.4f,\n"
-                       " \"host_us_difference_p80\": %.4f, \"ok\": %s}\n",
+                       " \"host_us_difference_p80\": %.4f, \"host_us_difference_ci95\": [%.4f, %.4f],\n"
+                       " \"cpu\": %d, \"ok\": %s}\n",
                     dm.M, dm.K, dm.N, mode, tunes, err1, err2, bt_us, own_us, diff, d20, d80,
-                    ok ? "true" : "false");
+                    ci_lo, ci_hi, cpu, ok ? "true" : "false");
             fclose(f);
         }
     }

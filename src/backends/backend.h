@@ -145,6 +145,9 @@ typedef struct bt__karg {
     } u;
 } bt__karg;
 
+/* Bytes a dispatch entry keeps for its backend's prepared launch (launch_rec_make). */
+#define BT__LREC_BYTES 640
+
 typedef struct bt__backend_iface {
     int api_version; /* BT__BACKEND_API_VERSION */
     const char *name;
@@ -257,6 +260,19 @@ typedef struct bt__backend_iface {
     bt_status (*launch_on)(bt__bdev *d, void *stream, bt__bfn *f, const uint32_t grid[3],
                            const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
                            int nargs, bt_diag *diag);
+    /* Optional, the dispatch table's fast path: launch_rec_make prepares the launch of f over
+     * grid x block with dyn_smem bytes and these arguments once (buffer arguments left NULL:
+     * filled per launch) into rec, BT__LREC_BYTES inside the dispatch entry, which never moves;
+     * BT_OK when launch_rec can take it from then on (checked like launch()), anything else
+     * when it cannot (the usual launch then). launch_rec launches a prepared record on stream
+     * (NULL: d's own) with the buffer arguments' backend buffers in order, and returns false
+     * without launching when the usual launch must do it (a lost device, a context that is not
+     * d's current...), else true with the launch's status in *st. */
+    bt_status (*launch_rec_make)(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
+                                 const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
+                                 int nargs, void *rec, bt_diag *diag);
+    bool (*launch_rec)(bt__bdev *d, void *stream, const void *rec, bt__bbuf *const *bufs,
+                       bt_status *st, bt_diag *diag);
     /* Orders d's own queue after the work enqueued so far on `stream` (an event, no host wait);
      * NULL does nothing. */
     bt_status (*stream_wait)(bt__bdev *d, void *stream, bt_diag *diag);

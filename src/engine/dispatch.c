@@ -177,6 +177,15 @@ bt_status bt__dispatch_put(bt_kernel *kn, const bt_problem *p, const bt_config *
     e->mod = mod;
     e->fn = fn;
     bt_status st = bt__dispatch_eval(kn, p, e, NULL);
+    /* the launch prepared once, where the backend can (not with tensor maps or constant memory,
+     * which a launch fills) */
+    bt__bdev *bd = __atomic_load_n(&kn->bdev, __ATOMIC_ACQUIRE);
+    if (!st && kn->iface->launch_rec_make && bd && !e->has_tmaps && !kn->has_cmem && e->grid[0] &&
+        e->grid[1] && e->grid[2]) {
+        bt_diag d = {0};
+        e->has_rec = kn->iface->launch_rec_make(bd, fn, e->grid, e->block, e->dyn, e->args,
+                                                kn->nargs, e->rec, &d) == BT_OK;
+    }
     if (!st) {
         pthread_mutex_lock(&kn->lock);
         st = tab_insert(kn, e);

@@ -169,6 +169,10 @@ typedef struct bt__dispatch {
     bt__karg args[BT__MAX_ARGS]; /* scalars and local sizes; buffers filled per launch */
     size_t need[BT__MAX_ARGS];   /* bytes each buffer argument needs for the problem */
     int8_t dtype[BT__MAX_ARGS];  /* its bt__dtype */
+    /* the backend's prepared launch (launch_rec_make), when it made one: what a launch reads
+     * instead of fn, grid, block, dyn and args */
+    bool has_rec;
+    _Alignas(16) unsigned char rec[BT__LREC_BYTES];
     /* the rest */
     bt__bmod *mod;
     bt_config cfg;

@@ -29,7 +29,8 @@ static bt_status device_lost(bt_diag *diag)
  * buffer arguments of args. Reads the kernel's list of buffer arguments, not the spec's (the
  * argument descriptions are kilobytes apart: cache lines a launch would miss). */
 static bt_status check_buffers(const bt_kernel *kn, const bt__dispatch *e, bt__karg *args,
-                               bt_buffer *const *buffers, int nbuffers, bt_diag *diag)
+                               bt__bbuf **bb, bt_buffer *const *buffers, int nbuffers,
+                               bt_diag *diag)
 {
     const bt_kdesc *k = kn->k;
     for (int nb = 0; nb < kn->nbuf; nb++) {
@@ -59,8 +60,12 @@ static bt_status check_buffers(const bt_kernel *kn, const bt__dispatch *e, bt__k
                          bt__dtype_name(e->dtype[i]));
             return BT_INVALID_ARG;
         }
-        args[i].kind = BT__ARG_BUF;
-        args[i].u.buf = b->b;
+        if (args) {
+            args[i].kind = BT__ARG_BUF;
+            args[i].u.buf = b->b;
+        } else {
+            bb[nb] = b->b;
+        }
     }
     if (kn->nbuf != nbuffers) {
         bt__diag_set(diag, "kernel '%s' takes %d buffers, %d given", k->name, kn->nbuf, nbuffers);
@@ -84,12 +89,15 @@ static bt_status entry_for(bt_kernel *kn, const bt_problem *p, const bt__tune_on
             return BT_INTERNAL;
         bt_status st = bt__buffer_needs(k, p, slots, e->need, e->dtype, diag);
         if (!st)
-            st = check_buffers(kn, e, e->args, on->buffers, on->nbuffers, diag);
+            st = check_buffers(kn, e, e->args, NULL, on->buffers, on->nbuffers, diag);
         if (!st)
             st = bt__first_launch(kn, p, &key, on, e, diag);
         if (st)
             return st;
     }
+    /* a copy: its prepared launch points into the published entry's values, which a problem
+     * that differs outside the key does not share, so the copy launches the usual way */
+    e->has_rec = false;
     /* geometry and scalars were evaluated when the winner was stored; only a problem that
      * differs in a variable outside the key needs them again */
     if (memcmp(e->pvals, p->values, sizeof *p->values * (size_t)kn->nproblem))
@@ -104,9 +112,17 @@ static bt_status launch_entry(bt_kernel *kn, const bt_problem *p, const bt__disp
 {
     const bt_kdesc *k = kn->k;
     bt__bdev *bd = bt__kernel_bdev(kn);
+    bt_status st;
+    if (e->has_rec && bd) { /* the launch the backend prepared when the entry was made */
+        bt__bbuf *bb[BT__MAX_ARGS];
+        if ((st = check_buffers(kn, e, NULL, bb, on->buffers, on->nbuffers, diag)) != BT_OK)
+            return st;
+        if (kn->iface->launch_rec(bd, on->stream, e->rec, bb, &st, diag))
+            return st;
+    }
     bt__karg args[BT__MAX_ARGS];
     memcpy(args, e->args, sizeof *args * (size_t)kn->nargs);
-    bt_status st = check_buffers(kn, e, args, on->buffers, on->nbuffers, diag);
+    st = check_buffers(kn, e, args, NULL, on->buffers, on->nbuffers, diag);
     if (st)
         return st;
     if (!bd) {

@@ -70,7 +70,7 @@ static void json_u64_or_null(FILE *f, uint64_t v)
 static void json_num_or_null(FILE *f, double v)
 {
     if (isfinite(v))
-        fprintf(f, "%.6g", v);
+        fprintf(f, "%.9g", v);
     else
         fprintf(f, "null");
 }

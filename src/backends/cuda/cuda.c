@@ -1491,28 +1491,11 @@ static bt_status triton_frame(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
     return st;
 }
 
-/* Checks a launch of f against the device's and the kernel's limits, raising f's dynamic shared
- * memory limit when the launch needs it, and fills fr: the grid and dynamic shared memory, and
- * params[i] pointing at each argument's value (the CUdeviceptr inside a buffer, the scalar inside
- * args) — for a Triton kernel, its own convention (triton_frame). Called inside enter/leave. */
-static bt_status prepare_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid_in[3],
-                                const uint32_t block[3], size_t dyn_in, const bt__karg *args,
-                                int nargs, void **params, cu_frame *fr, bt_diag *diag)
+/* grid x block with dyn_smem bytes against d's and f's limits (f's dynamic shared memory limit
+ * raised on the way when needed). */
+static bt_status check_geometry(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
+                                const uint32_t block[3], size_t dyn_smem, bt_diag *diag)
 {
-    memcpy(fr->grid, grid_in, sizeof fr->grid);
-    fr->dyn = dyn_in;
-    fr->params = nargs ? params : NULL;
-    if (nargs < 0 || (nargs > 0 && !args)) {
-        bt__diag_set(diag, "launch of %s: %d arguments at %p", f->name, nargs, (const void *)args);
-        return BT_INVALID_ARG;
-    }
-    if (f->tm) {
-        bt_status st = triton_frame(d, f, grid_in, block, args, nargs, fr, diag);
-        if (st != BT_OK)
-            return st;
-    }
-    const uint32_t *grid = fr->grid;
-    size_t dyn_smem = fr->dyn;
     uint64_t threads = 1;
     for (int i = 0; i < 3; i++) {
         if (grid[i] == 0 || block[i] == 0) {
@@ -1547,6 +1530,32 @@ static bt_status prepare_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid_in[
             return st;
         }
     }
+    return BT_OK;
+}
+
+/* Checks a launch of f against the device's and the kernel's limits, raising f's dynamic shared
+ * memory limit when the launch needs it, and fills fr: the grid and dynamic shared memory, and
+ * params[i] pointing at each argument's value (the CUdeviceptr inside a buffer, the scalar inside
+ * args) — for a Triton kernel, its own convention (triton_frame). Called inside enter/leave. */
+static bt_status prepare_launch(bt__bdev *d, bt__bfn *f, const uint32_t grid_in[3],
+                                const uint32_t block[3], size_t dyn_in, const bt__karg *args,
+                                int nargs, void **params, cu_frame *fr, bt_diag *diag)
+{
+    memcpy(fr->grid, grid_in, sizeof fr->grid);
+    fr->dyn = dyn_in;
+    fr->params = nargs ? params : NULL;
+    if (nargs < 0 || (nargs > 0 && !args)) {
+        bt__diag_set(diag, "launch of %s: %d arguments at %p", f->name, nargs, (const void *)args);
+        return BT_INVALID_ARG;
+    }
+    if (f->tm) {
+        bt_status st = triton_frame(d, f, grid_in, block, args, nargs, fr, diag);
+        if (st != BT_OK)
+            return st;
+    }
+    bt_status gst = check_geometry(d, f, fr->grid, block, fr->dyn, diag);
+    if (gst != BT_OK)
+        return gst;
     for (int i = 0, np = 0; i < nargs && !f->tm; i++) {
         const bt__karg *g = &args[i];
         switch (g->kind) {
@@ -1682,6 +1691,100 @@ static bool launch_fast(bt__bdev *d, CUstream s, bt__bfn *f, const uint32_t grid
     if (r == CUDA_ERROR_INVALID_CONTEXT || r == CUDA_ERROR_INVALID_HANDLE)
         return false; /* not d's context current: the usual way says what is wrong, if anything */
     *st = r == CUDA_SUCCESS ? BT_OK : launch_failed(d, f, block, &fr, false, r, diag);
+    return true;
+}
+
+static bt_status check_stream(bt__bdev *d, CUstream s, bt_diag *diag);
+
+/* A dispatch entry's launch prepared once (backend.h: launch_rec_make): all that cuLaunchKernel
+ * takes but the buffers' device pointers, which launch_rec sets per launch. */
+typedef struct cu_lrec {
+    CUfunction fn;
+    bt__bfn *f;
+    uint32_t grid[3], block[3];
+    unsigned dyn;
+    int nparams, nbuf;
+    int8_t buf_param[BT__CU_STACK_ARGS]; /* the parameter of the j-th buffer argument */
+    void *params[BT__CU_STACK_ARGS];     /* a scalar's points into vals */
+    uint64_t vals[BT__CU_STACK_ARGS];
+} cu_lrec;
+_Static_assert(sizeof(cu_lrec) <= BT__LREC_BYTES, "a CUDA launch record fits a dispatch entry");
+
+static bt_status cu_launch_rec_make(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
+                                    const uint32_t block[3], size_t dyn_smem,
+                                    const bt__karg *args, int nargs, void *rec, bt_diag *diag)
+{
+    cu_lrec *r = rec;
+    if (!f || f->tm || nargs < 0 || nargs > BT__CU_STACK_ARGS || (nargs && !args) ||
+        dyn_smem > f->dyn_limit)
+        return BT_UNSUPPORTED; /* Triton's convention, or a limit to raise: the usual launch */
+    bt_status st = check_geometry(d, f, grid, block, dyn_smem, diag);
+    if (st != BT_OK)
+        return st;
+    memset(r, 0, sizeof *r);
+    r->fn = f->fn;
+    r->f = f;
+    memcpy(r->grid, grid, sizeof r->grid);
+    memcpy(r->block, block, sizeof r->block);
+    r->dyn = (unsigned)dyn_smem;
+    for (int i = 0; i < nargs; i++) {
+        const bt__karg *g = &args[i];
+        int np = r->nparams;
+        switch (g->kind) {
+        case BT__ARG_NONE:
+            continue;
+        case BT__ARG_BUF:
+            r->buf_param[r->nbuf++] = (int8_t)np;
+            break;
+        case BT__ARG_I32:
+            memcpy(&r->vals[np], &g->u.i32, sizeof g->u.i32);
+            break;
+        case BT__ARG_I64:
+            memcpy(&r->vals[np], &g->u.i64, sizeof g->u.i64);
+            break;
+        case BT__ARG_F32:
+            memcpy(&r->vals[np], &g->u.f32, sizeof g->u.f32);
+            break;
+        case BT__ARG_F64:
+            memcpy(&r->vals[np], &g->u.f64, sizeof g->u.f64);
+            break;
+        default: /* tensor maps (encoded per launch), OpenCL's local memory */
+            return BT_UNSUPPORTED;
+        }
+        r->params[np] = &r->vals[np];
+        r->nparams++;
+    }
+    return BT_OK;
+}
+
+/* A prepared launch: the record's parameters with the buffers' device pointers, one driver call
+ * (as launch_fast: false when the usual way must do it). */
+static bool cu_launch_rec(bt__bdev *d, void *stream, const void *rec, bt__bbuf *const *bufs,
+                          bt_status *st, bt_diag *diag)
+{
+    const cu_lrec *r = rec;
+    CUstream s = stream ? (CUstream)stream : d->stream;
+    if (s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || !s ||
+        __atomic_load_n(&d->slot->lost, __ATOMIC_ACQUIRE) ||
+        !__atomic_load_n(&d->ctx, __ATOMIC_ACQUIRE))
+        return false;
+    if (stream && (*st = check_stream(d, s, diag)) != BT_OK)
+        return true;
+    void *params[BT__CU_STACK_ARGS];
+    memcpy(params, r->params, sizeof *params * (size_t)r->nparams);
+    for (int j = 0; j < r->nbuf; j++)
+        params[r->buf_param[j]] = &bufs[j]->ptr;
+    CUresult res = d->api->cuLaunchKernel(r->fn, r->grid[0], r->grid[1], r->grid[2], r->block[0],
+                                          r->block[1], r->block[2], r->dyn, s,
+                                          r->nparams ? params : NULL, NULL);
+    if (res == CUDA_ERROR_INVALID_CONTEXT || res == CUDA_ERROR_INVALID_HANDLE)
+        return false; /* not d's context current: the usual way says what is wrong, if anything */
+    if (res == CUDA_SUCCESS) {
+        *st = BT_OK;
+    } else {
+        cu_frame fr = {{r->grid[0], r->grid[1], r->grid[2]}, r->dyn, params, {0}, {0}};
+        *st = launch_failed(d, r->f, r->block, &fr, false, res, diag);
+    }
     return true;
 }
 
@@ -2411,6 +2514,8 @@ const bt__backend_iface bt__backend_cuda = {
     .offline_target = bt__cuda_offline_target,
     .offline_compile = bt__cuda_offline_compile,
     .offline_device = cu_offline_device,
+    .launch_rec_make = cu_launch_rec_make,
+    .launch_rec = cu_launch_rec,
     .offline_free = cu_offline_free,
     .occupancy = bt__cuda_occupancy_of,
     .xcompiler_id = bt__cuda_xcompiler_id,
