@@ -119,6 +119,17 @@ static bool precompiled_get(const bt_kernel *kn, const bt__compile_req *req, uin
     return hit;
 }
 
+/* Whether a binary built ahead of time for req is there (not read). */
+static bool precompiled_has(const bt_kernel *kn, const bt__compile_req *req, uint64_t salt)
+{
+    uint64_t key = req_key(kn, req, BT__KCACHE_PRECOMPILED, salt);
+    char *dirs[2] = {bt__kcache_user_dir(), bt__kcache_shipped_dir()};
+    bool has = bt__kcache_has_in(dirs[0], key) || bt__kcache_has_in(dirs[1], key);
+    free(dirs[0]);
+    free(dirs[1]);
+    return has;
+}
+
 /* Compiles req into e: from the kernel cache when use_cache (looked up under the compiler
  * identity ids[0]), into it when keep (under each of ids[0..nids)). */
 static void build_req(const bt_kernel *kn, const bt__compile_req *req, const char *const *ids,
@@ -238,8 +249,20 @@ static void build_triton(const bt_kernel *kn, const bt_problem *p, bt__entry *e,
         e->error = bt__strdup(d.msg);
         return;
     }
-    int nids = triton_ids(kn, true, idbuf, sizeof idbuf, ids);
-    build_req(kn, &req, ids, nids, py_folder_hash(kn->src->path), use_cache, true, e);
+    uint64_t salt = py_folder_hash(kn->src->path);
+    /* Triton's version, when the backend knows it without Python; else a binary built ahead of
+     * time is taken before Python is started to learn it (a first launch needs none then) */
+    int nids = triton_ids(kn, false, idbuf, sizeof idbuf, ids);
+    double t0 = bt__now();
+    if (nids == 0 && use_cache && precompiled_get(kn, &req, salt, e)) {
+        e->compile_s = bt__now() - t0;
+        e->cached = true;
+        free(text);
+        return;
+    }
+    if (nids == 0)
+        nids = triton_ids(kn, true, idbuf, sizeof idbuf, ids);
+    build_req(kn, &req, ids, nids, salt, use_cache, true, e);
     free(text);
 }
 
@@ -250,15 +273,18 @@ void bt__build_prestart(const bt_kernel *kn, const bt_problem *p, const bt__cfg_
         return;
     char idbuf[64];
     const char *ids[2];
-    bool need = triton_ids(kn, false, idbuf, sizeof idbuf, ids) < 2; /* the version needs it */
-    uint64_t salt = need ? 0 : py_folder_hash(kn->src->path);
+    bool known = triton_ids(kn, false, idbuf, sizeof idbuf, ids) == 2; /* else Python knows it */
+    uint64_t salt = py_folder_hash(kn->src->path);
+    bool need = false;
     for (size_t i = 0; i < n && !need; i++) {
         char *text = NULL;
         const char *names[1 + BT__MAX_ARGS];
         bt__compile_req req;
         bt_diag d = {0};
+        /* a binary of the kernel cache (under the version), or one built ahead of time */
         need = triton_req(kn, &cands[i].cfg, p, names, &req, &text, &d) == BT_OK &&
-               !bt__kcache_has(req_key(kn, &req, ids[0], salt));
+               !(known && bt__kcache_has(req_key(kn, &req, ids[0], salt))) &&
+               !precompiled_has(kn, &req, salt);
         free(text);
     }
     if (need)

@@ -58,9 +58,9 @@ bool bt__prebuilt_take(const bt_kernel *kn, bt__prebuilt *pre, size_t npre, int 
 void bt__prebuilt_free(bt__prebuilt *pre, size_t npre);
 
 /* Before a tune of kn at p whose search may compile the configs cands[0..n): a compiler that runs
- * in another process (a Triton source's pool) is started in the background when one of them is
- * not in the kernel cache, or when the compiler's identity (part of the cache's key) cannot be
- * known without it; a tune that finds all of them starts nothing. */
+ * in another process (a Triton source's pool) is started in the background when one of them has
+ * no binary built ahead of time and is not in the kernel cache (or the compiler's identity, part
+ * of the cache's key, cannot be known without it); a tune that finds all of them starts nothing. */
 void bt__build_prestart(const bt_kernel *kn, const bt_problem *p, const bt__cfg_eval *cands,
                         size_t n);
 /* blocktune precompile (engine/precompile.c): config c's binary at p, built by kn's device (an

@@ -3,8 +3,9 @@
 # precompile.sh — `blocktune precompile`: the help, usage errors named (a missing file, an
 # unknown GPU, --prune without --out), a wisdom file of the repository built with no GPU (each
 # distinct binary once, entries that share one counted), a second run that builds nothing,
-# --prune removing what no entry uses, --all listing every entry, and an entry of another
-# source skipped with the reason. Needs NVRTC (the CUDA toolkit), as CI has.
+# --prune removing what no entry uses, --all listing every entry, an entry of another source
+# skipped with the reason, and a Triton winner precompiled, then tuned on the mock driver from
+# that binary with no compile pool started. Needs NVRTC (the CUDA toolkit) and Triton, as CI has.
 set -u
 bt="$1"
 src="${BT_SOURCE_DIR:?}"
@@ -74,6 +75,38 @@ has "1 binaries of no entry removed" out
 [ -e "$tmp/pre/notes.txt" ] || fail "--prune removed a file that is not a binary"
 [ "$(ls "$tmp/pre" | grep -c '\.bin$')" = "$nbin" ] || fail "--prune removed an entry's binary"
 [ "$(grep -c '^present ' "$tmp/out")" = $((n - 1)) ] || fail "--all did not list every entry"
+
+# A Triton kernel (Triton: $BT_TRITON_PYTHON, else python3; SKIPPED without it after the rest,
+# FAIL under $CI): bench/experiments/precompile's one-config vector_add, its winner precompiled
+# for the H200's row but for the mock driver's name, then tuned on the mock (which runs Triton's
+# vector_add) with an empty kernel cache: the binary comes from the precompiled folder and no
+# compile pool starts, though a python with Triton is there.
+mock="$(dirname "$bt")/libbt_mock_cuda.so"
+tpy=""
+for c in "${BT_TRITON_PYTHON:-}" python3; do
+    if [ -n "$c" ] && "$c" -c "import triton" 2>/dev/null; then tpy="$c"; break; fi
+done
+if [ -z "$tpy" ] || [ ! -f "$mock" ]; then
+    msg="Triton (python: triton) or the mock driver is not there; ./dev.sh test installs Triton"
+    [ "$fails" = 0 ] || exit 1
+    if [ -n "${CI:-}" ]; then echo "FAIL: $msg"; exit 1; fi
+    echo "SKIPPED (the Triton part): $msg"
+    exit 77
+fi
+ex="$src/bench/experiments/precompile"
+sed 's/"NVIDIA H200"/"blocktune mock GPU"/' "$ex/triton_wisdom.json" > "$tmp/tw.json"
+cmd="precompile a Triton winner"
+BLOCKTUNE_PYTHON="$tpy" run precompile --gpu h200 --out "$tmp/tpre" --spec "$ex/triton_vector_add_one.json" "$tmp/tw.json"
+[ "$rc" = 0 ] || fail "the Triton precompile exited $rc: $(cat "$tmp/out" "$tmp/err")"
+has "1 compiled, 0 there already .* 0 skipped, 0 failed" out
+cmd="tune on the mock with the precompiled binary"
+BLOCKTUNE_CACHE_DIR="$tmp/tcache" BLOCKTUNE_PRECOMPILED_DIR="$tmp/tpre" BLOCKTUNE_PYTHON="$tpy" \
+    BLOCKTUNE_CUDA_LIBRARY="$mock" run tune "$ex/triton_vector_add_one.json" --n 16777216 \
+    --dtype fp32 --device cuda:0 --no-boundary --store none
+[ "$rc" = 0 ] || fail "the tune exited $rc: $(cat "$tmp/out" "$tmp/err")"
+has "1 of 1 from the kernel cache" out
+has "Triton: no compile pool started" out
+has "WINNER" out
 
 [ "$fails" = 0 ] && echo "precompile: all checks passed"
 exit $((fails > 0))
