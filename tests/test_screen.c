@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 static char g_tmp[256];
+static size_t g_budget; /* the tunes' measurement budget (0: every config) */
 
 /* A handle on vscreen at n = 40000 with top_k 1, graph mode (the mock's flush sweeps 50 MB on
  * the host; graph replays skip it), a full budget of 8 ms and the given screening budget. */
@@ -41,6 +42,7 @@ static bt_kernel *kernel(bt_device *dev, bt_kdesc **k, const char *store, double
     o.screen_ms = screen_ms;
     o.graph = 1;
     o.top_k = 1;
+    o.budget = g_budget;
     o.store = store;
     o.mode = BT_MODE_TUNE;
     bt__kernel_set_opts(kn, &o);
@@ -141,6 +143,31 @@ static void test_screened_winner_and_promotion(void **state)
     bt_device_destroy(dev);
 }
 
+/* A lone finalist (a budget of one measurement) is still measured at the full budgets: the
+ * winner's median is never a screening one. */
+static void test_lone_finalist_is_measured_in_full(void **state)
+{
+    (void)state;
+    bt_diag d;
+    bt_device *dev = NULL;
+    if (bt_device_open("cuda:0", &dev, &d) != BT_OK)
+        skip();
+    bt_kdesc *k = NULL;
+    g_budget = 1;
+    bt_result *r = tune(dev, &k, "none", 1);
+    g_budget = 0;
+    assert_int_equal(r->n, 1);
+    assert_int_equal(r->finalists, 1);
+    const bt__entry *w = &r->e[r->winner];
+    assert_false(w->st.screened);
+    bt_result *full = tune(dev, &k, "none", 0);
+    assert_int_equal(w->st.n, entry_of(full, block_of(r, r->winner))->st.n);
+    bt_result_destroy(r);
+    bt_result_destroy(full);
+    bt_kdesc_destroy(k);
+    bt_device_destroy(dev);
+}
+
 /* A stored screened tune, tuned again: the replay reads back which rows are screening ones. */
 static void test_store_keeps_the_budget(void **state)
 {
@@ -179,6 +206,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_screened_winner_and_promotion),
         cmocka_unit_test(test_store_keeps_the_budget),
+        cmocka_unit_test(test_lone_finalist_is_measured_in_full),
     };
     int failed = cmocka_run_group_tests_name("screen_mock_cuda", tests, NULL, NULL);
     char cmd[300];

@@ -112,7 +112,7 @@ static int interleave(bt__tctx *T, bt__entry **f, int n, int R)
     int left = 0;
     if (n > 16)
         n = 16;
-    for (int round = 0; round < R && left < n - 1; round++) {
+    for (int round = 0; round < R && (n == 1 || left < n - 1); round++) {
         for (int i = 0; i < n; i++) {
             if (out[i])
                 continue;

@@ -107,6 +107,7 @@ BLOCKTUNE_CACHE_DIR="$tmp/tcache" BLOCKTUNE_PRECOMPILED_DIR="$tmp/tpre" BLOCKTUN
 has "1 of 1 from the kernel cache" out
 has "Triton: no compile pool started" out
 has "WINNER" out
+grep -q "WINNER, screening" "$tmp/out" && fail "the lone config kept its screening median"
 
 [ "$fails" = 0 ] && echo "precompile: all checks passed"
 exit $((fails > 0))
