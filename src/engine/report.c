@@ -62,9 +62,14 @@ static void write_header(const bt_result *r, FILE *f, bool known, bool mem)
             r->strategy, r->stop, (unsigned long long)r->search_rounds,
             r->round_size ? r->round_size : r->compile_threads,
             r->t_search, lim, tl, tg);
-    int cached = 0;
-    for (size_t i = 0; i < r->n; i++)
+    int cached = 0, pre = 0;
+    for (size_t i = 0; i < r->n; i++) {
         cached += r->e[i].cached;
+        pre += r->e[i].cached && r->e[i].precompiled;
+    }
+    char prec[64] = ""; /* how many of those blocktune precompile built (docs/wisdom.md) */
+    if (pre)
+        snprintf(prec, sizeof prec, ", %d of them precompiled", pre);
     if (r->graph_note[0])
         fprintf(f, "%s\n", r->graph_note);
     if (r->stored_only[0])
@@ -94,9 +99,10 @@ static void write_header(const bt_result *r, FILE *f, bool known, bool mem)
     else if (r->xc_known)
         snprintf(xc, sizeof xc, "; Triton: compile pool not ready, its compiles %.2f s",
                  r->xc_compile_s);
-    fprintf(f, "time: compile %.2f s (%d threads, %d of %zu from the kernel cache), verify %.2f s, measure %.2f s, total %.2f s%s\n\n",
-            r->t_compile, r->compile_threads, cached, r->n, r->t_verify, r->t_measure, r->t_total,
-            xc);
+    fprintf(f, "time: compile %.2f s (%d threads, %d of %zu from the kernel cache%s), verify %.2f s, "
+               "measure %.2f s, total %.2f s%s\n\n",
+            r->t_compile, r->compile_threads, cached, r->n, prec, r->t_verify, r->t_measure,
+            r->t_total, xc);
     if (known)
         fprintf(f, "Roofline: %s-bound (intensity %.2f FLOP/B, ridge %.1f for %s at %.0f GB/s); floor %.2f us\n\n",
                 mem ? "memory" : "compute", rf->intensity, rf->ridge, rf->peak_name, rf->bw_gbps, rf->floor_us);
