@@ -103,31 +103,26 @@ static uint64_t req_key(const bt_kernel *kn, const bt__compile_req *req, const c
     return salt ? bt__fnv1a(&salt, sizeof salt, key) : key;
 }
 
-/* A binary built ahead of time for req (blocktune precompile) into e: the user's kernel cache,
- * then the installed folder; e->precompiled says which found it. */
-static bool precompiled_get(const bt_kernel *kn, const bt__compile_req *req, uint64_t salt,
-                            bt__entry *e)
+/* The folder holding a binary built ahead of time for req (blocktune precompile): 0 the user's
+ * kernel cache folder, 1 the installed one, -1 neither. With e, the binary is read into it (a
+ * damaged file is a miss) and e says where it came from and what it cost since t0. */
+static int precompiled_at(const bt_kernel *kn, const bt__compile_req *req, uint64_t salt,
+                          bt__entry *e, double t0)
 {
     uint64_t key = req_key(kn, req, BT__KCACHE_PRECOMPILED, salt);
     char *dirs[2] = {bt__kcache_user_dir(), bt__kcache_shipped_dir()};
-    bool hit = false;
-    for (int i = 0; i < 2 && !hit; i++)
-        if ((hit = bt__kcache_get_in(dirs[i], key, &e->blob)))
-            e->precompiled = i ? "installed" : "user";
+    int at = -1;
+    for (int i = 0; i < 2 && at < 0; i++)
+        if (e ? bt__kcache_get_in(dirs[i], key, &e->blob) : bt__kcache_has_in(dirs[i], key))
+            at = i;
     free(dirs[0]);
     free(dirs[1]);
-    return hit;
-}
-
-/* Whether a binary built ahead of time for req is there (not read). */
-static bool precompiled_has(const bt_kernel *kn, const bt__compile_req *req, uint64_t salt)
-{
-    uint64_t key = req_key(kn, req, BT__KCACHE_PRECOMPILED, salt);
-    char *dirs[2] = {bt__kcache_user_dir(), bt__kcache_shipped_dir()};
-    bool has = bt__kcache_has_in(dirs[0], key) || bt__kcache_has_in(dirs[1], key);
-    free(dirs[0]);
-    free(dirs[1]);
-    return has;
+    if (e && at >= 0) {
+        e->precompiled = at ? "installed" : "user";
+        e->cached = true;
+        e->compile_s = bt__now() - t0;
+    }
+    return at;
 }
 
 /* Compiles req into e: from the kernel cache when use_cache (looked up under the compiler
@@ -142,11 +137,8 @@ static void build_req(const bt_kernel *kn, const bt__compile_req *req, const cha
         e->cached = true;
         return;
     }
-    if (use_cache && precompiled_get(kn, req, salt, e)) {
-        e->compile_s = bt__now() - t0;
-        e->cached = true;
+    if (use_cache && precompiled_at(kn, req, salt, e, t0) >= 0)
         return;
-    }
     char *log = NULL;
     bt_status st = kn->iface->compile(kn->bdev, req, &e->blob, &log);
     e->compile_s = bt__now() - t0;
@@ -253,10 +245,7 @@ static void build_triton(const bt_kernel *kn, const bt_problem *p, bt__entry *e,
     /* Triton's version, when the backend knows it without Python; else a binary built ahead of
      * time is taken before Python is started to learn it (a first launch needs none then) */
     int nids = triton_ids(kn, false, idbuf, sizeof idbuf, ids);
-    double t0 = bt__now();
-    if (nids == 0 && use_cache && precompiled_get(kn, &req, salt, e)) {
-        e->compile_s = bt__now() - t0;
-        e->cached = true;
+    if (nids == 0 && use_cache && precompiled_at(kn, &req, salt, e, bt__now()) >= 0) {
         free(text);
         return;
     }
@@ -284,7 +273,7 @@ void bt__build_prestart(const bt_kernel *kn, const bt_problem *p, const bt__cfg_
         /* a binary of the kernel cache (under the version), or one built ahead of time */
         need = triton_req(kn, &cands[i].cfg, p, names, &req, &text, &d) == BT_OK &&
                !(known && bt__kcache_has(req_key(kn, &req, ids[0], salt))) &&
-               !precompiled_has(kn, &req, salt);
+               precompiled_at(kn, &req, salt, NULL, 0) < 0;
         free(text);
     }
     if (need)

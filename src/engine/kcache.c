@@ -42,14 +42,11 @@ char *bt__kcache_user_dir(void)
     if (cache_off())
         return NULL;
     char *dir = bt__cache_dir();
-    if (!dir)
-        return NULL;
-    size_t n = strlen(dir) + sizeof "/kernels";
-    char *k = malloc(n);
-    if (k)
-        snprintf(k, n, "%s/kernels", dir);
+    bt__sbuf k = {0};
+    if (dir)
+        bt__sbuf_printf(&k, "%s/kernels", dir);
     free(dir);
-    return k;
+    return k.s;
 }
 
 char *bt__kcache_shipped_dir(void)
@@ -62,12 +59,9 @@ char *bt__kcache_shipped_dir(void)
     const char *env = getenv("BLOCKTUNE_PRECOMPILED_DIR");
     if (env && env[0])
         return bt__strdup(env);
-    const char *data = bt__data_dir();
-    size_t n = strlen(data) + sizeof "/precompiled";
-    char *k = malloc(n);
-    if (k)
-        snprintf(k, n, "%s/precompiled", data);
-    return k;
+    bt__sbuf k = {0};
+    bt__sbuf_printf(&k, "%s/precompiled", bt__data_dir());
+    return k.s;
 }
 
 static void kc_file(const char *dir, uint64_t key, char *buf, size_t size)

@@ -85,6 +85,12 @@ static double noise_band(const bt__stats *a, const bt__stats *b)
     return fmax(fmax(na, nb), 0.005);
 }
 
+/* The standard error of a median of s->n runs: 1.2533 sigma / sqrt(n), sigma = 1.4826 MAD. */
+static double median_se(const bt__stats *s)
+{
+    return s->n > 0 ? 1.2533 * 1.4826 * s->mad / sqrt((double)s->n) : INFINITY;
+}
+
 /* Whether s is clearly slower than the leader l: its median above l's by more than the noise
  * band (so decide() could not call them tied) and by more than two standard errors of the
  * difference of the two medians (so more runs would not reverse it), each with 5 runs or more. */
@@ -92,9 +98,7 @@ static bool clearly_slower(const bt__stats *s, const bt__stats *l)
 {
     if (s->n < 5 || l->n < 5 || !(l->median > 0))
         return false;
-    double d = s->median - l->median;
-    double se_s = 1.2533 * 1.4826 * s->mad / sqrt((double)s->n);
-    double se_l = 1.2533 * 1.4826 * l->mad / sqrt((double)l->n);
+    double d = s->median - l->median, se_s = median_se(s), se_l = median_se(l);
     return d > noise_band(l, s) * l->median && d > 2 * sqrt(se_s * se_s + se_l * se_l);
 }
 
@@ -135,16 +139,12 @@ static int interleave(bt__tctx *T, bt__entry **f, int n, int R)
         }
         if (round == 0 || round == R - 1)
             continue;
-        /* the pooled statistics so far (computed on a copy: the pools keep their order) */
+        /* the pooled statistics so far (the pools' order does not matter: sorted in place) */
         int lead = -1;
         for (int i = 0; i < n; i++) {
             st[i].n = 0;
-            double *c = pool_n[i] >= 5 && !out[i] ? malloc(sizeof(double) * (size_t)pool_n[i])
-                                                   : NULL;
-            if (c) {
-                memcpy(c, pool_t[i], sizeof(double) * (size_t)pool_n[i]);
-                bt__stats_compute(c, pool_n[i], &st[i]);
-                free(c);
+            if (pool_n[i] >= 5 && !out[i]) {
+                bt__stats_compute(pool_t[i], pool_n[i], &st[i]);
                 if (lead < 0 || st[i].median < st[lead].median)
                     lead = i;
             }
@@ -188,12 +188,11 @@ static int challenge(bt__tctx *T, finals *F, int K, int R)
 }
 
 /* Half the width of the interval a screening median stands for (ms): two standard errors of
- * the median (1.2533 sigma / sqrt(n), sigma = 1.4826 MAD as decide() reads the noise), and at
- * least decide()'s 0.5 % noise floor (drift between measurements taken one after another). */
+ * the median, and at least decide()'s 0.5 % noise floor (drift between measurements taken one
+ * after another). */
 static double screen_halfwidth(const bt__stats *s)
 {
-    double se = s->n > 0 ? 1.2533 * 1.4826 * s->mad / sqrt((double)s->n) : INFINITY;
-    return fmax(2 * se, 0.005 * s->median);
+    return fmax(2 * median_se(s), 0.005 * s->median);
 }
 
 /* Configs whose screening median is within the screening noise of the cut (the slowest of the K

@@ -1673,14 +1673,31 @@ static bt_status launch_one(bt__bdev *d, CUstream stream, bt__bfn *f, const uint
  * launch that needs no other driver call on its way (not a Triton kernel, whose scratch may
  * grow; dynamic shared memory within the function's limit). Returns true when it is done (st:
  * its status); false when the caller must launch the usual way, d's context made current. */
+/* Whether a launch on s may go the fast way (launch_fast, cu_launch_rec): a stream of d's context
+ * (not the legacy or per-thread one), a context that is there and not lost. */
+static bool fast_way(const bt__bdev *d, CUstream s)
+{
+    return s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD &&
+           !__atomic_load_n(&d->slot->lost, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&d->ctx, __ATOMIC_ACQUIRE);
+}
+
+/* The fast way's driver answer r: false when the context current is not d's (nothing was
+ * enqueued: the usual way says what is wrong, if anything), else true with its status in *st. */
+static bool fast_outcome(bt__bdev *d, const bt__bfn *f, const uint32_t block[3],
+                         const cu_frame *fr, CUresult r, bt_status *st, bt_diag *diag)
+{
+    if (r == CUDA_ERROR_INVALID_CONTEXT || r == CUDA_ERROR_INVALID_HANDLE)
+        return false;
+    *st = r == CUDA_SUCCESS ? BT_OK : launch_failed(d, f, block, fr, false, r, diag);
+    return true;
+}
+
 static bool launch_fast(bt__bdev *d, CUstream s, bt__bfn *f, const uint32_t grid[3],
                         const uint32_t block[3], size_t dyn_smem, const bt__karg *args,
                         int nargs, void **params, bt_status *st, bt_diag *diag)
 {
-    if (f->tm || dyn_smem > f->dyn_limit || nargs > BT__CU_STACK_ARGS ||
-        s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || !s ||
-        __atomic_load_n(&d->slot->lost, __ATOMIC_ACQUIRE) ||
-        !__atomic_load_n(&d->ctx, __ATOMIC_ACQUIRE))
+    if (f->tm || dyn_smem > f->dyn_limit || nargs > BT__CU_STACK_ARGS || !fast_way(d, s))
         return false;
     cu_frame fr;
     if ((*st = prepare_launch(d, f, grid, block, dyn_smem, args, nargs, params, &fr, diag)))
@@ -1688,10 +1705,7 @@ static bool launch_fast(bt__bdev *d, CUstream s, bt__bfn *f, const uint32_t grid
     CUresult r = d->api->cuLaunchKernel(f->fn, fr.grid[0], fr.grid[1], fr.grid[2], block[0],
                                         block[1], block[2], (unsigned int)fr.dyn, s, fr.params,
                                         NULL);
-    if (r == CUDA_ERROR_INVALID_CONTEXT || r == CUDA_ERROR_INVALID_HANDLE)
-        return false; /* not d's context current: the usual way says what is wrong, if anything */
-    *st = r == CUDA_SUCCESS ? BT_OK : launch_failed(d, f, block, &fr, false, r, diag);
-    return true;
+    return fast_outcome(d, f, block, &fr, r, st, diag);
 }
 
 static bt_status check_stream(bt__bdev *d, CUstream s, bt_diag *diag);
@@ -1709,6 +1723,7 @@ typedef struct cu_lrec {
     uint64_t vals[BT__CU_STACK_ARGS];
 } cu_lrec;
 _Static_assert(sizeof(cu_lrec) <= BT__LREC_BYTES, "a CUDA launch record fits a dispatch entry");
+_Static_assert(sizeof(((bt__karg *)0)->u) == sizeof(uint64_t), "a scalar fills a record slot");
 
 static bt_status cu_launch_rec_make(bt__bdev *d, bt__bfn *f, const uint32_t grid[3],
                                     const uint32_t block[3], size_t dyn_smem,
@@ -1736,17 +1751,11 @@ static bt_status cu_launch_rec_make(bt__bdev *d, bt__bfn *f, const uint32_t grid
         case BT__ARG_BUF:
             r->buf_param[r->nbuf++] = (int8_t)np;
             break;
-        case BT__ARG_I32:
-            memcpy(&r->vals[np], &g->u.i32, sizeof g->u.i32);
-            break;
+        case BT__ARG_I32: /* the value's bytes where the union keeps them: at its start */
         case BT__ARG_I64:
-            memcpy(&r->vals[np], &g->u.i64, sizeof g->u.i64);
-            break;
         case BT__ARG_F32:
-            memcpy(&r->vals[np], &g->u.f32, sizeof g->u.f32);
-            break;
         case BT__ARG_F64:
-            memcpy(&r->vals[np], &g->u.f64, sizeof g->u.f64);
+            memcpy(&r->vals[np], &g->u, sizeof r->vals[np]);
             break;
         default: /* tensor maps (encoded per launch), OpenCL's local memory */
             return BT_UNSUPPORTED;
@@ -1764,9 +1773,7 @@ static bool cu_launch_rec(bt__bdev *d, void *stream, const void *rec, bt__bbuf *
 {
     const cu_lrec *r = rec;
     CUstream s = stream ? (CUstream)stream : d->stream;
-    if (s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || !s ||
-        __atomic_load_n(&d->slot->lost, __ATOMIC_ACQUIRE) ||
-        !__atomic_load_n(&d->ctx, __ATOMIC_ACQUIRE))
+    if (!fast_way(d, s))
         return false;
     if (stream && (*st = check_stream(d, s, diag)) != BT_OK)
         return true;
@@ -1777,15 +1784,12 @@ static bool cu_launch_rec(bt__bdev *d, void *stream, const void *rec, bt__bbuf *
     CUresult res = d->api->cuLaunchKernel(r->fn, r->grid[0], r->grid[1], r->grid[2], r->block[0],
                                           r->block[1], r->block[2], r->dyn, s,
                                           r->nparams ? params : NULL, NULL);
-    if (res == CUDA_ERROR_INVALID_CONTEXT || res == CUDA_ERROR_INVALID_HANDLE)
-        return false; /* not d's context current: the usual way says what is wrong, if anything */
     if (res == CUDA_SUCCESS) {
         *st = BT_OK;
-    } else {
-        cu_frame fr = {{r->grid[0], r->grid[1], r->grid[2]}, r->dyn, params, {0}, {0}};
-        *st = launch_failed(d, r->f, r->block, &fr, false, res, diag);
+        return true;
     }
-    return true;
+    cu_frame fr = {{r->grid[0], r->grid[1], r->grid[2]}, r->dyn, params, {0}, {0}};
+    return fast_outcome(d, r->f, r->block, &fr, res, st, diag);
 }
 
 /* Enqueues f over grid x block on d's stream with dyn_smem bytes of dynamic shared memory (the
