@@ -75,16 +75,7 @@ static int64_t winner_block(const bt_result *r)
     return r->e[r->winner].ev.cfg.v[0];
 }
 
-static char *report(const bt_result *r)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_non_null(f);
-    assert_int_equal(bt_result_write_table(r, f), BT_OK);
-    fclose(f);
-    return text;
-}
+#define report bt_test_report
 
 /* Nothing of r ran: every entry replayed from the store, no row written, nothing compiled,
  * verified or measured, no verification claimed. */

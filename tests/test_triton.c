@@ -585,6 +585,19 @@ static int winner_of(const char *path)
     return block;
 }
 
+/* The vector add of spec on the CUDA device, its kernel and the problem n = 4096, fp32. */
+static void open_vector_add(const char *spec, bt_kdesc **k, bt_device **dev, bt_kernel **kn,
+                            bt_problem **p)
+{
+    bt_diag d = {0};
+    assert_int_equal(bt_kdesc_load_file(spec, k, &d), BT_OK);
+    assert_int_equal(bt_device_open("cuda", dev, &d), BT_OK);
+    assert_int_equal(bt_kernel_create(*dev, *k, kn, &d), BT_OK);
+    assert_int_equal(bt_problem_create(*k, p), BT_OK);
+    assert_int_equal(bt_problem_set(*p, "n", 4096, &d), BT_OK);
+    assert_int_equal(bt_problem_set_dtype(*p, "fp32", &d), BT_OK);
+}
+
 /* Launches the stored winner in this process (no Python: BLOCKTUNE_PYTHON names none) and checks
  * z = x + y; a buffer off 16-byte alignment is refused, naming it. */
 static void dispatch_here(const char *spec)
@@ -594,12 +607,7 @@ static void dispatch_here(const char *spec)
     bt_kernel *kn = NULL;
     bt_problem *p = NULL;
     bt_diag d = {0};
-    assert_int_equal(bt_kdesc_load_file(spec, &k, &d), BT_OK);
-    assert_int_equal(bt_device_open("cuda", &dev, &d), BT_OK);
-    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    assert_int_equal(bt_problem_create(k, &p), BT_OK);
-    assert_int_equal(bt_problem_set(p, "n", 4096, &d), BT_OK);
-    assert_int_equal(bt_problem_set_dtype(p, "fp32", &d), BT_OK);
+    open_vector_add(spec, &k, &dev, &kn, &p);
     enum { N = 4096 };
     static float x[N], y[N], z[N];
     for (int i = 0; i < N; i++)
@@ -802,6 +810,60 @@ static void test_tune_then_no_python(void **state)
     assert_int_equal(system(rm), 0);
 }
 
+/* The compiles a tune starts ahead (every config of an exhaustive search, while its data is
+ * made) and its round's own: each binary compiled once (the round waits for a compile in flight
+ * instead of asking for it again) and counted as compiled by this tune, not as found in the
+ * kernel cache. */
+static void test_ahead_compiles_once(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bt_triton_XXXXXX", spec[256];
+    assert_non_null(mkdtemp(dir));
+    setenv("BLOCKTUNE_CACHE_DIR", dir, 1);
+    snprintf(spec, sizeof spec, "%s/vector_add.json", dir);
+    write_spec(spec);
+    bt_kdesc *k = NULL;
+    bt_device *dev = NULL;
+    bt_kernel *kn = NULL;
+    bt_problem *p = NULL;
+    bt_tune_options *o = NULL;
+    bt_result *r = NULL;
+    bt_diag d = {0};
+    open_vector_add(spec, &k, &dev, &kn, &p);
+    assert_int_equal(bt_tune_options_create(&o), BT_OK);
+    assert_int_equal(bt_tune_options_set_warmup_ms(o, 0.01), BT_OK);
+    assert_int_equal(bt_tune_options_set_rep_ms(o, 0.01), BT_OK);
+    assert_int_equal(bt_tune_options_set_store(o, "none"), BT_OK);
+    assert_int_equal(bt_tune_options_set_threads(o, 2), BT_OK);
+    long long before = bt__tpool_requests();
+    if (bt_kernel_tune(kn, p, o, &r, &d) != BT_OK)
+        fail_msg("tune: %s", d.msg);
+    /* 2 configs, each at the problem and at the 2 boundary sizes: 6 compiles, none twice */
+    assert_int_equal(bt__tpool_requests() - before, 6);
+    char *text = bt_test_report(r);
+    if (!strstr(text, "(2 threads, 0 of 2 from the kernel cache)"))
+        fail_msg("the report counts the compiles started ahead as cached:\n%s", text);
+    free(text);
+    bt_result_destroy(r);
+    /* the same tune again: all from the kernel cache, nothing asked of the pool */
+    before = bt__tpool_requests();
+    assert_int_equal(bt_tune_options_set_mode(o, BT_MODE_RETUNE), BT_OK);
+    assert_int_equal(bt_kernel_tune(kn, p, o, &r, &d), BT_OK);
+    assert_int_equal(bt__tpool_requests() - before, 0);
+    text = bt_test_report(r);
+    assert_non_null(strstr(text, "(2 threads, 2 of 2 from the kernel cache)"));
+    free(text);
+    bt_result_destroy(r);
+    bt_tune_options_destroy(o);
+    bt_problem_free(p);
+    bt_kernel_destroy(kn);
+    bt_device_close(dev);
+    bt_kdesc_free(k);
+    char rm[300];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    assert_int_equal(system(rm), 0);
+}
+
 static int device_setup(void **state)
 {
     (void)state;
@@ -871,7 +933,8 @@ int main(void)
     if (!env || !*env) /* no GPU here: the mock driver (compiles need none) */
         setenv("BLOCKTUNE_CUDA_LIBRARY", BT_MOCK_CUDA, 1);
     if (!strcmp(getenv("BLOCKTUNE_CUDA_LIBRARY"), BT_MOCK_CUDA)) { /* before any compile here */
-        const struct CMUnitTest tune[] = {cmocka_unit_test(test_tune_then_no_python)};
+        const struct CMUnitTest tune[] = {cmocka_unit_test(test_tune_then_no_python),
+                                          cmocka_unit_test(test_ahead_compiles_once)};
         failed += cmocka_run_group_tests_name("triton_tune_mock", tune, NULL, NULL);
     }
     const struct CMUnitTest dev[] = {

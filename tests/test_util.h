@@ -20,6 +20,18 @@
 
 #include "blocktune.h"
 
+/* A result's text report (malloc'd; the caller frees it). */
+static inline char *bt_test_report(const bt_result *r)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(bt_result_write_table(r, f), BT_OK);
+    fclose(f);
+    return text;
+}
+
 static inline double bt_test_now(void)
 {
     struct timespec ts;

@@ -118,17 +118,7 @@ static const bt__entry *entry(const bt_result *r, int block, int mode)
     return NULL;
 }
 
-/* The report as text (malloc'd). */
-static char *report(const bt_result *r)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_non_null(f);
-    assert_int_equal(bt_result_write_table(r, f), BT_OK);
-    fclose(f);
-    return text;
-}
+#define report bt_test_report
 
 static void test_reference_kernel_is_run_at_every_problem(void **state)
 {

@@ -307,6 +307,7 @@ class Autotuner:
         return self._topts
 
     def _slow(self, sig, grid, args, kwargs):
+        t0 = time.perf_counter()
         L, diag = _lib.lib(), _lib.Diag()
         self._tune_options()
         call = _spec.Call(self.jit, self._config_names(), args, kwargs)
@@ -327,7 +328,7 @@ class Autotuner:
                 _lib.check(L.bt_problem_set(p, n.encode(), v, ctypes.byref(diag)), diag)
             _lib.check(L.bt_problem_set_dtype(p, kernel.spec["dtypes"][0].encode(),
                                               ctypes.byref(diag)), diag)
-            self._first_launch(kernel, e, call)
+            self._first_launch(kernel, e, call, t0)
         except BaseException:
             L.bt_problem_destroy(p)
             raise
@@ -357,7 +358,7 @@ class Autotuner:
         finally:
             L.bt_choice_destroy(ch)
 
-    def _first_launch(self, kernel, e, call):
+    def _first_launch(self, kernel, e, call, t_call):
         L = _lib.lib()
         before = self._lookup(e)
         if before is None:  # it will tune: Triton's reset_to_zero before the winner's launch
@@ -387,6 +388,7 @@ class Autotuner:
             key = tuple(call.bound[k] for k in self.keys if k in call.bound) + tuple(
                 str(t.dtype) for t in call.buffers.values())
             how = f"finished after {elapsed:.2f}s" if tuned else f"found in {e.source}"
+            how += f" (the call's set-up before it: {t0 - t_call:.3f}s)"
             print(f"blocktune autotuning for function {self.jit.fn.__name__},\n"
                   f"with key as {key},\n{how},\nbest config selected: "
                   + ", ".join(f"{k}: {v}" for k, v in chosen.items()) + ";", file=sys.stdout)

@@ -13,7 +13,8 @@
  * know the version (no Python or no Triton: nothing could compile it again) looks up. A round
  * builds, in the same pool run, its configs' binaries for the boundary sizes when they depend on
  * the problem (bt__build_round), and a tune that will compile with Triton starts the pool ahead
- * (bt__build_prestart).
+ * and, for a search that measures every config, their compiles too (bt__build_prestart): one
+ * compile per kernel cache key at a time in a process, a second asker waits for the first.
  */
 #include "engine/build.h"
 
@@ -23,6 +24,7 @@
 #include "engine/userdata.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,31 +127,141 @@ static int precompiled_at(const bt_kernel *kn, const bt__compile_req *req, uint6
     return at;
 }
 
+/* Compiles in flight in this process, by kernel cache key: a thread about to compile a key that
+ * another thread compiles (a compile started ahead, bt__build_prestart) waits for it and takes
+ * its binary from the kernel cache instead of compiling it a second time. */
+static pthread_mutex_t inflight_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t inflight_cv = PTHREAD_COND_INITIALIZER;
+static uint64_t inflight[256];
+static size_t ninflight;
+
+static bool inflight_has(uint64_t key)
+{
+    for (size_t i = 0; i < ninflight; i++)
+        if (inflight[i] == key)
+            return true;
+    return false;
+}
+
+/* Claims key for this thread's compile. wait: first waits while another thread compiles it
+ * (*waited says whether it did); else returns false at once when one does. Also false when the
+ * table is full (the compile then goes ahead unclaimed). */
+static bool inflight_claim(uint64_t key, bool wait, bool *waited)
+{
+    bool claimed = false;
+    *waited = false;
+    pthread_mutex_lock(&inflight_mu);
+    while (wait && inflight_has(key)) {
+        pthread_cond_wait(&inflight_cv, &inflight_mu);
+        *waited = true;
+    }
+    if (!inflight_has(key) && ninflight < BT__ARRAY_LEN(inflight)) {
+        inflight[ninflight++] = key;
+        claimed = true;
+    }
+    pthread_mutex_unlock(&inflight_mu);
+    return claimed;
+}
+
+/* Binaries the compiles started ahead put into the kernel cache during a tune, with their compile
+ * seconds: the round that takes one counts it as compiled by this tune, not as found in the
+ * kernel cache (bt__build_ahead_end forgets those of its tune). Under inflight_mu. */
+typedef struct ahead_key {
+    uint64_t key;
+    double secs;
+    const void *owner;
+} ahead_key;
+static ahead_key ahead_done[256];
+static size_t nahead_done;
+
+static void ahead_done_add(uint64_t key, double secs, const void *owner)
+{
+    pthread_mutex_lock(&inflight_mu);
+    if (nahead_done < BT__ARRAY_LEN(ahead_done))
+        ahead_done[nahead_done++] = (ahead_key){key, secs, owner};
+    pthread_mutex_unlock(&inflight_mu);
+}
+
+/* Whether key was compiled ahead during this tune (its compile seconds into *secs); taken once. */
+static bool ahead_done_take(uint64_t key, double *secs)
+{
+    bool found = false;
+    pthread_mutex_lock(&inflight_mu);
+    for (size_t i = 0; i < nahead_done && !found; i++)
+        if (ahead_done[i].key == key) {
+            *secs = ahead_done[i].secs;
+            ahead_done[i] = ahead_done[--nahead_done];
+            found = true;
+        }
+    pthread_mutex_unlock(&inflight_mu);
+    return found;
+}
+
+static void ahead_done_forget(const void *owner)
+{
+    pthread_mutex_lock(&inflight_mu);
+    for (size_t i = 0; i < nahead_done;)
+        if (ahead_done[i].owner == owner)
+            ahead_done[i] = ahead_done[--nahead_done];
+        else
+            i++;
+    pthread_mutex_unlock(&inflight_mu);
+}
+
+static void inflight_release(uint64_t key)
+{
+    pthread_mutex_lock(&inflight_mu);
+    for (size_t i = 0; i < ninflight; i++)
+        if (inflight[i] == key) {
+            inflight[i] = inflight[--ninflight];
+            break;
+        }
+    pthread_cond_broadcast(&inflight_cv);
+    pthread_mutex_unlock(&inflight_mu);
+}
+
 /* Compiles req into e: from the kernel cache when use_cache (looked up under the compiler
- * identity ids[0]), into it when keep (under each of ids[0..nids)). */
+ * identity ids[0]; a compile of the same key in flight on another thread is waited for), into
+ * it when keep (under each of ids[0..nids)). */
 static void build_req(const bt_kernel *kn, const bt__compile_req *req, const char *const *ids,
                       int nids, uint64_t salt, bool use_cache, bool keep, bt__entry *e)
 {
-    double t0 = bt__now();
+    double t0 = bt__now(), secs;
     uint64_t key = req_key(kn, req, ids[0], salt);
     if (use_cache && bt__kcache_get(key, &e->blob)) {
         e->compile_s = bt__now() - t0;
         e->cached = true;
+        if (ahead_done_take(key, &secs)) { /* compiled by this tune, ahead of its round */
+            e->cached = false;
+            e->compile_s = secs;
+        }
         return;
     }
     if (use_cache && precompiled_at(kn, req, salt, e, t0) >= 0)
         return;
+    bool waited = false, claimed = use_cache && inflight_claim(key, true, &waited);
+    if (waited && bt__kcache_get(key, &e->blob)) { /* another thread compiled it meanwhile */
+        if (claimed)
+            inflight_release(key);
+        e->compile_s = bt__now() - t0;
+        e->cached = !ahead_done_take(key, &secs);
+        if (!e->cached)
+            e->compile_s = secs;
+        return;
+    }
     char *log = NULL;
     bt_status st = kn->iface->compile(kn->bdev, req, &e->blob, &log);
     e->compile_s = bt__now() - t0;
+    for (int i = 0; st == BT_OK && keep && i < nids; i++)
+        bt__kcache_put(i ? req_key(kn, req, ids[i], salt) : key, &e->blob);
+    if (claimed)
+        inflight_release(key);
     if (st != BT_OK) {
         e->status = BT__CS_COMPILE;
         e->log = log;
         e->error = bt__strdup(bt_strerror(st));
         return;
     }
-    for (int i = 0; keep && i < nids; i++)
-        bt__kcache_put(i ? req_key(kn, req, ids[i], salt) : key, &e->blob);
     free(log);
 }
 
@@ -255,11 +367,68 @@ static void build_triton(const bt_kernel *kn, const bt_problem *p, bt__entry *e,
     free(text);
 }
 
-void bt__build_prestart(const bt_kernel *kn, const bt_problem *p, const bt__cfg_eval *cands,
-                        size_t n)
+/* Compiles started ahead of a tune's first round (bt__build_prestart): threads that take the
+ * configs in order and compile each one no other thread has compiled or is compiling into the
+ * kernel cache. */
+struct bt__ahead {
+    const bt_kernel *kn;
+    bt_problem p;
+    bt_config *cfg;
+    size_t n, next;
+    uint64_t salt;
+    bool stop;
+    pthread_mutex_t mu;
+    pthread_t th[64];
+    int nth;
+};
+
+static void ahead_one(bt__ahead *A, const bt_config *c)
+{
+    const bt_kernel *kn = A->kn;
+    char *text = NULL, idbuf[64];
+    const char *names[1 + BT__MAX_ARGS], *ids[2];
+    bt__compile_req req;
+    bt_diag d = {0};
+    if (triton_req(kn, c, &A->p, names, &req, &text, &d) == BT_OK) {
+        int nids = triton_ids(kn, true, idbuf, sizeof idbuf, ids);
+        uint64_t key = req_key(kn, &req, ids[0], A->salt);
+        bool waited;
+        if (!bt__kcache_has(key) && precompiled_at(kn, &req, A->salt, NULL, 0) < 0 &&
+            inflight_claim(key, false, &waited)) {
+            bt__blob blob = {0};
+            char *log = NULL;
+            double t0 = bt__now();
+            if (kn->iface->compile(kn->bdev, &req, &blob, &log) == BT_OK) {
+                for (int i = 0; i < nids; i++)
+                    bt__kcache_put(i ? req_key(kn, &req, ids[i], A->salt) : key, &blob);
+                ahead_done_add(key, bt__now() - t0, A);
+            }
+            inflight_release(key); /* a failure is met again, with its log, by the round */
+            free(blob.data);
+            free(log);
+        }
+    }
+    free(text);
+}
+
+static void *ahead_main(void *arg)
+{
+    bt__ahead *A = arg;
+    for (;;) {
+        pthread_mutex_lock(&A->mu);
+        size_t i = A->stop ? A->n : A->next++;
+        pthread_mutex_unlock(&A->mu);
+        if (i >= A->n)
+            return NULL;
+        ahead_one(A, &A->cfg[i]);
+    }
+}
+
+bt__ahead *bt__build_prestart(const bt_kernel *kn, const bt_problem *p, const bt_config *first,
+                              const bt__cfg_eval *cands, size_t n, size_t nahead, int threads)
 {
     if (strcmp(kn->src->lang, "triton") || !kn->iface->xcompiler_start)
-        return;
+        return NULL;
     char idbuf[64];
     const char *ids[2];
     bool known = triton_ids(kn, false, idbuf, sizeof idbuf, ids) == 2; /* else Python knows it */
@@ -276,8 +445,47 @@ void bt__build_prestart(const bt_kernel *kn, const bt_problem *p, const bt__cfg_
                precompiled_at(kn, &req, salt, NULL, 0) < 0;
         free(text);
     }
-    if (need)
-        kn->iface->xcompiler_start("triton");
+    if (!need)
+        return NULL;
+    kn->iface->xcompiler_start("triton");
+    if (nahead > n)
+        nahead = n;
+    bt__ahead *A = nahead ? calloc(1, sizeof *A) : NULL;
+    if (A)
+        A->cfg = malloc(sizeof *A->cfg * (nahead + 1));
+    if (!A || !A->cfg) {
+        free(A);
+        return NULL;
+    }
+    A->kn = kn;
+    A->p = *p;
+    A->salt = salt;
+    if (first) /* the device reference's baseline config: the first binary the tune needs */
+        A->cfg[A->n++] = *first;
+    for (size_t i = 0; i < nahead; i++)
+        if (!first || memcmp(&cands[i].cfg, first, sizeof *first))
+            A->cfg[A->n++] = cands[i].cfg;
+    pthread_mutex_init(&A->mu, NULL);
+    int want = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+    while (A->nth < want && (size_t)A->nth < A->n &&
+           pthread_create(&A->th[A->nth], NULL, ahead_main, A) == 0)
+        A->nth++;
+    return A;
+}
+
+void bt__build_ahead_end(bt__ahead *A)
+{
+    if (!A)
+        return;
+    pthread_mutex_lock(&A->mu);
+    A->stop = true; /* what is being compiled ends; nothing new starts */
+    pthread_mutex_unlock(&A->mu);
+    for (int i = 0; i < A->nth; i++)
+        pthread_join(A->th[i], NULL);
+    ahead_done_forget(A);
+    pthread_mutex_destroy(&A->mu);
+    free(A->cfg);
+    free(A);
 }
 
 bool bt__build_per_problem(const bt_kernel *kn)

@@ -60,9 +60,16 @@ void bt__prebuilt_free(bt__prebuilt *pre, size_t npre);
 /* Before a tune of kn at p whose search may compile the configs cands[0..n): a compiler that runs
  * in another process (a Triton source's pool) is started in the background when one of them has
  * no binary built ahead of time and is not in the kernel cache (or the compiler's identity, part
- * of the cache's key, cannot be known without it); a tune that finds all of them starts nothing. */
-void bt__build_prestart(const bt_kernel *kn, const bt_problem *p, const bt__cfg_eval *cands,
-                        size_t n);
+ * of the cache's key, cannot be known without it); a tune that finds all of them starts nothing.
+ * When it starts, the compiles of `first` (the device reference's baseline config, or NULL) and
+ * of cands[0..nahead) start too, on `threads` threads, into the kernel cache, so that they run
+ * while the tune makes its data: the round that asks for one of them then waits for it rather
+ * than compiling it again. NULL when none started; else bt__build_ahead_end ends them. */
+typedef struct bt__ahead bt__ahead;
+bt__ahead *bt__build_prestart(const bt_kernel *kn, const bt_problem *p, const bt_config *first,
+                              const bt__cfg_eval *cands, size_t n, size_t nahead, int threads);
+/* Lets the compiles under way end, starts no more, and frees A (NULL: nothing). */
+void bt__build_ahead_end(bt__ahead *A);
 /* blocktune precompile (engine/precompile.c): config c's binary at p, built by kn's device (an
  * offline one) into folder dir, compressed, under the key a first launch on such a GPU looks up
  * (BT__KCACHE_PRECOMPILED); *had when dir held it already or claim (when given) says another

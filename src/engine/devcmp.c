@@ -2,7 +2,8 @@
 /*
  * devcmp.c — verification on the device: a config's outputs stay where its run left them and
  * blocktune's own comparison kernel (kernels/<language>/bt_verify.* after the language's prelude,
- * one entry per output dtype, compiled once per device through the kernel cache) compares them with the problem's reference,
+ * one entry per output dtype, compiled once per device through the kernel cache, on a thread of
+ * its own from the tune's start) compares them with the problem's reference,
  * uploaded once per problem (every element, or the sampled indices and their values). Only each
  * block's partial result crosses to the host (checked, bad, non-finite, the first bad and first
  * non-finite index, the largest errors), and the one element the report quotes. The arithmetic
@@ -18,6 +19,7 @@
 #include "store/store.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,80 @@ static bool cmp_source(const bt__backend_iface *I, const char **lang, char **tex
     return false;
 }
 
+/* Whether this tune verifies on the device with blocktune's kernel: its compile request into
+ * *req (the source malloc'd into *src) and its kernel cache key. False: none in the backend's
+ * languages, BLOCKTUNE_HOST_VERIFY, or a CPU device (whose memory is the host's: reading an
+ * output back is a copy, and the host compares on every core without a kernel to compile;
+ * BLOCKTUNE_DEVICE_VERIFY still compares there). */
+static bool cmp_request(bt__tctx *T, char **src, bt__compile_req *req, uint64_t *key)
+{
+    const char *lang = NULL;
+    *src = NULL;
+    bool have = cmp_source(T->I, &lang, src);
+    bool force = getenv("BLOCKTUNE_DEVICE_VERIFY") != NULL;
+    if (!have || getenv("BLOCKTUNE_HOST_VERIFY") || (bt__device_in_process(T) && !force)) {
+        free(*src);
+        *src = NULL;
+        return false;
+    }
+    static const char *const defs[] = {"BT_DTYPE_FP16=1"};
+    const bt_device_info *di = bt_device_get_info(T->kn->dev);
+    *req = (bt__compile_req){.lang = lang, .src = *src, .defines = defs, .ndefines = 1};
+    *key = bt__kcache_key(T->I->name, di->name, di->compiler_version, req);
+    return true;
+}
+
+/* The comparison kernel compiled ahead on a thread of its own, into the kernel cache. */
+struct bt__cmp_ahead {
+    pthread_t th;
+    const bt__backend_iface *I;
+    bt__bdev *D;
+    bt__compile_req req;
+    char *src;
+    uint64_t key;
+};
+
+static void *cmp_ahead_main(void *arg)
+{
+    struct bt__cmp_ahead *A = arg;
+    bt__blob blob = {0};
+    char *log = NULL;
+    if (A->I->compile(A->D, &A->req, &blob, &log) == BT_OK)
+        bt__kcache_put(A->key, &blob);
+    free(blob.data);
+    free(log);
+    return NULL;
+}
+
+void bt__devcmp_ahead(bt__tctx *T)
+{
+    struct bt__cmp_ahead *A = calloc(1, sizeof *A);
+    if (!A)
+        return;
+    A->I = T->I;
+    A->D = T->D;
+    if (!cmp_request(T, &A->src, &A->req, &A->key) || bt__kcache_has(A->key) ||
+        pthread_create(&A->th, NULL, cmp_ahead_main, A) != 0) {
+        free(A->src);
+        free(A);
+        return;
+    }
+    T->cmp.ahead = A;
+}
+
+/* Waits for the compile started ahead, if any (its binary is then in the kernel cache, or its
+ * failure is met again by cmp_ready with the compiler's log). */
+static void cmp_ahead_join(bt__tctx *T)
+{
+    struct bt__cmp_ahead *A = T->cmp.ahead;
+    if (!A)
+        return;
+    pthread_join(A->th, NULL);
+    free(A->src);
+    free(A);
+    T->cmp.ahead = NULL;
+}
+
 /* Builds and loads the comparison module once per tune (again after a fault). */
 static bool cmp_ready(bt__tctx *T)
 {
@@ -61,21 +137,12 @@ static bool cmp_ready(bt__tctx *T)
     if (C->tried)
         return C->ok;
     C->tried = true;
-    const char *lang = NULL;
+    cmp_ahead_join(T);
     char *src = NULL;
-    bool have = cmp_source(T->I, &lang, &src);
-    /* a CPU device's memory is the host's: reading an output back is a copy, and the host
-     * compares on every core without a kernel to compile (BLOCKTUNE_DEVICE_VERIFY: still on the
-     * device; BLOCKTUNE_HOST_VERIFY: always on the host) */
-    bool force = getenv("BLOCKTUNE_DEVICE_VERIFY") != NULL;
-    if (!have || getenv("BLOCKTUNE_HOST_VERIFY") || (bt__device_in_process(T) && !force)) {
-        free(src);
+    bt__compile_req req;
+    uint64_t key;
+    if (!cmp_request(T, &src, &req, &key))
         return false;
-    }
-    const bt_device_info *di = bt_device_get_info(T->kn->dev);
-    static const char *const defs[] = {"BT_DTYPE_FP16=1"};
-    bt__compile_req req = {.lang = lang, .src = src, .defines = defs, .ndefines = 1};
-    uint64_t key = bt__kcache_key(T->I->name, di->name, di->compiler_version, &req);
     bt__blob blob = {0};
     char *log = NULL;
     bt_diag d = {0};
@@ -109,6 +176,7 @@ static bool cmp_ready(bt__tctx *T)
 
 void bt__devcmp_free(bt__tctx *T)
 {
+    cmp_ahead_join(T);
     if (T->cmp.mod)
         T->I->module_free(T->D, T->cmp.mod);
     memset(&T->cmp, 0, sizeof T->cmp);

@@ -117,6 +117,9 @@ struct bt_result {
     int screened;    /* configs whose median was a screening one when the finals began */
     double t_total, t_compile, t_verify, t_measure;
     double t_data; /* the problem's data and reference (and the device reference's build) */
+    double t_finals; /* the part of t_measure spent in the finals (select.c, replay.c) */
+    double t_ref;    /* the part of t_data spent on the device reference (its build and run on
+                        the tuned problem's data, reading its outputs back) */
     /* a source compiled in another process (Triton's pool; backend.h xcompiler_times): xc_known
      * (the kernel's language is), whether this process started it, its start-to-ready (-1: not
      * ready or none) and the compile seconds it reported during this tune */

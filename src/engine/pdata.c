@@ -161,7 +161,10 @@ static bt_status buffer_source(bt__tctx *T, bt__pdata *d, int i, bt_buffer *cons
         return BT_INVALID_ARG;
     }
     d->dev[i] = cb->b;
-    if (!a->output || a->restore_value) /* read the caller's inputs for the reference */
+    /* the caller's inputs read for a reference computed on the host (a device reference reads
+     * them where they are) */
+    bool devref = T->k->ref == BT__REF_CONFIG || T->k->ref == BT__REF_KERNEL;
+    if ((!a->output || a->restore_value) && !devref)
         return T->I->buf_read(T->D, d->dev[i], 0, d->host[i].data, bytes, diag);
     return BT_OK;
 }

@@ -13,6 +13,7 @@
 #include "engine/tune_ctx.h"
 
 #include "core/expr.h"
+#include "core/pool.h"
 #include "core/util.h"
 #include "engine/record.h"
 #include "engine/userdata.h"
@@ -166,7 +167,9 @@ bt_status bt__devref_prepare(bt__tctx *T, bt_diag *diag)
         bt__model_eval(&T->r->plan->model, &k->ref_config, &R->e.ev);
         bt__cfg_eval_clear(&R->e.ev);
     }
+    double t0 = bt__now();
     bt_status st = devref_build(T, T->p, -1, &R->e, diag);
+    T->r->t_ref += bt__now() - t0;
     R->loaded = st == BT_OK;
     return st;
 }
@@ -196,6 +199,55 @@ static bool is_poison(const bt__hostbuf *h, size_t j, const uint8_t *pat, size_t
     return !memcmp((const uint8_t *)h->data + j * ps, pat, ps);
 }
 
+/* The index of h's first element that holds the poison (pat, ps bytes); h->count when none. One
+ * comparison of a word per element where the element is 2, 4 or 8 bytes (a reference's whole
+ * output is scanned on every tune). */
+static size_t first_poison(const bt__hostbuf *h, const uint8_t *pat, size_t ps)
+{
+#define SCAN(W)                                                                                    \
+    {                                                                                              \
+        W q, *x = h->data;                                                                         \
+        memcpy(&q, pat, sizeof q);                                                                 \
+        for (size_t j = 0; j < h->count; j++)                                                      \
+            if (x[j] == q)                                                                         \
+                return j;                                                                          \
+        return h->count;                                                                           \
+    }
+    if (ps == 2)
+        SCAN(uint16_t)
+    if (ps == 4)
+        SCAN(uint32_t)
+    if (ps == 8)
+        SCAN(uint64_t)
+#undef SCAN
+    size_t j = 0;
+    while (j < h->count && !is_poison(h, j, pat, ps))
+        j++;
+    return j;
+}
+
+/* An output read back as doubles into its reference array, in blocks over the cores. */
+typedef struct widen_job {
+    const bt__hostbuf *h;
+    double *ref;
+} widen_job;
+
+#define WIDEN_BLOCK ((size_t)1 << 20)
+
+static void widen_one(void *arg, size_t b)
+{
+    const widen_job *J = arg;
+    size_t lo = b * WIDEN_BLOCK, n = J->h->count - lo < WIDEN_BLOCK ? J->h->count - lo : WIDEN_BLOCK;
+    bt__hostbuf_get_block(J->h, lo, n, J->ref + lo);
+}
+
+static void widen(const bt__hostbuf *h, double *ref)
+{
+    widen_job J = {h, ref};
+    size_t blocks = (h->count + WIDEN_BLOCK - 1) / WIDEN_BLOCK;
+    bt__pool_run(blocks, blocks > 1 ? bt__pool_cores() : 1, widen_one, NULL, &J);
+}
+
 /* An output element that still held the poison after the reference's run, and holds something
  * else after a second run whose outputs started as zeros, was left unwritten (a reference that
  * really computes the poison's bits writes them both times). */
@@ -212,8 +264,7 @@ static bt_status unwritten(bt__tctx *T, const bt__entry *e, const bt__geom *geo,
         uint8_t pat[8];
         size_t ps, j = 0;
         bt__poison_pattern(d->host[i].dtype, pat, &ps);
-        while (j < d->host[i].count && !is_poison(&d->host[i], j, pat, ps))
-            j++;
+        j = first_poison(&d->host[i], pat, ps);
         if (j == d->host[i].count)
             continue;
         st = bt__hostbuf_alloc(&first[i], d->host[i].dtype, d->host[i].count);
@@ -285,8 +336,7 @@ static bt_status devref_run(bt__tctx *T, bt__pdata *d, int b, const char *where,
         return st;
     for (int i = 0; i < k->nargs; i++)
         if (k->args[i].output)
-            for (size_t j = 0; j < d->host[i].count; j++)
-                d->ref[i][j] = bt__hostbuf_get(&d->host[i], j);
+            widen(&d->host[i], d->ref[i]);
     d->have_ref = true;
     R->runs++;
     return BT_OK;
@@ -299,7 +349,10 @@ bt_status bt__problem_data(bt__tctx *T, bt__pdata *d, const bt_problem *p, uint6
     bt_status st = bt__pdata_init(T, d, p, seed, caller, ncaller, diag);
     if (st || !has_devref(T->k))
         return st;
+    double t0 = bt__now();
     st = devref_run(T, d, -1, where, diag);
+    if (!where[0]) /* the tuned problem's */
+        T->r->t_ref += bt__now() - t0;
     if (st)
         bt__pdata_free(T, d);
     return st;

@@ -203,7 +203,8 @@ static void finish(bt__tctx *T)
         bt__progress_finals(T);
         bt__select(T);
     }
-    r->t_measure += bt__now() - t;
+    r->t_finals = bt__now() - t;
+    r->t_measure += r->t_finals;
     derive(T);
 }
 
@@ -249,6 +250,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts
     if (T.I->xcompiler_times)
         T.I->xcompiler_times(kn->src->lang, &xc0);
     bt__pdata data;
+    bt__ahead *ahead = NULL;
     bool have_data = false;
     const bt__strategy *strat = NULL;
     bt_status st = bt__tune_opts_check(&T.o, diag);
@@ -275,7 +277,14 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts
     bt__watchdog_start(&T);
     double t = bt__now();
     if (!bt__replay_ready(&T)) {
-        bt__build_prestart(kn, p, T.r->plan->cand, T.r->plan->ncand < 512 ? T.r->plan->ncand : 512);
+        bt__devcmp_ahead(&T);
+        /* a search that measures every config: their compiles start now too (not under MPI,
+         * whose ranks compile what they measure) */
+        size_t n = T.r->plan->ncand < 512 ? T.r->plan->ncand : 512, nahead = 0;
+        if (!strcmp(T.r->strategy, "exhaustive") && !T.o.mpi_comm)
+            nahead = T.r->budget && T.r->budget < n ? T.r->budget : n;
+        ahead = bt__build_prestart(kn, p, T.k->ref == BT__REF_CONFIG ? &T.k->ref_config : NULL,
+                                   T.r->plan->cand, n, nahead, T.r->compile_threads);
         if ((st = bt__devref_prepare(&T, diag)) != BT_OK ||
             (st = bt__problem_data(&T, &data, p, T.o.seed, caller, ncaller, "", diag)) != BT_OK)
             goto done;
@@ -302,6 +311,7 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts
     if (caller)
         bt__pdata_give_back(&T, &data);
 done:
+    bt__build_ahead_end(ahead);
     bt__boundary_free(&T);
     bt__devref_free(&T);
     if (have_data)

@@ -68,6 +68,7 @@ typedef struct bt__devcmp {
     bool tried, ok; /* built and loaded (once per tune, again after a fault); ok: usable */
     bt__bmod *mod;
     bt__bfn *fn[BT__DT__COUNT]; /* bt_verify_<dtype> */
+    struct bt__cmp_ahead *ahead; /* its compile started with the tune (bt__devcmp_ahead) */
 } bt__devcmp;
 
 /* --- the tuning context ----------------------------------------------------------------------- */
@@ -198,6 +199,10 @@ void bt__watch_end(bt__tctx *T);
  * compares on the host. Another status: the device call failed with the device lost. */
 bt_status bt__devcmp_output(bt__tctx *T, bt__pdata *d, int i, double rtol, double atol,
                             bt__verify *v, bt_diag *diag);
+/* Starts compiling the comparison kernel on a thread of its own when the kernel cache lacks it
+ * and the tune will verify on the device, so that the first verification does not wait for the
+ * compiler (the tune's start; cmp_ready and bt__devcmp_free wait for it). */
+void bt__devcmp_ahead(bt__tctx *T);
 /* The comparison module unloaded (the tune ends, or a fault lost the device). */
 void bt__devcmp_free(bt__tctx *T);
 /* d's device copies of its reference (bt__pdata_free calls it). */
