@@ -366,7 +366,8 @@ BT_API bt_status bt_tune_options_set_within_pct(bt_tune_options *o, double pct);
 BT_API bt_status bt_tune_options_set_threads(bt_tune_options *o, int threads);
 /* Also verify at the spec's boundary problem sizes (default 1). */
 BT_API bt_status bt_tune_options_set_verify_boundary(bt_tune_options *o, int on);
-/* Finalists re-measured interleaved A B C A B C ... (default 3), in this many rounds (5). */
+/* Finalists re-measured interleaved A B C A B C ... (default 3), in this many rounds (8;
+ * a finalist clearly slower than the leader leaves after the second). */
 BT_API bt_status bt_tune_options_set_top_k(bt_tune_options *o, int k);
 BT_API bt_status bt_tune_options_set_rounds(bt_tune_options *o, int rounds);
 /* Rule set override (NULL: the kernel's own). */

@@ -278,7 +278,7 @@ void bt__select(bt__tctx *T)
         load_finalists(T, &F, (size_t)K);
         if ((size_t)K > F.nok)
             K = (int)F.nok;
-        int R = T->o.rounds > 0 ? T->o.rounds : 5;
+        int R = T->o.rounds > 0 ? T->o.rounds : 8;
         r->finalists = K;
         r->rounds = K > 1 ? R : 0;
         if (K == 1 && F.ok[0]->st.screened) /* alone: still measured at the full budgets */

@@ -22,7 +22,7 @@ void bt__tune_opts_default(bt__tune_opts *o)
     o->screen_ms = -1; /* rep_ms / 8 */
     o->verify_boundary = 1;
     o->top_k = 3;
-    o->rounds = 5;
+    o->rounds = 8;
     o->seed = 1;
     o->timeout_s = 10;
     o->mode = bt__tune_mode_from_env();

@@ -42,7 +42,7 @@ typedef struct bt__tune_opts {
                            strategy proposes this many configs at a time, compiled in parallel */
     int verify_boundary;/* also verify at the spec's boundary problem sizes (default 1) */
     int top_k;          /* finalists re-measured interleaved A B C A B C ... (default 3) */
-    int rounds;         /* interleaved rounds (default 5) */
+    int rounds;         /* interleaved rounds of the finals (default 8) */
     const char *rules;  /* rule set override (NULL: the kernel's own) */
     uint64_t seed;      /* seeds the input data and the search strategy (default 1): the same
                            seed and round size (threads) propose the same configs */

@@ -72,7 +72,7 @@ grep -q "search: strategy exhaustive" "$tmp/out" || fail "--exhaustive-max 500 d
 "$bt" tune gemm "${quick[@]}" --strategy random --budget 6 --finalists 5 --store none \
     --json "$tmp/f.json" >"$tmp/out" 2>&1 || fail "--finalists"
 if command -v python3 >/dev/null; then
-    python3 -c 'import json,sys; w=json.load(open(sys.argv[1]))["winner"]; assert 5 <= w["finalists"] <= 6 and w["rounds"] == 5, w' \
+    python3 -c 'import json,sys; w=json.load(open(sys.argv[1]))["winner"]; assert 5 <= w["finalists"] <= 6 and w["rounds"] == 8, w' \
         "$tmp/f.json" || fail "--finalists 5: $(grep -i finalist "$tmp/out")"
 fi
 
