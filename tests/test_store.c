@@ -846,10 +846,21 @@ static void test_lookup_order(void **state)
     setenv("BLOCKTUNE_USER_WISDOM_DIR", udir, 1);
     bt__wisdom *user = NULL, *shipped = NULL;
     bt_diag d;
-    assert_int_equal(bt__wisdom_load_user(&user, &d), BT_OK);
-    assert_int_equal(bt__wisdom_load_shipped(&shipped, &d), BT_OK);
+    assert_int_equal(bt__wisdom_load_user(&user, NULL, 0, &d), BT_OK);
+    assert_int_equal(bt__wisdom_load_shipped(&shipped, NULL, 0, &d), BT_OK);
     assert_int_equal(bt__wisdom_count(user), 1);
     assert_int_equal(bt__wisdom_count(shipped), 2);
+    /* loaded for some kernels: the documents that name one of them, the others not parsed */
+    {
+        const char *gemm[] = {"softmax", "gemm"}, *other[] = {"gem", "softmax"};
+        bt__wisdom *w = NULL;
+        assert_int_equal(bt__wisdom_load_shipped(&w, gemm, 2, &d), BT_OK);
+        assert_int_equal(bt__wisdom_count(w), 2);
+        bt__wisdom_free(w);
+        assert_int_equal(bt__wisdom_load_shipped(&w, other, 2, &d), BT_OK);
+        assert_int_equal(bt__wisdom_count(w), 0); /* "gem" is not "gemm" */
+        bt__wisdom_free(w);
+    }
     bt__store *s = open_fresh("lookup.db");
     populate(s, "NVIDIA H200"); /* M=256 -> BLOCK_M 17, 1024 -> 18, 4096 -> 19 */
     bt__keyvals kv;
@@ -941,7 +952,7 @@ static void test_lookup_order(void **state)
     snprintf(f, sizeof f, "%s/bad.json", udir);
     write_text(f, "{\"format\": \"blocktune-wisdom\",\n  \"format_version\": 1, \"device\": 5}");
     bt__wisdom *bad = NULL;
-    assert_int_equal(bt__wisdom_load_user(&bad, &d), BT_PARSE);
+    assert_int_equal(bt__wisdom_load_user(&bad, NULL, 0, &d), BT_PARSE);
     assert_null(bad);
     assert_non_null(strstr(d.file, "bad.json"));
     assert_int_equal(d.line, 2);

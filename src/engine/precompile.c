@@ -459,7 +459,7 @@ bt_status bt_precompile(const bt_precompile_options *o, bt_precompile_result **o
         for (int i = 0; st == BT_OK && i < o->npaths; i++)
             st = bt__wisdom_add_path(C.w, o->paths[i], diag);
     } else if (st == BT_OK) {
-        st = bt__wisdom_load_shipped(&C.w, diag);
+        st = bt__wisdom_load_shipped(&C.w, NULL, 0, diag);
     }
     if (st == BT_OK)
         st = bt_gpudb_load_default(&C.db, diag);

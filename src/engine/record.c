@@ -9,6 +9,7 @@
  */
 #include "engine/record.h"
 
+#include "core/family.h"
 #include "core/util.h"
 
 #include <jansson.h>
@@ -290,10 +291,16 @@ void bt__kernel_wisdom(bt_kernel *kn, const bt__wisdom **user, const bt__wisdom 
     pthread_mutex_lock(&kn->wisdom_lock);
     if (!kn->wisdom_loaded) {
         kn->wisdom_loaded = true;
+        /* the documents that name this kernel or, for a front door, one of its families */
+        const char *names[1 + BT__MAX_FAMILIES];
+        size_t n = 0;
+        names[n++] = kn->k->name;
+        for (int f = 0; f < kn->k->nfam && n < BT__ARRAY_LEN(names); f++)
+            names[n++] = kn->k->fam[f].name;
         bt_diag d = {0};
-        if (bt__wisdom_load_user(&kn->user_wisdom, &d) != BT_OK)
+        if (bt__wisdom_load_user(&kn->user_wisdom, names, n, &d) != BT_OK)
             bt__decision_log("user wisdom not loaded: %s", d.msg);
-        if (bt__wisdom_load_shipped(&kn->shipped_wisdom, &d) != BT_OK)
+        if (bt__wisdom_load_shipped(&kn->shipped_wisdom, names, n, &d) != BT_OK)
             bt__decision_log("shipped wisdom not loaded: %s", d.msg);
     }
     *user = kn->user_wisdom;

@@ -285,11 +285,17 @@ bt_status bt__wisdom_add_dir(bt__wisdom *w, const char *dir, bt_diag *diag);
 bt_status bt__wisdom_add_path(bt__wisdom *w, const char *path, bt_diag *diag);
 /* Entry i (NULL past the end) and its rank (0: the key's winner). */
 const bt__measurement *bt__wisdom_at(const bt__wisdom *w, size_t i, int *rank);
-/* The user's wisdom: every file of $BLOCKTUNE_USER_WISDOM_DIR, else <cache dir>/wisdom. */
-bt_status bt__wisdom_load_user(bt__wisdom **out, bt_diag *diag);
+/* The user's wisdom: every file of $BLOCKTUNE_USER_WISDOM_DIR, else <cache dir>/wisdom. With
+ * names (nnames of them), only the documents that name one of those kernels in quotes are parsed
+ * (a document that does not cannot hold an entry for them: a kernel's first lookup parses its
+ * own); NULL: every document. */
+bt_status bt__wisdom_load_user(bt__wisdom **out, const char *const *names, size_t nnames,
+                               bt_diag *diag);
 /* The shipped wisdom: $BLOCKTUNE_WISDOM_DIR when set (tests), else the installed
- * <datadir>/blocktune/wisdom plus the files of wisdom/ compiled into the library. */
-bt_status bt__wisdom_load_shipped(bt__wisdom **out, bt_diag *diag);
+ * <datadir>/blocktune/wisdom plus the files of wisdom/ compiled into the library; names as for
+ * bt__wisdom_load_user. */
+bt_status bt__wisdom_load_shipped(bt__wisdom **out, const char *const *names, size_t nnames,
+                                  bt_diag *diag);
 
 /* Where a looked-up config came from (bt__wisdom_source_name gives the strings). */
 typedef enum bt__wisdom_source {

@@ -39,6 +39,9 @@ typedef struct wentry {
 struct bt__wisdom {
     wentry *e;
     size_t n, cap;
+    /* while loading for some kernels (bt__wisdom_load_*): only documents that name one of them */
+    const char *const *only;
+    size_t nonly;
 };
 
 static void wentry_clear(wentry *e)
@@ -941,9 +944,26 @@ size_t bt__wisdom_count(const bt__wisdom *w)
     return w ? w->n : 0;
 }
 
+/* Whether text names one of w->only in quotes ("gemm"), or w loads every document: a document
+ * that does not name a kernel cannot hold an entry for it, and is not parsed. */
+static bool names_wanted(const bt__wisdom *w, const char *text, size_t len)
+{
+    if (!w->only)
+        return true;
+    for (size_t i = 0; i < w->nonly; i++) {
+        char q[BT_NAME_MAX + 3];
+        int ql = snprintf(q, sizeof q, "\"%s\"", w->only[i]);
+        if (ql > 0 && (size_t)ql < sizeof q && memmem(text, len, q, (size_t)ql))
+            return true;
+    }
+    return false;
+}
+
 static bt_status add_text(bt__wisdom *w, const char *text, size_t len, const char *name,
                           bt_diag *diag)
 {
+    if (!names_wanted(w, text, len))
+        return BT_OK;
     wentry *e = NULL;
     size_t n = 0;
     bt_status st = parse_doc(text, len, name, &e, &n, diag);
@@ -1022,12 +1042,15 @@ const bt__measurement *bt__wisdom_at(const bt__wisdom *w, size_t i, int *rank)
     return &w->e[i].m;
 }
 
-bt_status bt__wisdom_load_user(bt__wisdom **out, bt_diag *diag)
+bt_status bt__wisdom_load_user(bt__wisdom **out, const char *const *names, size_t nnames,
+                               bt_diag *diag)
 {
     *out = NULL;
     bt__wisdom *w = bt__wisdom_new();
     if (!w)
         return BT_NOMEM;
+    w->only = names;
+    w->nonly = nnames;
     const char *env = getenv("BLOCKTUNE_USER_WISDOM_DIR");
     char *dir = bt__setting_user_wisdom();
     if (dir) {
@@ -1049,16 +1072,21 @@ bt_status bt__wisdom_load_user(bt__wisdom **out, bt_diag *diag)
         bt__wisdom_free(w);
         return st;
     }
+    w->only = NULL; /* the names were the caller's, for the load */
+    w->nonly = 0;
     *out = w;
     return BT_OK;
 }
 
-bt_status bt__wisdom_load_shipped(bt__wisdom **out, bt_diag *diag)
+bt_status bt__wisdom_load_shipped(bt__wisdom **out, const char *const *names, size_t nnames,
+                                  bt_diag *diag)
 {
     *out = NULL;
     bt__wisdom *w = bt__wisdom_new();
     if (!w)
         return BT_NOMEM;
+    w->only = names;
+    w->nonly = nnames;
     const char *env = getenv("BLOCKTUNE_WISDOM_DIR");
     char *set = bt__setting_shipped_wisdom();
     bt_status st = BT_OK;
@@ -1103,6 +1131,8 @@ bt_status bt__wisdom_load_shipped(bt__wisdom **out, bt_diag *diag)
         bt__wisdom_free(w);
         return st;
     }
+    w->only = NULL; /* the names were the caller's, for the load */
+    w->nonly = 0;
     *out = w;
     return BT_OK;
 }
