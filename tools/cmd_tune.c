@@ -70,7 +70,7 @@ static void tune_help(FILE *f)
                 bt_strategy_description(i));
     fprintf(f,
         "  --budget N        measure at most N configs, failures included (default: exhaustive\n"
-        "                    measures every valid config, other strategies 64 unless\n"
+        "                    measures every valid config, other strategies 128 unless\n"
         "                    --time-limit is given); --max-configs N is the same\n"
         "  --time-limit S    aim to end the whole tune within S seconds: no round of the search\n"
         "                    starts that would end too late to leave the final re-measurement\n"

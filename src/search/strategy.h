@@ -89,7 +89,7 @@ const bt__strategy *bt__strategy_find(const char *name);
 /* The measurement budget `tune` gives a non-exhaustive strategy when neither a budget nor a time
  * limit is given (tests/test_default_quality.c holds the default's winner quality at it on the
  * recorded spaces). */
-#define BT__SEARCH_DEFAULT_BUDGET 64
+#define BT__SEARCH_DEFAULT_BUDGET 128
 /* The default strategy for a space of `nvalid` valid configs: "exhaustive" when nvalid <=
  * exhaustive_max (0 means BT__SEARCH_EXHAUSTIVE_MAX_DEFAULT), else BT__SEARCH_DEFAULT_LARGE. */
 const bt__strategy *bt__strategy_default(uint64_t nvalid, uint64_t exhaustive_max);
