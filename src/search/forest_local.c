@@ -27,8 +27,7 @@ static void consider(const bt__search_ctx *ctx, const bt__idxmap *seen, uint64_t
 }
 
 bool bt__local_best(const bt__search_ctx *ctx, const bt__ordinal *ord, const bt__idxmap *seen,
-                    uint64_t centre, bt__local_predict_fn predict, const void *user,
-                    uint64_t *out)
+                    uint64_t centre, bt__local_predict_fn predict, const void *user, uint64_t *out)
 {
     bool have = false;
     double best_pred = 0;

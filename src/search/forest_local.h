@@ -21,7 +21,6 @@ typedef double (*bt__local_predict_fn)(const void *user, uint64_t idx);
  * into *out. false when there is none. Cost: one prediction per such config (sum over parameter
  * pairs of the product of their value counts; a few hundred on the recorded spaces). */
 bool bt__local_best(const bt__search_ctx *ctx, const bt__ordinal *ord, const bt__idxmap *seen,
-                    uint64_t centre, bt__local_predict_fn predict, const void *user,
-                    uint64_t *out);
+                    uint64_t centre, bt__local_predict_fn predict, const void *user, uint64_t *out);
 
 #endif
