@@ -11,6 +11,14 @@
  */
 #include "search/forest_local.h"
 
+#include <stdlib.h>
+
+/* Two-parameter moves go at most this many ranks from the centre's value in each parameter, so
+ * that parameters of hundreds of values keep the step cheap (a few thousand predictions per
+ * pair); one-parameter moves try every value. The recorded spaces have at most 29 values a
+ * parameter, so there it is the whole neighbourhood. */
+#define LOCAL_PAIR_SPAN 32
+
 /* Keeps c in *best when it is unmeasured, valid and ranked lower (ties: the lower index). */
 static void consider(const bt__search_ctx *ctx, const bt__idxmap *seen, uint64_t c,
                      bt__local_predict_fn predict, const void *user, bool *have, uint64_t *best,
@@ -41,10 +49,12 @@ bool bt__local_best(const bt__search_ctx *ctx, const bt__ordinal *ord, const bt_
             ranks[p] = v;
             consider(ctx, seen, bt__ordinal_index(ord, ranks), predict, user, &have, out,
                      &best_pred);
+            if (abs(v - k0) > LOCAL_PAIR_SPAN)
+                continue;
             for (int q = p + 1; q < ord->nparams; q++) {
                 int k1 = ranks[q];
                 for (int w = 0; w < ord->nvalues[q]; w++) {
-                    if (w == k1)
+                    if (w == k1 || abs(w - k1) > LOCAL_PAIR_SPAN)
                         continue;
                     ranks[q] = w;
                     consider(ctx, seen, bt__ordinal_index(ord, ranks), predict, user, &have, out,

@@ -17,9 +17,9 @@
 typedef double (*bt__local_predict_fn)(const void *user, uint64_t idx);
 
 /* The trust-region step: of the valid configs absent from `seen` that differ from `centre` in one
- * or two parameters (any values of them), the one `predict` ranks lowest (ties: the lower index),
- * into *out. false when there is none. Cost: one prediction per such config (sum over parameter
- * pairs of the product of their value counts; a few hundred on the recorded spaces). */
+ * or two parameters (any values of one; values within 32 ranks of the centre's for two), the one
+ * `predict` ranks lowest (ties: the lower index), into *out. false when there is none. Cost: one
+ * prediction per such config (a few hundred on the recorded spaces). */
 bool bt__local_best(const bt__search_ctx *ctx, const bt__ordinal *ord, const bt__idxmap *seen,
                     uint64_t centre, bt__local_predict_fn predict, const void *user, uint64_t *out);
 
