@@ -19,6 +19,7 @@
 #include "core/space.h"
 #include "core/util.h"
 #include "search/common.h"
+#include "search/forest_local.h"
 #include "search/strategy.h"
 
 #include <math.h>
@@ -733,10 +734,63 @@ static void test_forest_beats_random(void **state)
                  (unsigned long long)e_random);
 }
 
+/* forest's trust-region step (forest_local.c): the unmeasured config of lowest prediction among
+ * those one or two parameter changes from the centre, ties to the lower index; never the centre,
+ * never a measured config, never three changes away. Checked against brute force. */
+static double local_pred(const void *user, uint64_t idx)
+{
+    const bt__ordinal *o = user;
+    int r[BT_MAX_PARAMS];
+    bt__ordinal_ranks(o, idx, r);
+    return -(double)(r[0] + r[1] + r[2]); /* best at the top corner, three changes away */
+}
+
+static void test_forest_local_step(void **state)
+{
+    (void)state;
+    bt__space sp;
+    bt__space_init(&sp);
+    assert_int_equal(bt__space_add_range(&sp, "X", 0, 9, 1, NULL), BT_OK);
+    assert_int_equal(bt__space_add_range(&sp, "Y", 0, 9, 1, NULL), BT_OK);
+    assert_int_equal(bt__space_add_range(&sp, "Z", 0, 9, 1, NULL), BT_OK);
+    bt__ordinal o;
+    assert_int_equal(bt__ordinal_init(&o, &sp), BT_OK);
+    bt__search_ctx ctx = {.space = &sp, .seed = 1};
+    bt__idxmap seen;
+    bt__idxmap_init(&seen);
+    int zero[BT_MAX_PARAMS] = {0};
+    uint64_t centre = bt__ordinal_index(&o, zero);
+    assert_int_equal(bt__idxmap_put(&seen, centre, 1.0), BT_OK);
+    for (int k = 0; k < 40; k++) {
+        uint64_t want = UINT64_MAX;
+        double wp = INFINITY;
+        for (uint64_t i = 0; i < sp.total; i++) {
+            int r[BT_MAX_PARAMS];
+            bt__ordinal_ranks(&o, i, r);
+            int changed = (r[0] != 0) + (r[1] != 0) + (r[2] != 0);
+            if (changed == 0 || changed > 2 || bt__idxmap_get(&seen, i, NULL))
+                continue;
+            double p = local_pred(&o, i);
+            if (p < wp || (p == wp && i < want)) {
+                wp = p;
+                want = i;
+            }
+        }
+        uint64_t got;
+        assert_true(bt__local_best(&ctx, &o, &seen, centre, local_pred, &o, &got));
+        assert_int_equal(got, want);
+        assert_int_equal(bt__idxmap_put(&seen, got, NAN), BT_OK); /* pending counts as seen */
+    }
+    bt__idxmap_free(&seen);
+    bt__ordinal_free(&o);
+    bt__space_clear(&sp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_forest_local_step),
         cmocka_unit_test(test_rules_every_strategy),
         cmocka_unit_test(test_exhaustive_measures_each_valid_config_once),
         cmocka_unit_test(test_budget_max_evals),

@@ -162,7 +162,7 @@ static bool stats_equal(const bt__sim_stats *a, const bt__sim_stats *b)
         if (!(a->best_at_pct[k] == b->best_at_pct[k] ||
               (isnan(a->best_at_pct[k]) && isnan(b->best_at_pct[k]))))
             return false;
-    return a->evals_mean == b->evals_mean;
+    return a->evals_mean == b->evals_mean && a->evals_run_med == b->evals_run_med;
 }
 
 static void test_simulation_is_deterministic(void **state)

@@ -70,8 +70,9 @@ static void tune_help(FILE *f)
                 bt_strategy_description(i));
     fprintf(f,
         "  --budget N        measure at most N configs, failures included (default: exhaustive\n"
-        "                    measures every valid config, other strategies 64 unless\n"
-        "                    --time-limit is given); --max-configs N is the same\n"
+        "                    measures every valid config, other strategies 64 for a spec with\n"
+        "                    a model kind, whose model ranks the configs first, 128 for one\n"
+        "                    without, unless --time-limit is given); --max-configs N is the same\n"
         "  --time-limit S    aim to end the whole tune within S seconds: no round of the search\n"
         "                    starts that would end too late to leave the final re-measurement\n"
         "                    its time (the first round always runs); it is a deadline that\n"

@@ -260,6 +260,10 @@ bt_status bt__scratch_copies(bt_kernel *kn, const bt__tune_on *on, bt_buffer *sc
 void bt__scratch_free(const bt__tune_on *on, bt_buffer *scratch[]);
 
 /* --- tune.c: the tuner behind bt_kernel_tune and the first launch of a key -------------------- */
+/* The measurement budget of a default tune of k's non-exhaustive search (no budget, no time
+ * limit): BT__SEARCH_DEFAULT_BUDGET_MODEL when its spec declares a model kind (the analytic model
+ * ranks the configs first), else BT__SEARCH_DEFAULT_BUDGET (search/strategy.h). */
+size_t bt__default_budget(const bt_kdesc *k);
 /* The tuner behind bt_kernel_tune and the first launch of a key: caller_bufs (may be NULL) are
  * the caller's buffers in buffer-argument order. On success the winner is in the dispatch table. */
 bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *o,

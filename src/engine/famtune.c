@@ -349,7 +349,7 @@ bt_status bt__fam_tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *
     size_t total = o->budget > 0 ? (size_t)o->budget
                    : o->time_limit_s > 0 || (o->strategy && !strcmp(o->strategy, "exhaustive"))
                        ? 0
-                       : BT__SEARCH_DEFAULT_BUDGET;
+                       : bt__default_budget(kn->k);
     bt__famplan_budget(fp, total);
     for (int i = 0; i < fp->n; i++) {
         bt__famres_entry *e = &fr->e[i];

@@ -283,8 +283,11 @@ static void print_space_json(FILE *f, const bt__sim_space *sp, const bt__sim_opt
             continue;
         }
         const bt__sim_stats *s = &r->stats;
-        fprintf(f, ", \"supported\": true, \"budget\": %llu, \"evals_mean\": %.2f",
-                (unsigned long long)s->budget, s->evals_mean);
+        fprintf(f,
+                ", \"supported\": true, \"budget\": %llu, \"evals_mean\": %.2f, "
+                "\"evals_run_median\": %llu",
+                (unsigned long long)s->budget, s->evals_mean,
+                (unsigned long long)s->evals_run_med);
         const char *names[] = {"evals_median", "evals_p90"};
         const uint64_t *arrs[] = {s->evals_med, s->evals_p90};
         for (int a = 0; a < 2; a++) {

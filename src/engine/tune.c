@@ -152,6 +152,12 @@ static const bt__strategy *pick_strategy(const bt__tune_opts *o, uint64_t nvalid
     return s;
 }
 
+size_t bt__default_budget(const bt_kdesc *k)
+{
+    return k->kind != BT__KIND_GENERIC ? BT__SEARCH_DEFAULT_BUDGET_MODEL
+                                       : BT__SEARCH_DEFAULT_BUDGET;
+}
+
 /* The plan and the strategy over its valid configs; the measurement budget, the configs per
  * round (the compile threads) and the search's target. */
 static bt_status plan_search(bt__tctx *T, const bt__strategy **strat, bt_diag *diag)
@@ -168,7 +174,7 @@ static bt_status plan_search(bt__tctx *T, const bt__strategy **strat, bt_diag *d
     bool exhaustive = !strcmp((*strat)->name, "exhaustive");
     r->budget = T->o.budget > 0                             ? (size_t)T->o.budget
                 : exhaustive || T->o.time_limit_s > 0       ? 0
-                                                            : BT__SEARCH_DEFAULT_BUDGET;
+                                                            : bt__default_budget(T->k);
     int nthreads = T->o.threads > 0 ? T->o.threads : bt__pool_cores();
     r->compile_threads = nthreads < 1 ? 1 : nthreads > 128 ? 128 : nthreads;
     r->target_ms = T->o.target_ms < 0 ? r->plan->model.roof.floor_us * 1e-3 : T->o.target_ms;

@@ -187,6 +187,10 @@ static void summarise(const bt__recspace *c, const bt__sim_run *runs, uint64_t R
         st->duplicate_proposals += runs[r].duplicate_proposals;
     }
     st->evals_mean = evals / (double)R;
+    for (uint64_t r = 0; r < R; r++)
+        u[r] = runs[r].evals;
+    qsort(u, R, sizeof *u, cmp_u64);
+    st->evals_run_med = u[rank_pos(50, R)];
     for (int k = 0; k < BT__SIM_NTHRESH; k++) {
         uint64_t ok = 0;
         for (uint64_t r = 0; r < R; r++) {

@@ -71,6 +71,9 @@ typedef struct bt__sim_stats {
                                              NAN when b > budget, INFINITY when nothing
                                              succeeded */
     double evals_mean;                    /* measurements per run */
+    uint64_t evals_run_med;               /* median measurements per run (a strategy that
+                                             stops on its own evidence measures fewer than
+                                             the budget) */
     uint64_t invalid_proposals, duplicate_proposals; /* summed over runs: must be 0 */
 } bt__sim_stats;
 

@@ -87,9 +87,15 @@ const bt__strategy *bt__strategy_find(const char *name);
  * docs/search.md). */
 #define BT__SEARCH_DEFAULT_LARGE "forest"
 /* The measurement budget `tune` gives a non-exhaustive strategy when neither a budget nor a time
- * limit is given (tests/test_default_quality.c holds the default's winner quality at it on the
- * recorded spaces). */
-#define BT__SEARCH_DEFAULT_BUDGET 64
+ * limit is given and nothing predicts the configs' times (a kernel without a model kind, a
+ * recorded space: tests/test_default_quality.c holds the default's winner quality at it on the
+ * recorded spaces, bench/NOTES.md 38). */
+#define BT__SEARCH_DEFAULT_BUDGET 128
+/* The same for a kernel whose spec declares what it computes (a model kind: every built-in
+ * kernel), whose analytic model ranks the configs before anything is measured and seeds the
+ * forest: half, so that a default tune of a built-in GEMM family stays within seconds (issue 18
+ * item 4: <= 10 s cold on the H200 at this budget, bench/NOTES.md 37). */
+#define BT__SEARCH_DEFAULT_BUDGET_MODEL 64
 /* The default strategy for a space of `nvalid` valid configs: "exhaustive" when nvalid <=
  * exhaustive_max (0 means BT__SEARCH_EXHAUSTIVE_MAX_DEFAULT), else BT__SEARCH_DEFAULT_LARGE. */
 const bt__strategy *bt__strategy_default(uint64_t nvalid, uint64_t exhaustive_max);
