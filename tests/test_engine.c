@@ -187,11 +187,7 @@ static void test_wrong_and_broken_configs_are_caught_and_never_win(void **state)
     assert_int_equal(cfg_value(k, &r->e[r->winner].ev.cfg, "MODE"), 0);
     assert_int_equal(cfg_value(k, &r->e[r->winner].ev.cfg, "WORK"), 1);
     /* the report names the failures with the compiler log */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    bt_result_write_table(r, f);
-    fclose(f);
+    char *buf = bt_test_report(r);
     assert_non_null(strstr(buf, "wrong_result"));
     assert_non_null(strstr(buf, "compile_failed"));
     assert_non_null(strstr(buf, "| "));

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "test_util.h"
 
 static bt_gpudb *g_db;
 static bt_kdesc *g_gemm;
@@ -334,11 +334,7 @@ static void test_front_door_tunes_stores_and_dispatches(void **state)
     }
     assert_string_equal(r->k->name, fr->e[fr->winner].name);
     assert_non_null(strstr(fr->stored, "stored as vfront's choice for n=1000,dtype=fp32"));
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_int_equal(bt_result_write_table(r, f), BT_OK);
-    fclose(f);
+    char *text = bt_test_report(r);
     assert_non_null(strstr(text, "Families of vfront: "));
     assert_non_null(strstr(text, " won"));
     free(text);

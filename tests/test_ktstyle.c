@@ -91,12 +91,7 @@ static void tune_and_verify(bt_device *dev, const char *spec, const char *refere
     all_verified(r);
     assert_string_equal(r->reference, reference);
     /* a spec without flops or bytes (kt_conv_files) reports no throughput, not "0.0 GB/s" */
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_non_null(f);
-    bt_result_write_table(r, f);
-    fclose(f);
+    char *text = bt_test_report(r);
     bool none = !(r->plan->model.roof.flops > 0) && !(r->plan->model.roof.bytes > 0);
     assert_int_equal(strstr(text, "no throughput (the spec gives no flops or bytes") != NULL, none);
     assert_int_equal(strstr(text, " 0.0 GB/s = ") != NULL, false);

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "test_util.h"
 
 static char g_tmp[256];
 static size_t g_budget; /* the tunes' measurement budget (0: every config) */
@@ -125,11 +125,7 @@ static void test_screened_winner_and_promotion(void **state)
     /* the screening median of the deterministic clock is the full one */
     assert_true(slow->st.median == entry_of(full, 1024)->st.median);
     /* the report says which median is a screening one */
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_int_equal(bt_result_write_table(scr, f), BT_OK);
-    fclose(f);
+    char *text = bt_test_report(scr);
     assert_non_null(strstr(text, " ok, screening\n"));
     assert_non_null(strstr(text, "6 of them because their screening median was within"));
     assert_non_null(strstr(text, "1 of them left the rounds early, clearly slower than the leader"));

@@ -76,15 +76,7 @@ static void sql(const char *db, const char *stmt)
     sqlite3_close(h);
 }
 
-static char *report_text(const bt_result *r)
-{
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    bt_result_write_table(r, f);
-    fclose(f);
-    return buf;
-}
+#define report_text bt_test_report
 
 static json_t *report_json(const bt_result *r)
 {
