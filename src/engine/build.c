@@ -220,6 +220,15 @@ static void inflight_release(uint64_t key)
     pthread_mutex_unlock(&inflight_mu);
 }
 
+/* blob, req's binary, into the kernel cache under each of the compiler identities ids[0..nids)
+ * (key: its key under ids[0]). */
+static void keep_binary(const bt_kernel *kn, const bt__compile_req *req, const char *const *ids,
+                        int nids, uint64_t salt, uint64_t key, const bt__blob *blob)
+{
+    for (int i = 0; i < nids; i++)
+        bt__kcache_put(i ? req_key(kn, req, ids[i], salt) : key, blob);
+}
+
 /* Compiles req into e: from the kernel cache when use_cache (looked up under the compiler
  * identity ids[0]; a compile of the same key in flight on another thread is waited for), into
  * it when keep (under each of ids[0..nids)). */
@@ -252,8 +261,8 @@ static void build_req(const bt_kernel *kn, const bt__compile_req *req, const cha
     char *log = NULL;
     bt_status st = kn->iface->compile(kn->bdev, req, &e->blob, &log);
     e->compile_s = bt__now() - t0;
-    for (int i = 0; st == BT_OK && keep && i < nids; i++)
-        bt__kcache_put(i ? req_key(kn, req, ids[i], salt) : key, &e->blob);
+    if (st == BT_OK && keep)
+        keep_binary(kn, req, ids, nids, salt, key, &e->blob);
     if (claimed)
         inflight_release(key);
     if (st != BT_OK) {
@@ -399,8 +408,7 @@ static void ahead_one(bt__ahead *A, const bt_config *c)
             char *log = NULL;
             double t0 = bt__now();
             if (kn->iface->compile(kn->bdev, &req, &blob, &log) == BT_OK) {
-                for (int i = 0; i < nids; i++)
-                    bt__kcache_put(i ? req_key(kn, &req, ids[i], A->salt) : key, &blob);
+                keep_binary(kn, &req, ids, nids, A->salt, key, &blob);
                 ahead_done_add(key, bt__now() - t0, A);
             }
             inflight_release(key); /* a failure is met again, with its log, by the round */

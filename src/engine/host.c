@@ -104,6 +104,27 @@ double bt__hostbuf_get(const bt__hostbuf *b, size_t i)
 #undef GET_ONE
 }
 
+typedef struct get_all_job {
+    const bt__hostbuf *b;
+    double *out;
+} get_all_job;
+
+#define GET_ALL_BLOCK ((size_t)1 << 20)
+
+static void get_all_one(void *arg, size_t blk)
+{
+    const get_all_job *J = arg;
+    size_t lo = blk * GET_ALL_BLOCK, left = J->b->count - lo;
+    bt__hostbuf_get_block(J->b, lo, left < GET_ALL_BLOCK ? left : GET_ALL_BLOCK, J->out + lo);
+}
+
+void bt__hostbuf_get_all(const bt__hostbuf *b, double *out)
+{
+    get_all_job J = {b, out};
+    size_t blocks = (b->count + GET_ALL_BLOCK - 1) / GET_ALL_BLOCK;
+    bt__pool_run(blocks, blocks > 1 ? bt__pool_cores() : 1, get_all_one, NULL, &J);
+}
+
 void bt__hostbuf_set(bt__hostbuf *b, size_t i, double v)
 {
     bt__hostbuf_put(b, i, &v, 1);

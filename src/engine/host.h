@@ -38,6 +38,8 @@ void bt__hostbuf_set(bt__hostbuf *b, size_t i, double v); /* rounds to the stora
 /* Elements [lo, lo + n) as doubles into out; n doubles from v into [lo, lo + n), rounded to the
  * storage type as bt__hostbuf_set does. */
 void bt__hostbuf_get_block(const bt__hostbuf *b, size_t lo, size_t n, double *out);
+/* Every element as doubles into out (b->count of them), in blocks over the cores. */
+void bt__hostbuf_get_all(const bt__hostbuf *b, double *out);
 void bt__hostbuf_put(bt__hostbuf *b, size_t lo, const double *v, size_t n);
 /* Fills with an initialiser (normal: mean a, deviation c; uniform: [a, c); int: a..c; iota:
  * a + i c; const: a) from the streams (seed, stream, chunk) on up to `threads` threads: the

@@ -13,7 +13,6 @@
 #include "engine/tune_ctx.h"
 
 #include "core/expr.h"
-#include "core/pool.h"
 #include "core/util.h"
 #include "engine/record.h"
 #include "engine/userdata.h"
@@ -226,28 +225,6 @@ static size_t first_poison(const bt__hostbuf *h, const uint8_t *pat, size_t ps)
     return j;
 }
 
-/* An output read back as doubles into its reference array, in blocks over the cores. */
-typedef struct widen_job {
-    const bt__hostbuf *h;
-    double *ref;
-} widen_job;
-
-#define WIDEN_BLOCK ((size_t)1 << 20)
-
-static void widen_one(void *arg, size_t b)
-{
-    const widen_job *J = arg;
-    size_t lo = b * WIDEN_BLOCK, n = J->h->count - lo < WIDEN_BLOCK ? J->h->count - lo : WIDEN_BLOCK;
-    bt__hostbuf_get_block(J->h, lo, n, J->ref + lo);
-}
-
-static void widen(const bt__hostbuf *h, double *ref)
-{
-    widen_job J = {h, ref};
-    size_t blocks = (h->count + WIDEN_BLOCK - 1) / WIDEN_BLOCK;
-    bt__pool_run(blocks, blocks > 1 ? bt__pool_cores() : 1, widen_one, NULL, &J);
-}
-
 /* An output element that still held the poison after the reference's run, and holds something
  * else after a second run whose outputs started as zeros, was left unwritten (a reference that
  * really computes the poison's bits writes them both times). */
@@ -336,7 +313,7 @@ static bt_status devref_run(bt__tctx *T, bt__pdata *d, int b, const char *where,
         return st;
     for (int i = 0; i < k->nargs; i++)
         if (k->args[i].output)
-            widen(&d->host[i], d->ref[i]);
+            bt__hostbuf_get_all(&d->host[i], d->ref[i]);
     d->have_ref = true;
     R->runs++;
     return BT_OK;
