@@ -6,9 +6,12 @@ at once, for the C engine (docs/triton.md says the protocol and why it is shaped
     python3 -m blocktune.triton_compile [--workers N]   serve: JSON lines in on stdin, out on stdout
     python3 -m blocktune.triton_compile --probe         one JSON line: is Triton here, which version
 
-Serving, this process is a dispatcher that never imports Triton: it starts N worker processes
-(`--serve`, default one per core), hands each queued request to an idle worker, and writes each
-answer as one line the moment it is ready (in completion order; the request's "id" comes back).
+Serving, this process is a dispatcher: it says hello, imports Triton and its compiler once, then
+forks N worker processes from itself (default one per core; each starts with Triton imported),
+hands each queued request to an idle worker, and writes each answer as one line the moment it is
+ready (in completion order; the request's "id" comes back). Where forking is not safe (Triton
+could not be imported here, or the import left a thread running) the workers are new Python
+processes (`--serve`) that import Triton themselves, as is every worker that replaces one.
 It reads stdin without ever blocking on a worker or on stdout, so a client may write all its
 requests before it reads any answer. A worker that dies answers its request with kind "crashed"
 and one that runs past the request's timeout_s is killed and answers "timeout"; either is
@@ -17,9 +20,10 @@ replaced. At end of input the pool finishes what is queued and exits 0.
 The first line out is a hello: {"ready": true, "protocol": 1, "triton_version": ..., "workers": N,
 "files": [...]} (the files that say which Triton this is: a client may remember the version and
 trust it while they are unchanged) or, where Triton cannot be imported, {"ready": false, "error":
-{"kind": "no_triton", ...}} and exit status 3. Each worker imports Triton and its compiler when it
-starts, all of them at once, not at its first request; with --events, the line {"event":
-"workers_ready", "workers": N, "seconds": S} (no "id") follows when the first N have. At end of
+{"kind": "no_triton", ...}} and exit status 3. Every worker has Triton and its compiler imported
+before its first request; with --events, the line {"event": "workers_ready", "workers": N,
+"seconds": S, "forked": F} (no "id"; F: the workers were forked from the dispatcher) follows
+when the first N have said so. At end of
 input, once every request is answered, the workers are ended at once (one still importing Triton
 is not waited for).
 """
@@ -99,11 +103,82 @@ def serve():
 
 # ---- the dispatcher ------------------------------------------------------------------------
 
+class Forked:
+    """A worker forked from the dispatcher, with the part of subprocess.Popen's interface the pool
+    uses: poll() says what wait() saw when it reaped it."""
+
+    def __init__(self):
+        to_r, to_w = os.pipe()      # its stdin
+        from_r, from_w = os.pipe()  # its stdout
+        pid = os.fork()
+        if pid == 0:  # the worker: the two pipe ends as stdin and stdout, nothing else inherited
+            rc = 1
+            try:
+                os.dup2(to_r, 0)
+                os.dup2(from_w, 1)
+                close_inherited()
+                rc = serve()
+            finally:
+                os._exit(rc)
+        os.close(to_r)
+        os.close(from_w)
+        self.pid, self.returncode, self.reaping = pid, None, threading.Lock()
+        self.stdin = os.fdopen(to_w, "w", buffering=1)
+        self.stdout = os.fdopen(from_r, "r")
+
+    def poll(self):
+        return self.returncode
+
+    def wait(self):
+        with self.reaping:  # collect() and close() may both wait
+            if self.returncode is None:
+                _, status = os.waitpid(self.pid, 0)
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def kill(self):
+        if self.returncode is None:  # not reaped: the pid is still this worker's
+            try:
+                os.kill(self.pid, 9)
+            except ProcessLookupError:
+                pass
+
+
+def close_inherited():
+    """Closes every descriptor above stderr (a forked worker's: the other workers' pipes, the
+    dispatcher's own)."""
+    try:
+        fds = [int(f) for f in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = range(3, 1024)
+    for fd in fds:
+        if fd > 2:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def fork_ready():
+    """Imports Triton, its compiler and back end here (what every worker does before its first
+    request), so that workers forked from this process start with them: True when that worked
+    and this process is still one thread (forking a process with other threads is not safe)."""
+    try:
+        from blocktune import triton_job
+        triton_job.preload()
+    except Exception:  # the workers import it themselves and report why, per request
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return threading.active_count() == 1
+
+
 class Worker:
-    def __init__(self, env):
-        self.proc = subprocess.Popen([sys.executable, "-m", "blocktune.triton_compile", "--serve"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                                     text=True, bufsize=1)
+    def __init__(self, env, fork=False):
+        self.proc = Forked() if fork else subprocess.Popen(
+            [sys.executable, "-m", "blocktune.triton_compile", "--serve"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, env=env, text=True, bufsize=1)
         self.job = None        # (id, timeout_s or None, start time) of the request it runs
         self.timed_out = False
         self.answered = 0
@@ -111,9 +186,9 @@ class Worker:
 
 
 class Pool:
-    def __init__(self, n, out, events=False):
-        self.n, self.out, self.events = n, out, events
-        self.t0 = time.monotonic()
+    def __init__(self, n, out, events=False, fork=False, t0=None):
+        self.n, self.out, self.events, self.forked = n, out, events, fork
+        self.t0 = time.monotonic() if t0 is None else t0
         self.n_ready = 0        # workers that said worker_ready
         self.out_lock = threading.Lock()
         self.cv = threading.Condition()
@@ -126,11 +201,17 @@ class Pool:
         self.silent_deaths = 0  # workers that died before answering anything
         self.unsent = 0         # answers decided but not yet written (dispatch waits for them)
         self.workers = []
+        # forked all at once, before this process starts a thread; a worker that replaces one
+        # later is spawned
         with self.cv:
-            self.workers = [self.start_worker() for _ in range(n)]
+            self.workers = [Worker(self.env, fork) for _ in range(n)]
+            for w in self.workers:
+                self.collect_from(w)
 
     def start_worker(self):
-        w = Worker(self.env)
+        return self.collect_from(Worker(self.env))
+
+    def collect_from(self, w):
         threading.Thread(target=self.collect, args=(w,), daemon=True).start()
         return w
 
@@ -156,6 +237,7 @@ class Pool:
                     all_ready = self.n_ready == self.n
                 if all_ready and self.events:
                     self.emit(json.dumps({"event": "workers_ready", "workers": self.n,
+                                          "forked": self.forked,
                                           "seconds": round(time.monotonic() - self.t0, 4)}))
                 continue
             self.emit(line)
@@ -257,6 +339,7 @@ class Pool:
 
 
 def run_pool(n, events=False):
+    t0 = time.monotonic()
     out = sys.stdout
     version, files, why = triton_version()
     lock = threading.Lock()
@@ -264,9 +347,10 @@ def run_pool(n, events=False):
         write_line(out, lock, {"ready": False, "protocol": PROTOCOL,
                                "error": {"kind": "no_triton", "message": why}})
         return EXIT_NO_TRITON
-    pool = Pool(n, out, events)
-    pool.emit(json.dumps({"ready": True, "protocol": PROTOCOL, "triton_version": version,
-                          "workers": n, "files": files}, sort_keys=True))
+    # the hello first (the client learns Triton's version now), then Triton imported once here
+    write_line(out, lock, {"ready": True, "protocol": PROTOCOL, "triton_version": version,
+                           "workers": n, "files": files})
+    pool = Pool(n, out, events, fork=fork_ready(), t0=t0)
     dispatcher = threading.Thread(target=pool.dispatch)
     dispatcher.start()
     for line in sys.stdin:

@@ -335,6 +335,36 @@ class Pool(unittest.TestCase):
         self.assertEqual((event["event"], event["workers"]), ("workers_ready", 2))
         self.assertNotIn("id", event)
         self.assertGreater(event["seconds"], 0)
+        self.assertIs(event["forked"], True)  # Triton imports here, one thread: forked workers
+
+    def test_remembered_triton_key(self):
+        """Triton's own key is computed once and then read from the cache while the installed
+        Triton's files are unchanged; a record for other files is not used."""
+        code = ("import json, sys; from blocktune import triton_job; "
+                "from triton.runtime import cache; k = triton_job.remembered_triton_key(); "
+                "print(json.dumps([k, cache.triton_key()]))")
+        with tempfile.TemporaryDirectory(prefix="bt-triton-test-") as c:
+            env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), BLOCKTUNE_CACHE_DIR=c)
+
+            def run():
+                p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                   env=env, timeout=300)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                return json.loads(p.stdout)
+            first = run()
+            path = os.path.join(c, "triton", triton.__version__, "triton_key.json")
+            with open(path) as f:
+                rec = json.load(f)
+            self.assertEqual(first, [rec["key"], rec["key"]])
+            self.assertTrue(rec["key"].startswith(triton.__version__))
+            # the record is what a second process takes (a planted key proves it was read) ...
+            with open(path, "w") as f:
+                json.dump(dict(rec, key="planted"), f)
+            self.assertEqual(run(), ["planted", "planted"])
+            # ... only while the stamp of Triton's files is the one it was made with
+            with open(path, "w") as f:
+                json.dump({"ident": dict(rec["ident"], stamp="0" * 64), "key": "planted"}, f)
+            self.assertEqual(run(), first)
 
     def test_probe(self):
         p = subprocess.run([sys.executable, "-m", "blocktune.triton_compile", "--probe"],
