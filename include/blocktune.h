@@ -709,6 +709,18 @@ BT_API bt_status bt_store_forget(bt_store *s, const char *selector, int dry_run,
  * (malloc'd, may be NULL; free it) and the diag. */
 BT_API bt_status bt_store_verify(bt_store *s, char **report, bt_diag *diag);
 
+/* The Triton compile pool (docs/triton.md#the-compile-pool). A tune or plan that compiles a Triton
+ * kernel starts it once per process by spawning `$BLOCKTUNE_PYTHON -m blocktune.triton_compile`
+ * (Python starts, imports Triton, forks its workers). A process that already runs Python with
+ * Triton imported (the blocktune Python package does this) may start it itself, e.g. by forking:
+ * start(fd, workers, ctx) makes a process that serves the pool's protocol on fd (as its standard
+ * input and output; python/blocktune/triton_compile.py's run_pool) and returns its pid, or a value
+ * <= 0 to have it spawned as usual. It is called on a thread of the library's while the pool
+ * starts, at most once per pool; the library keeps the socket's other end, closes fd in this
+ * process when start returns, and waits for the process at exit. NULL restores the spawn. */
+typedef int (*bt_triton_pool_start_fn)(int fd, int workers, void *ctx);
+BT_API void bt_triton_pool_starter(bt_triton_pool_start_fn start, void *ctx);
+
 /* Precompiled binaries (docs/wisdom.md#precompiled, `blocktune precompile`): the binary of every
  * winner of wisdom files, built with no device for the GPU each was tuned on (the hardware-table
  * row of its device name, or the one set_gpu names) and kept where a first launch on such a GPU

@@ -781,6 +781,7 @@ static void test_tune_then_no_python(void **state)
     json_t *j = json_load_file(r, 0, NULL); /* the pool's cost in the JSON */
     json_t *tt = json_object_get(json_object_get(j, "time"), "triton");
     assert_true(json_is_true(json_object_get(tt, "pool_started")));
+    assert_true(json_is_false(json_object_get(tt, "pool_by_embedder"))); /* the CLI spawns it */
     assert_true(json_real_value(json_object_get(tt, "pool_ready_s")) > 0);
     assert_true(json_real_value(json_object_get(tt, "compile_s")) > 0);
     json_decref(j);

@@ -18,7 +18,9 @@ import sys
 import threading
 import time
 
-from . import _grid, _lib, _spec
+from . import _grid, _lib, _pool, _spec
+
+_lib.after_load(_pool.install)  # the compile pool forked from this interpreter
 
 _MAX_ENTRIES = 256  # cached calls (distinct addresses/sizes) before the cache starts over
 

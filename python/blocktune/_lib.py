@@ -101,6 +101,16 @@ _SIGNATURES = {
 
 _lib = None
 _lock = threading.Lock()
+_after_load = []  # fn(handle) to run once the library is loaded
+
+
+def after_load(fn):
+    """Runs fn(handle) when the library is loaded (at once when it is)."""
+    with _lock:
+        if _lib is None:
+            _after_load.append(fn)
+            return
+    fn(_lib)
 
 
 def _candidates():
@@ -134,6 +144,8 @@ def lib():
                 for name, (res, args) in _SIGNATURES.items():
                     f = getattr(handle, name)
                     f.restype, f.argtypes = res, args
+                for fn in _after_load:
+                    fn(handle)
                 _lib = handle
                 break
             if _lib is None:

@@ -116,7 +116,7 @@ class Forked:
             try:
                 os.dup2(to_r, 0)
                 os.dup2(from_w, 1)
-                close_inherited()
+                release_inherited()
                 rc = serve()
             finally:
                 os._exit(rc)
@@ -144,19 +144,23 @@ class Forked:
                 pass
 
 
-def close_inherited():
-    """Closes every descriptor above stderr (a forked worker's: the other workers' pipes, the
-    dispatcher's own)."""
+def release_inherited():
+    """Points every descriptor above stderr at /dev/null (in a forked process: the other
+    workers' pipes, the parent's files and sockets), so that none of them is held open by this
+    process; the numbers stay taken, so an object of the parent's that closes its descriptor
+    when it is collected here cannot close one of ours that reused the number."""
     try:
-        fds = [int(f) for f in os.listdir("/proc/self/fd")]
+        fds = sorted(int(f) for f in os.listdir("/proc/self/fd"))
     except OSError:
         fds = range(3, 1024)
+    null = os.open(os.devnull, os.O_RDWR)
     for fd in fds:
-        if fd > 2:
+        if fd > 2 and fd != null:
             try:
-                os.close(fd)
+                os.dup2(null, fd, inheritable=False)
             except OSError:
                 pass
+    os.close(null)
 
 
 def fork_ready():

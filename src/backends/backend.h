@@ -68,10 +68,11 @@ typedef struct bt__kres {
 } bt__kres;
 
 /* What a compiler that runs in another process (CUDA's Triton compile pool) has cost this process:
- * started (this process started it), ready_s (from its start until it could compile at full
+ * started (this process started it), by_embedder (its process was started by the embedding
+ * program's hook, bt_triton_pool_starter), ready_s (from its start until it could compile at full
  * speed; -1: not yet, or not started) and compile_s (the compile seconds it reported, summed). */
 typedef struct bt__xcompiler_times {
-    bool started;
+    bool started, by_embedder;
     double ready_s, compile_s;
 } bt__xcompiler_times;
 

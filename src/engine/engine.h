@@ -121,9 +121,10 @@ struct bt_result {
     double t_ref;    /* the part of t_data spent on the device reference (its build and run on
                         the tuned problem's data, reading its outputs back) */
     /* a source compiled in another process (Triton's pool; backend.h xcompiler_times): xc_known
-     * (the kernel's language is), whether this process started it, its start-to-ready (-1: not
-     * ready or none) and the compile seconds it reported during this tune */
-    bool xc_known, xc_started;
+     * (the kernel's language is), whether this process started it (xc_embedder: through the
+     * embedder's bt_triton_pool_starter), its start-to-ready (-1: not ready or none) and the
+     * compile seconds it reported during this tune */
+    bool xc_known, xc_started, xc_embedder;
     double xc_ready_s, xc_compile_s;
     int compile_threads;
     int cached;     /* configs whose binary came from the kernel cache */

@@ -539,8 +539,9 @@ json_t *bt__result_to_json(const bt_result *r)
     json_object_set_new(t, "reference_s", json_real(r->t_ref));
     json_object_set_new(t, "total_s", json_real(r->t_total));
     if (r->xc_known) /* a Triton kernel: its compile pool */
-        json_object_set_new(t, "triton", json_pack("{s:b,s:o,s:f}", "pool_started",
-                                                   r->xc_started, "pool_ready_s",
+        json_object_set_new(t, "triton", json_pack("{s:b,s:b,s:o,s:f}", "pool_started",
+                                                   r->xc_started, "pool_by_embedder",
+                                                   r->xc_embedder, "pool_ready_s",
                                                    r->xc_ready_s >= 0 ? json_real(r->xc_ready_s)
                                                                       : json_null(),
                                                    "compile_s", r->xc_compile_s));

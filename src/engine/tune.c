@@ -235,6 +235,7 @@ static void xcompiler_times(bt__tctx *T, double c0)
     bt_result *r = T->r;
     r->xc_known = T->I->xcompiler_times && T->I->xcompiler_times(T->kn->src->lang, &x) == BT_OK;
     r->xc_started = x.started;
+    r->xc_embedder = x.by_embedder;
     r->xc_ready_s = x.ready_s;
     r->xc_compile_s = x.compile_s - c0;
 }

@@ -15,6 +15,7 @@ for f in libblocktune.so libbt_mock_cuda.so; do
 done
 export BLOCKTUNE_LIBRARY="$build/libblocktune.so" BLOCKTUNE_CUDA_LIBRARY="$build/libbt_mock_cuda.so"
 export BLOCKTUNE_PYTHON="$py" BLOCKTUNE_CACHE_DIR="${BLOCKTUNE_CACHE_DIR:-$(mktemp -d)}"
-rm -rf "$BLOCKTUNE_CACHE_DIR/blocktune.db"   # the second-process check needs a fresh store
+# a fresh store (the second-process check) and kernel cache (the Triton end-to-end test compiles)
+rm -rf "$BLOCKTUNE_CACHE_DIR" && mkdir -p "$BLOCKTUNE_CACHE_DIR"
 echo "python: $py (triton $("$py" -c 'import triton; print(triton.__version__)')); library: $BLOCKTUNE_LIBRARY"
 cd "$src" && exec "$py" -m unittest -v tests/python/test_autotune.py

@@ -322,6 +322,13 @@ class TestTritonEndToEnd(unittest.TestCase):
         o.zero_()
         bt_kernels.vector_add_e2e[grid](x, y, o, n)  # cached
         self.assertEqual(o.view()[n - 1], float((n - 1) % 17) + 0.5)
+        # the compile pool was forked from this interpreter (blocktune._pool), not spawned as a
+        # new Python: its process runs this test's command line
+        from blocktune import _pool
+        self.assertEqual(len(_pool.started), 1, "one pool, forked by the library's call")
+        with open(f"/proc/{_pool.started[0]}/cmdline", "rb") as f, \
+                open("/proc/self/cmdline", "rb") as me:
+            self.assertEqual(f.read(), me.read())
 
 
 CUDA_TWIN = r'''extern "C" __global__ void vadd(const float *a, const float *b, float *c, int n)

@@ -6,8 +6,9 @@
  * files each answer under its id for the thread waiting on it, and notes when the workers are
  * ready and what Triton's compiles took), and the end at exit (input closed: the pool answers
  * what is queued, ends its workers and exits). A child forked from a process with a pool starts
- * its own. Triton's version without Python: the probe record (probe.c) of the python and
- * package that would run, checked by stat; a pool's hello writes it.
+ * its own. An embedder may start the pool's process itself (bt_triton_pool_starter: the Python
+ * package forks it from its own interpreter). Triton's version without Python: the probe record
+ * (probe.c) of the python and package that would run, checked by stat; a pool's hello writes it.
  */
 #include "backends/cuda/tpool.h"
 
@@ -65,6 +66,9 @@ static struct {
     bool atexit_set;
     double t_spawn, ready_s; /* ready_s: spawn to every worker ready (-1: not yet) */
     double compile_s;        /* the answers' compile_s, summed */
+    bt_triton_pool_start_fn start; /* the embedder's way to start the pool (NULL: spawn) */
+    void *start_ctx;
+    bool started_by_embedder;
 } P = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .state = NOT_STARTED,
        .fd = -1, .ready_s = -1};
 
@@ -283,6 +287,20 @@ static bt_status spawn_pool(bt_diag *diag)
     }
     char workers[16];
     snprintf(workers, sizeof workers, "%d", bt__pool_cores());
+    P.started_by_embedder = false;
+    if (P.start) { /* the embedder's process serves on sv[1]; else spawned as usual */
+        int pid = P.start(sv[1], bt__pool_cores(), P.start_ctx);
+        if (pid > 0) {
+            close(sv[1]);
+            free(env);
+            free(owned);
+            P.pid = (pid_t)pid;
+            P.fd = sv[0];
+            P.owner = getpid();
+            P.started_by_embedder = true;
+            return BT_OK;
+        }
+    }
     char *argv[] = {P.py, "-m", "blocktune.triton_compile", "--workers", workers, "--events",
                     NULL};
     posix_spawn_file_actions_t fa;
@@ -303,6 +321,14 @@ static bt_status spawn_pool(bt_diag *diag)
     P.fd = sv[0];
     P.owner = getpid();
     return BT_OK;
+}
+
+void bt_triton_pool_starter(bt_triton_pool_start_fn start, void *ctx)
+{
+    pthread_mutex_lock(&P.mu);
+    P.start = start;
+    P.start_ctx = ctx;
+    pthread_mutex_unlock(&P.mu);
 }
 
 /* The python and the package folder a pool would run (P.py, P.dir); false (the reason in diag)
@@ -411,6 +437,7 @@ void bt__tpool_times(bt__tpool_stats *out)
     pthread_mutex_lock(&P.mu);
     bool ours = P.spawned && P.owner == getpid();
     out->started = ours;
+    out->by_embedder = ours && P.started_by_embedder;
     out->ready_s = ours ? P.ready_s : -1;
     out->compile_s = ours ? P.compile_s : 0;
     out->requests = P.next_id;

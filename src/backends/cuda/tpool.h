@@ -4,7 +4,8 @@
  * `python3 -m blocktune.triton_compile --workers N` process (python/blocktune/, docs/triton.md)
  * per process of ours, started at the first Triton compile (or ahead of it, in the background:
  * bt__tpool_start), kept for every later one (a tune's, a plan's) and ended at exit; any thread
- * may send a request at any time. Its workers import Triton when they start, all at once.
+ * may send a request at any time. It imports Triton once and forks its workers; an embedder
+ * may start its process itself (bt_triton_pool_starter: the Python package forks its own).
  *
  * Python: $BLOCKTUNE_PYTHON, else python3 on PATH; the package from $BLOCKTUNE_PYTHONPATH, else
  * the source tree's python/ (a build tree), else the installed <datadir>/blocktune/python.
@@ -42,11 +43,12 @@ bool bt__tpool_version_known(char *out, size_t size);
  * import Triton meanwhile, and the first request waits for the pool's hello. */
 void bt__tpool_start(void);
 
-/* What this process's pool has cost: started (a pool was started by this process), ready_s (from
+/* What this process's pool has cost: started (a pool was started by this process), by_embedder
+ * (its process was started by the embedder's bt_triton_pool_starter, not spawned), ready_s (from
  * its start until every worker had imported Triton; -1: not yet, or none), compile_s (the sum of
  * the compile_s of its answers that were compiled, not cached), requests (as bt__tpool_requests). */
 typedef struct bt__tpool_stats {
-    bool started;
+    bool started, by_embedder;
     double ready_s, compile_s;
     long long requests;
 } bt__tpool_stats;

@@ -194,6 +194,7 @@ bt_status bt__cuda_xcompiler_times(const char *lang, bt__xcompiler_times *out)
     bt__tpool_stats s;
     bt__tpool_times(&s);
     out->started = s.started;
+    out->by_embedder = s.by_embedder;
     out->ready_s = s.ready_s;
     out->compile_s = s.compile_s;
     return BT_OK;
