@@ -139,6 +139,74 @@ static void test_screened_winner_and_promotion(void **state)
     bt_device_destroy(dev);
 }
 
+/* A screening that ends after its estimate's runs: on vcut (not in graph mode, where the cut does
+ * not apply), REP 8 and 16 take 1.83 and 3.5 times REP 4's time on the virtual clock, above
+ * 1.25 x the fastest median before them, so each stops after BT__EST_RUNS runs; REP 5 (1.21 x)
+ * is screened in full (how many runs that is depends on the host's speed: the mock's flush). With three finalists (4, 5, 8) the other two are decisively slower than
+ * REP 4 after the first interleaved round and leave: one round runs of eight. */
+static void test_screen_cut_and_decisive_round(void **state)
+{
+    (void)state;
+    bt_diag d;
+    bt_device *dev = NULL;
+    if (bt_device_open("cuda:0", &dev, &d) != BT_OK)
+        skip();
+    bt_kdesc *k = NULL;
+    if (bt_kdesc_load_file(BT_SOURCE_DIR "/tests/data/screen/vcut.json", &k, &d) != BT_OK)
+        fail_msg("vcut.json: %s:%d:%d: %s", d.file, d.line, d.column, d.msg);
+    for (int top = 1; top <= 3; top += 2) {
+        bt_kernel *kn = NULL;
+        assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+        bt__tune_opts o;
+        bt__tune_opts_default(&o);
+        o.warmup_ms = 0.5; /* outside graph mode each run has the mock's host flush (~20 ms) */
+        o.rep_ms = 300;
+        o.screen_ms = 20;
+        o.graph = 0;
+        o.top_k = top;
+        o.store = "none";
+        o.mode = BT_MODE_TUNE;
+        bt__kernel_set_opts(kn, &o);
+        bt_problem *p = NULL;
+        assert_int_equal(bt_problem_create(k, &p), BT_OK);
+        assert_int_equal(bt_problem_set(p, "n", 40000, &d), BT_OK);
+        bt_result *r = NULL;
+        if (bt_kernel_tune(kn, p, NULL, &r, &d) != BT_OK)
+            fail_msg("tune: %s", d.msg);
+        assert_int_equal(r->n, 4);
+        assert_true(r->winner >= 0);
+        assert_int_equal(r->e[r->winner].ev.cfg.v[0], 4);
+        for (size_t i = 0; i < r->n; i++) {
+            const bt__entry *e = &r->e[i];
+            int64_t rep = e->ev.cfg.v[0];
+            printf("    top %d: REP %lld: median %.4f ms over %d runs%s%s\n", top, (long long)rep,
+                   e->st.median, e->st.n, e->st.cut ? ", cut" : "",
+                   e->finalist ? ", finalist" : "");
+            if (!e->finalist) { /* a finalist's statistics are the finals' */
+                assert_int_equal(e->st.cut, rep >= 8);
+                if (rep >= 8) /* the estimate's runs are its statistics */
+                    assert_int_equal(e->st.n, BT__EST_RUNS);
+            }
+        }
+        assert_int_equal(r->screen_cut, 2);
+        char *text = bt_test_report(r);
+        assert_non_null(strstr(text, "2 of the screenings ended after their first 5 runs: slower "
+                                     "than 1.25 x the fastest median measured before them"));
+        if (top == 3) {
+            assert_int_equal(r->finalists, 3);
+            assert_int_equal(r->left_early, 2);
+            assert_int_equal(r->rounds_run, 1);
+            assert_non_null(strstr(text, "interleaved over 1 of 8 rounds"));
+        }
+        free(text);
+        bt_result_destroy(r);
+        bt_problem_destroy(p);
+        bt_kernel_destroy(kn);
+    }
+    bt_kdesc_destroy(k);
+    bt_device_destroy(dev);
+}
+
 /* A lone finalist (a budget of one measurement) is still measured at the full budgets: the
  * winner's median is never a screening one. */
 static void test_lone_finalist_is_measured_in_full(void **state)
@@ -201,6 +269,7 @@ int main(void)
     setenv("BLOCKTUNE_WISDOM_DIR", g_tmp, 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_screened_winner_and_promotion),
+        cmocka_unit_test(test_screen_cut_and_decisive_round),
         cmocka_unit_test(test_store_keeps_the_budget),
         cmocka_unit_test(test_lone_finalist_is_measured_in_full),
     };

@@ -134,7 +134,7 @@ static bt_status bench_graph(const bt__bench_ops *o, double warmup_ms, double re
 
 /* The estimate of one run's cost (ms, its resets and flush included): one timed run discarded
  * (it pays any lazy initialisation of the module), then EST_RUNS timed ones. */
-#define EST_RUNS 5
+#define EST_RUNS BT__EST_RUNS
 static bt_status estimate(const bt__bench_ops *o, double timeout_ms, double *e,
                           double est_t[EST_RUNS], bt_diag *diag)
 {
@@ -249,7 +249,8 @@ bt_status bt__bench(const bt__bench_ops *o, double warmup_ms, double rep_ms, dou
 }
 
 bt_status bt__bench_screen(const bt__bench_ops *o, double warmup_ms, double rep_ms,
-                           double screen_ms, double timeout_ms, bt__stats *out, bt_diag *diag)
+                           double screen_ms, double cut_ms, double timeout_ms, bt__stats *out,
+                           bt_diag *diag)
 {
     memset(out, 0, sizeof *out);
     double scale = rep_ms > 0 ? screen_ms / rep_ms : 1;
@@ -259,6 +260,17 @@ bt_status bt__bench_screen(const bt__bench_ops *o, double warmup_ms, double rep_
     } else {
         double e, est_t[EST_RUNS];
         st = estimate(o, timeout_ms, &e, est_t, diag);
+        if (!st && cut_ms > 0) { /* clearly slower than the fastest so far: these runs say so */
+            double sorted[EST_RUNS];
+            memcpy(sorted, est_t, sizeof sorted);
+            bt__stats est;
+            bt__stats_compute(sorted, EST_RUNS, &est);
+            if (est.median > cut_ms) {
+                *out = est;
+                out->screened = out->cut = true;
+                return BT_OK;
+            }
+        }
         lead L = lead_of(warmup_ms * scale, e, est_t), F = lead_of(warmup_ms, e, est_t);
         int full = runs_for(rep_ms, e, 5), nrep = runs_for(screen_ms, e, BT__SCREEN_MIN_RUNS);
         if (!st)

@@ -27,6 +27,7 @@ typedef struct bt__stats {
     int n;
     bool screened; /* the median of a screening measurement (bt__bench_screen), not of the full
                       budgets */
+    bool cut;      /* a screening that ended after the estimate's runs: slower than the cut */
 } bt__stats;
 /* Statistics of n samples (sorted in place). */
 void bt__stats_compute(double *t, int n, bt__stats *s);
@@ -60,10 +61,18 @@ bt_status bt__bench_est(const bt__bench_ops *ops, double warmup_ms, double rep_m
 /* A screening measurement (the short first look at every config, select.c re-measures the
  * finalists at the full budgets): the warm-up scaled by screen_ms / rep_ms, screen_ms of runs but
  * at least BT__SCREEN_MIN_RUNS and never more than bt__bench would take for rep_ms; no samples.
- * out->screened is set, unless the runs are so slow that it took the full budget's runs. */
+ * out->screened is set, unless the runs are so slow that it took the full budget's runs. With
+ * cut_ms > 0 (not in graph mode), a config whose estimate's runs (EST_RUNS, the first discarded)
+ * have a median above cut_ms ends there, those runs its statistics, out->cut set: the measure
+ * layer's cut is BT__SCREEN_CUT times the fastest median measured before it, and such a config
+ * cannot be a finalist unless the leaders' own re-measurement moves by as much (then it meets the
+ * winner as a challenger, select.c). */
 #define BT__SCREEN_MIN_RUNS 10
+#define BT__SCREEN_CUT 1.25
+#define BT__EST_RUNS 5
 bt_status bt__bench_screen(const bt__bench_ops *ops, double warmup_ms, double rep_ms,
-                           double screen_ms, double timeout_ms, bt__stats *out, bt_diag *diag);
+                           double screen_ms, double cut_ms, double timeout_ms, bt__stats *out,
+                           bt_diag *diag);
 
 /* Where a config was measured under MPI (engine/mpi_*.c): the device, and {"mpi": {"rank",
  * "host"}} for the store row's extra_json. */
@@ -115,6 +124,8 @@ struct bt_result {
     int not_promoted;/* configs within it that did not fit (16 finalists, time limit) */
     int left_early;  /* finalists that left the interleaved rounds clearly slower (select.c) */
     int screened;    /* configs whose median was a screening one when the finals began */
+    int screen_cut;  /* of them, screenings that ended after the estimate's runs (bench.c) */
+    int rounds_run;  /* the finals' interleaved rounds that ran (of rounds; select.c) */
     double t_total, t_compile, t_verify, t_measure;
     double t_data; /* the problem's data and reference (and the device reference's build) */
     double t_finals; /* the part of t_measure spent in the finals (select.c, replay.c) */

@@ -255,6 +255,18 @@ static bt_status boundaries(bt__tctx *T, bt__entry *e)
     return BT_OK;
 }
 
+/* The screening's cut for a config about to be measured: BT__SCREEN_CUT times the fastest median
+ * of this tune so far (0: none yet). */
+static double screen_cut(const bt_result *r, const bt__entry *e)
+{
+    double best = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (&r->e[i] != e && r->e[i].status == BT__CS_OK && r->e[i].st.median > 0 &&
+            (best == 0 || r->e[i].st.median < best))
+            best = r->e[i].st.median;
+    return best * BT__SCREEN_CUT;
+}
+
 /* Measures e on the problem's data under the watchdog; its outcome is recorded. */
 static bt_status measure_entry(bt__tctx *T, bt__entry *e)
 {
@@ -271,7 +283,8 @@ static bt_status measure_entry(bt__tctx *T, bt__entry *e)
     /* a screening measurement when the tune screens (the finals re-measure at the full budgets) */
     double screen = bt__screen_ms(&T->o);
     bt_status st = screen > 0 ? bt__bench_screen(&T->ops, T->o.warmup_ms, T->o.rep_ms, screen,
-                                                 T->o.timeout_s * 1e3, &e->st, &d)
+                                                 screen_cut(T->r, e), T->o.timeout_s * 1e3,
+                                                 &e->st, &d)
                               : bt__bench(&T->ops, T->o.warmup_ms, T->o.rep_ms,
                                           T->o.timeout_s * 1e3, &e->st, NULL, NULL, &d);
     bt__watch_end(T);
@@ -283,6 +296,7 @@ static bt_status measure_entry(bt__tctx *T, bt__entry *e)
         return after_failure(T, st);
     }
     e->status = BT__CS_OK;
+    T->r->screen_cut += e->st.cut;
     bt__record(T, e);
     return BT_OK;
 }

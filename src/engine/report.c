@@ -288,6 +288,10 @@ static void write_finals(const bt_result *r, FILE *f)
                 r->graph_note[0] && !strstr(r->graph_note, "asked for") ? " runs, 5 graph replays"
                                                                        : " runs",
                 r->opts.warmup_ms, r->opts.rep_ms);
+    if (r->screen_cut)
+        fprintf(f, "  %d of the screenings ended after their first %d runs: slower than %.3g x the "
+                   "fastest median measured before them\n",
+                r->screen_cut, BT__EST_RUNS, BT__SCREEN_CUT);
     char why[300] = "";
     int at = 0;
     if (r->promoted)
@@ -296,11 +300,17 @@ static void write_finals(const bt_result *r, FILE *f)
     if (r->challengers)
         snprintf(why + at, sizeof why - (size_t)at, "%s%d because their first median beat the "
                  "winner's interleaved one", at ? "; " : "", r->challengers);
-    fprintf(f, "  the top %d were re-measured interleaved over %d rounds before choosing%s%s%s\n",
-            r->finalists, r->rounds, why[0] ? " (" : "", why, why[0] ? ")" : "");
+    char rounds[64];
+    if (r->rounds_run > 0 && r->rounds_run < r->rounds)
+        snprintf(rounds, sizeof rounds, "%d of %d rounds", r->rounds_run, r->rounds);
+    else
+        snprintf(rounds, sizeof rounds, "%d rounds", r->rounds);
+    fprintf(f, "  the top %d were re-measured interleaved over %s before choosing%s%s%s\n",
+            r->finalists, rounds, why[0] ? " (" : "", why, why[0] ? ")" : "");
     if (r->left_early)
         fprintf(f, "  %d of them left the rounds early, clearly slower than the leader (beyond "
-                   "the noise band and two standard errors)\n", r->left_early);
+                   "the noise band and two standard errors; after the first round, beyond three "
+                   "noise bands and six standard errors)\n", r->left_early);
     if (r->not_promoted)
         fprintf(f, "  NOTE: %d more configs were within the screening noise of the cut but not "
                    "re-measured (the finals hold at most 16, or the time limit)\n",
@@ -429,6 +439,8 @@ static json_t *winner_json(const bt_result *r)
     json_object_set_new(w, "not_promoted", json_integer(r->not_promoted));
     json_object_set_new(w, "rounds", json_integer(r->rounds));
     json_object_set_new(w, "left_early", json_integer(r->left_early));
+    json_object_set_new(w, "rounds_run", json_integer(r->rounds_run));
+    json_object_set_new(w, "screen_cut", json_integer(r->screen_cut));
     if (r->runner_up >= 0)
         json_object_set_new(w, "runner_up", bt__config_to_json(&r->k->space, &r->e[r->runner_up].ev.cfg));
     return w;

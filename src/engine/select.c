@@ -3,8 +3,9 @@
  * select.c — choosing the winner: the configs with the best first medians (the finalists, and
  * when the tune screened every config at a short budget those whose screening median is within
  * the screening noise of the cut) are loaded again and re-measured at the full budgets
- * interleaved A B C A B C ... so that drift hits them alike (one clearly slower than the leader
- * leaves after the second round: the data have decided about it); a
+ * interleaved A B C A B C ... so that drift hits them alike (one decisively slower than the leader
+ * leaves after the first round, one clearly slower after the second: the data have decided
+ * about it); a
  * config whose first median beats the winner's interleaved one meets it in a rematch (a
  * challenger); the winner's margin over the runner-up is compared with the noise band (a tie when
  * the margin is smaller). Also the time the finals need, which the search leaves them.
@@ -102,21 +103,33 @@ static bool clearly_slower(const bt__stats *s, const bt__stats *l)
     return d > noise_band(l, s) * l->median && d > 2 * sqrt(se_s * se_s + se_l * se_l);
 }
 
+/* Whether s is so much slower than l after one interleaved round that more rounds cannot matter:
+ * clearly_slower with three times the margins (beyond three noise bands and six standard
+ * errors), so that drift between the two measurements of one round could not make it. */
+static bool decisively_slower(const bt__stats *s, const bt__stats *l)
+{
+    if (s->n < 5 || l->n < 5 || !(l->median > 0))
+        return false;
+    double d = s->median - l->median, se_s = median_se(s), se_l = median_se(l);
+    return d > 3 * noise_band(l, s) * l->median && d > 6 * sqrt(se_s * se_s + se_l * se_l);
+}
+
 /* Re-measures f[0..n) interleaved, A B C A B C ... over up to R rounds of 1/R of the budgets
- * each, and replaces each one's statistics with the pooled samples. From the second round on, a
- * config clearly slower than the leader (the fastest pooled median) leaves the rounds: the data
- * have decided about it, and its statistics are those of the rounds it ran; the rounds end when
- * only the leader is left. Returns how many left early. */
-static int interleave(bt__tctx *T, bt__entry **f, int n, int R)
+ * each, and replaces each one's statistics with the pooled samples. After the first round a
+ * config decisively slower than the leader (the fastest pooled median) leaves, from the second
+ * on one clearly slower: the data have decided about it, and its statistics are those of the
+ * rounds it ran; the rounds end when only the leader is left (*ran: the rounds that ran).
+ * Returns how many left early. */
+static int interleave(bt__tctx *T, bt__entry **f, int n, int R, int *ran)
 {
     double *pool_t[16] = {0}, est[16] = {0}; /* each one's run cost, estimated once */
     int pool_n[16] = {0};
     bool out[16] = {false};
     bt__stats st[16];
-    int left = 0;
+    int left = 0, round = 0;
     if (n > 16)
         n = 16;
-    for (int round = 0; round < R && (n == 1 || left < n - 1); round++) {
+    for (; round < R && (n == 1 || left < n - 1); round++) {
         for (int i = 0; i < n; i++) {
             if (out[i])
                 continue;
@@ -137,7 +150,7 @@ static int interleave(bt__tctx *T, bt__entry **f, int n, int R)
             }
             free(smp);
         }
-        if (round == 0 || round == R - 1)
+        if (round == R - 1)
             continue;
         /* the pooled statistics so far (the pools' order does not matter: sorted in place) */
         int lead = -1;
@@ -150,11 +163,14 @@ static int interleave(bt__tctx *T, bt__entry **f, int n, int R)
             }
         }
         for (int i = 0; i < n && lead >= 0; i++)
-            if (i != lead && !out[i] && st[i].n && clearly_slower(&st[i], &st[lead])) {
+            if (i != lead && !out[i] && st[i].n &&
+                (round ? clearly_slower : decisively_slower)(&st[i], &st[lead])) {
                 out[i] = true;
                 left++;
             }
     }
+    if (ran)
+        *ran = round;
     for (int i = 0; i < n; i++) {
         if (pool_n[i] >= 5)
             bt__stats_compute(pool_t[i], pool_n[i], &f[i]->st);
@@ -179,7 +195,7 @@ static int challenge(bt__tctx *T, finals *F, int K, int R)
         if ((size_t)K >= F->nok || F->ok[K]->st.median >= F->ok[0]->st.median)
             break;
         bt__entry *pair[2] = {F->ok[0], F->ok[K]};
-        T->r->left_early += interleave(T, pair, 2, R);
+        T->r->left_early += interleave(T, pair, 2, R, NULL);
         K++;
         T->r->challengers++;
         qsort(F->ok, (size_t)K, sizeof *F->ok, cmp_entry_median);
@@ -282,9 +298,9 @@ void bt__select(bt__tctx *T)
         r->finalists = K;
         r->rounds = K > 1 ? R : 0;
         if (K == 1 && F.ok[0]->st.screened) /* alone: still measured at the full budgets */
-            interleave(T, F.ok, 1, 1);
+            interleave(T, F.ok, 1, 1, NULL);
         if (K > 1) {
-            r->left_early += interleave(T, F.ok, K, R);
+            r->left_early += interleave(T, F.ok, K, R, &r->rounds_run);
             qsort(F.ok, (size_t)K, sizeof *F.ok, cmp_entry_median);
             r->finalists = challenge(T, &F, K, R);
         }
