@@ -142,8 +142,9 @@ static void test_screened_winner_and_promotion(void **state)
 /* A screening that ends after its estimate's runs: on vcut (not in graph mode, where the cut does
  * not apply), REP 8 and 16 take 1.83 and 3.5 times REP 4's time on the virtual clock, above
  * 1.25 x the fastest median before them, so each stops after BT__EST_RUNS runs; REP 5 (1.21 x)
- * is screened in full (how many runs that is depends on the host's speed: the mock's flush). With three finalists (4, 5, 8) the other two are decisively slower than
- * REP 4 after the first interleaved round and leave: one round runs of eight. */
+ * is screened in full (how many runs that is depends on the host's speed: the mock's flush).
+ * With three finalists (4, 5, 8) the other two are decisively slower than REP 4 after the first
+ * interleaved round and leave: one round runs of eight. */
 static void test_screen_cut_and_decisive_round(void **state)
 {
     (void)state;
