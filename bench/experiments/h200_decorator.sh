@@ -3,11 +3,10 @@
 # h200_decorator.sh — @blocktune.autotune against @triton.autotune on the H200 (issue 15 item 4),
 # both in the same process of each run (h200_decorator.py): examples/triton/matmul.py (the
 # anchors' tutorial matmul) with the seed's 7 configs at 4096³ fp16 on torch tensors.
-#   0. cold0: nothing cached at all (blocktune's cache folder and Triton's removed): the whole
-#      first call, which also computes Triton's own key (a hash of its files, kept by blocktune);
-#   1. cold: blocktune's and Triton's kernel caches empty, no store, only the record of Triton's
-#      own key kept (as on any machine where blocktune has run with this Triton): the whole
-#      first call;
+#   0. cold0: nothing cached (blocktune's cache folder and Triton's removed), the first run of
+#      the machine's call: the whole first call;
+#   1. cold: the same again (both caches removed once more; the disk cache now holds Triton's
+#      files): the whole first call;
 #   2. warm: the kernel caches kept, the store removed: the whole first call (a re-tune);
 #   3. second: a new process with the store kept: blocktune's first call comes from the store
 #      (compiles 0, measurements 0, tunes 0; the issue's target is a first call <= 50 ms);
@@ -40,11 +39,7 @@ run() {
     head -10 >> "$OUT/summary.txt"
 }
 run cold0
-key=$(find "$BLOCKTUNE_CACHE_DIR" -name triton_key.json | head -1)
-cp "$key" "$OUT/triton_key.json" 2>/dev/null
 rm -rf "$BLOCKTUNE_CACHE_DIR" "$TRITON_CACHE_DIR"
-if [ -n "$key" ]; then mkdir -p "$(dirname "$key")" && cp "$OUT/triton_key.json" "$key"; fi
-log "kept only the record of Triton's key: ${key:-none was written}"
 run cold
 rm -f "$BLOCKTUNE_CACHE_DIR"/blocktune.db*; run warm
 run second --only blocktune

@@ -416,7 +416,8 @@ def resource_check(ans, r):
 def preload():
     """Does what a worker's first compile would do before it compiles anything, so that a worker
     pays for it when it starts, not at its first request: imports Triton, its compiler, the NVIDIA
-    back end and the JIT's specializer, and has Triton's own key (remembered_triton_key)."""
+    back end and the JIT's specializer, and hands Triton a stand-in for its own key
+    (standin_triton_key)."""
     import triton  # noqa: F401
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource  # noqa: F401
@@ -424,54 +425,19 @@ def preload():
     from triton.runtime.jit import JITFunction  # noqa: F401
     make_backend(GPUTarget("cuda", 90, 32))
     specialize_scalar(16)
-    remembered_triton_key()
+    standin_triton_key()
 
 
-def files_stamp(root):
-    """A sha256 of the path, size, modification time and inode of every file under root (the
-    __pycache__ folders aside): it changes when any of them is edited, replaced, added or
-    removed, as a reinstall of the package does."""
-    h = hashlib.sha256()
-    for folder, subdirs, files in os.walk(root):
-        subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
-        for name in sorted(files):
-            path = os.path.join(folder, name)
-            st = os.stat(path)
-            h.update(f"{os.path.relpath(path, root)}\0{st.st_size}\0{st.st_mtime_ns}\0"
-                     f"{st.st_ino}\n".encode())
-    return h.hexdigest()
-
-
-def remembered_triton_key():
-    """Triton's own key, triton.runtime.cache.triton_key() (part of the key of every compile it
-    caches): a sha256 of the bytes of its compiler, back ends, language and the 400 MB libtriton,
-    ~0.4 s in every new process. blocktune keeps it in its cache (<root>/<version>/triton_key.json)
-    with the stamp of the installed Triton's files (files_stamp) and this python; while both are
-    unchanged a process takes the key from there (a few ms) and gives it to Triton in place of
-    the hash it would compute, which is the same string. Else it is computed and kept."""
+def standin_triton_key():
+    """Triton's own key, triton.runtime.cache.triton_key(), is a sha256 of its compiler, back ends,
+    language and the 400 MB libtriton (0.4 s in every new process, 0.9 s on a machine whose disk
+    cache does not hold them yet). It only names entries of Triton's own cache, which a worker
+    does not use (compile_one compiles with always_compile into a temporary directory), and is
+    not part of what is compiled; so Triton is handed this constant instead and never computes
+    it (test_triton_compile checks that a CUBIN is the same byte for byte either way)."""
     import triton
     from triton.runtime import cache as tcache
-    root = os.path.dirname(os.path.abspath(triton.__file__))
-    path = os.path.join(cache_root({"cache_dir": None}), triton.__version__, "triton_key.json")
-    try:
-        ident = {"python": sys.executable, "python_version": sys.version, "triton": root,
-                 "stamp": files_stamp(root)}
-    except OSError:
-        return tcache.triton_key()
-    try:
-        with open(path) as f:
-            rec = json.load(f)
-        key = rec["key"] if rec.get("ident") == ident and isinstance(rec.get("key"), str) else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        key = None
-    if key is None:
-        key = tcache.triton_key()
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            write_atomic(path, json.dumps({"ident": ident, "key": key}).encode())
-        except OSError:  # a read-only cache: computed again by the next process
-            pass
-        return key
+    key = f"{triton.__version__}-blocktune-uncached"
 
     def triton_key():
         return key
