@@ -177,17 +177,23 @@ static void test_screen_cut_and_decisive_round(void **state)
         assert_int_equal(r->n, 4);
         assert_true(r->winner >= 0);
         assert_int_equal(r->e[r->winner].ev.cfg.v[0], 4);
+        double best = 0; /* the fastest median before each, in the order they were measured */
         for (size_t i = 0; i < r->n; i++) {
             const bt__entry *e = &r->e[i];
             int64_t rep = e->ev.cfg.v[0];
             printf("    top %d: REP %lld: median %.4f ms over %d runs%s%s\n", top, (long long)rep,
                    e->st.median, e->st.n, e->st.cut ? ", cut" : "",
                    e->finalist ? ", finalist" : "");
+            static const int64_t order[] = {4, 5, 8, 16}; /* the perf expression's ranking */
+            assert_int_equal(rep, order[i]);
             if (!e->finalist) { /* a finalist's statistics are the finals' */
                 assert_int_equal(e->st.cut, rep >= 8);
+                assert_int_equal(e->st.cut, best > 0 && e->st.median > BT__SCREEN_CUT * best);
                 if (rep >= 8) /* the estimate's runs are its statistics */
                     assert_int_equal(e->st.n, BT__EST_RUNS);
             }
+            if (best == 0 || e->st.median < best)
+                best = e->st.median;
         }
         assert_int_equal(r->screen_cut, 2);
         char *text = bt_test_report(r);

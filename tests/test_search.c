@@ -219,6 +219,28 @@ static void test_rules_every_strategy(void **state)
     }
 }
 
+/* With a prior, exhaustive measures the predicted fastest first (the screening's early stop and a
+ * time limit keep the promising ones); without one, in index order. */
+static void test_exhaustive_order(void **state)
+{
+    synth *sy = *state;
+    for (int with = 0; with <= 1; with++) {
+        bt__search_result r;
+        run(sy, bt__strategy_find("exhaustive"), 1, NULL, with, &r);
+        assert_int_equal(r.evals, sy->nvalid);
+        for (uint64_t e = 1; e < r.evals; e++) {
+            uint64_t a = r.trace[e - 1].idx, b = r.trace[e].idx;
+            if (with)
+                assert_true(synth_prior(sy, a) <= synth_prior(sy, b));
+            else
+                assert_true(a < b);
+        }
+        if (with) /* the first measured is the best predicted, here also the best */
+            assert_int_equal(r.trace[0].idx, sy->best_idx);
+        bt__search_result_clear(&r);
+    }
+}
+
 static void test_exhaustive_measures_each_valid_config_once(void **state)
 {
     synth *sy = *state;
@@ -792,6 +814,7 @@ int main(void)
         cmocka_unit_test(test_registry),
         cmocka_unit_test(test_forest_local_step),
         cmocka_unit_test(test_rules_every_strategy),
+        cmocka_unit_test(test_exhaustive_order),
         cmocka_unit_test(test_exhaustive_measures_each_valid_config_once),
         cmocka_unit_test(test_budget_max_evals),
         cmocka_unit_test(test_budget_time_limit),
