@@ -4,6 +4,7 @@
  */
 #include "search/common.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,6 +131,39 @@ void bt__valid_set_free(bt__valid_set *v)
     free(v->idx);
     v->idx = NULL;
     v->n = 0;
+}
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const bt__ranked *x = a, *y = b;
+    bool xn = isnan(x->pred), yn = isnan(y->pred);
+    if (xn != yn)
+        return xn ? 1 : -1;
+    if (!xn && x->pred != y->pred)
+        return x->pred < y->pred ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+bt_status bt__search_ranked(const bt__search_ctx *ctx, bt__ranked **out, uint64_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    bt__valid_set v;
+    bt_status st = bt__valid_set_init(&v, ctx);
+    if (st != BT_OK)
+        return st;
+    bt__ranked *items = malloc(sizeof *items * (v.n ? v.n : 1));
+    if (!items) {
+        bt__valid_set_free(&v);
+        return BT_NOMEM;
+    }
+    for (uint64_t i = 0; i < v.n; i++)
+        items[i] = (bt__ranked){v.idx[i], ctx->prior(ctx->user, v.idx[i])};
+    qsort(items, v.n, sizeof *items, cmp_ranked);
+    *out = items;
+    *n = v.n;
+    bt__valid_set_free(&v);
+    return BT_OK;
 }
 
 bool bt__valid_random_unseen(const bt__valid_set *v, bt__rng *r, const bt__idxmap *seen,

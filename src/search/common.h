@@ -47,6 +47,16 @@ bool bt__valid(const bt__search_ctx *ctx, uint64_t idx);
 bool bt__valid_random_unseen(const bt__valid_set *v, bt__rng *r, const bt__idxmap *seen,
                              uint64_t *out);
 
+/* A valid config and the prior's prediction for it (NAN: none). */
+typedef struct bt__ranked {
+    uint64_t idx;
+    double pred;
+} bt__ranked;
+/* The valid configs of ctx (ctx->prior set; a space of at most BT__SEARCH_ENUM_MAX configs) in
+ * predicted order: fastest first, those without a prediction last, ties by index (malloc'd into
+ * *out, *n of them). */
+bt_status bt__search_ranked(const bt__search_ctx *ctx, bt__ranked **out, uint64_t *n);
+
 /* --- ordinal view: parameter values by rank --------------------------------------------------- */
 typedef struct bt__ordinal {
     int nparams;

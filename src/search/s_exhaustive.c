@@ -2,40 +2,20 @@
 /*
  * s_exhaustive.c — the `exhaustive` strategy: every valid config once. With the model's prior
  * (the predicted time of each config) the fastest predicted come first, so that a screening cut
- * (measure layer) and a time limit keep the promising ones; without it, or for a space of more
- * than EXH_ORDER_MAX configs, in index order. The default for small spaces; the reference the
+ * (measure layer) and a time limit keep the promising ones; without it, or for a space too
+ * large to enumerate (BT__SEARCH_ENUM_MAX), in index order. The default for small spaces; the reference the
  * other strategies are judged against.
  */
 #include "search/common.h"
 
-#include <math.h>
 #include <stdlib.h>
-
-#define EXH_ORDER_MAX (1u << 20)
-
-typedef struct exh_item {
-    uint64_t idx;
-    double prior;
-} exh_item;
 
 typedef struct exhaustive_state {
     bt__search_ctx ctx;
-    uint64_t next;   /* index order: the next index to look at; else the next item */
-    exh_item *order; /* NULL: index order */
-    size_t n;
+    uint64_t next;     /* index order: the next index to look at; else the next of order */
+    bt__ranked *order; /* NULL: index order */
+    uint64_t n;
 } exhaustive_state;
-
-/* Predicted fastest first; no prediction after every predicted one; then index order. */
-static int cmp_item(const void *a, const void *b)
-{
-    const exh_item *x = a, *y = b;
-    bool nx = isnan(x->prior), ny = isnan(y->prior);
-    if (nx != ny)
-        return nx ? 1 : -1;
-    if (!nx && x->prior != y->prior)
-        return x->prior < y->prior ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
 
 static bt_status exhaustive_create(const bt__search_ctx *ctx, void **state, bt_diag *diag)
 {
@@ -44,24 +24,12 @@ static bt_status exhaustive_create(const bt__search_ctx *ctx, void **state, bt_d
     if (!s)
         return BT_NOMEM;
     s->ctx = *ctx;
-    if (ctx->prior && ctx->space->total <= EXH_ORDER_MAX) {
-        size_t cap = 0;
-        for (uint64_t i = 0; i < ctx->space->total; i++) {
-            if (!bt__valid(&s->ctx, i))
-                continue;
-            if (s->n == cap) {
-                size_t ncap = cap ? cap * 2 : 64;
-                exh_item *g = realloc(s->order, sizeof *g * ncap);
-                if (!g) {
-                    free(s->order);
-                    free(s);
-                    return BT_NOMEM;
-                }
-                s->order = g, cap = ncap;
-            }
-            s->order[s->n++] = (exh_item){i, ctx->prior(ctx->user, i)};
+    if (ctx->prior && ctx->space->total <= BT__SEARCH_ENUM_MAX) {
+        bt_status st = bt__search_ranked(ctx, &s->order, &s->n);
+        if (st != BT_OK) {
+            free(s);
+            return st;
         }
-        qsort(s->order, s->n, sizeof *s->order, cmp_item);
     }
     *state = s;
     return BT_OK;

@@ -29,28 +29,12 @@
 #define MODEL_TOP_FRACTION 0.05
 #define MODEL_MIN_RHO 0.5
 
-typedef struct model_item {
-    uint64_t idx;
-    double pred;
-} model_item;
-
 typedef struct model_state {
-    model_item *items; /* valid configs in predicted order */
+    bt__ranked *items; /* valid configs in predicted order */
     double *measured;  /* measured[i]: ms of items[i] (INFINITY when failed), for i < next */
     uint64_t n, next, top;
     bt__idxmap pos; /* proposed config -> its position in items */
 } model_state;
-
-static int cmp_item(const void *a, const void *b)
-{
-    const model_item *x = a, *y = b;
-    bool xn = isnan(x->pred), yn = isnan(y->pred);
-    if (xn != yn)
-        return xn ? 1 : -1;
-    if (!xn && x->pred != y->pred)
-        return x->pred < y->pred ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
 
 static void model_destroy(void *state)
 {
@@ -79,26 +63,12 @@ static bt_status model_create(const bt__search_ctx *ctx, void **state, bt_diag *
     if (!s)
         return BT_NOMEM;
     bt__idxmap_init(&s->pos);
-    bt__valid_set v;
-    bt_status st = bt__valid_set_init(&v, ctx);
-    if (st != BT_OK) {
-        free(s);
-        return st;
-    }
-    s->n = v.n;
-    s->items = malloc(sizeof *s->items * (v.n ? v.n : 1));
-    s->measured = malloc(sizeof *s->measured * (v.n ? v.n : 1));
-    if (!s->items || !s->measured) {
-        bt__valid_set_free(&v);
+    bt_status st = bt__search_ranked(ctx, &s->items, &s->n);
+    s->measured = st == BT_OK ? malloc(sizeof *s->measured * (s->n ? s->n : 1)) : NULL;
+    if (!s->measured) {
         model_destroy(s);
-        return BT_NOMEM;
+        return st != BT_OK ? st : BT_NOMEM;
     }
-    for (uint64_t i = 0; i < v.n; i++) {
-        s->items[i].idx = v.idx[i];
-        s->items[i].pred = ctx->prior(ctx->user, v.idx[i]);
-    }
-    bt__valid_set_free(&v);
-    qsort(s->items, s->n, sizeof *s->items, cmp_item);
     uint64_t top = (uint64_t)ceil(MODEL_TOP_FRACTION * (double)s->n);
     s->top = top < MODEL_MIN_TOP ? MODEL_MIN_TOP : top;
     *state = s;
