@@ -622,6 +622,44 @@ static void test_static_shared_memory_above_48k_is_eliminated(void **state)
     bt_kdesc_destroy(k);
 }
 
+/* Triton's rules: a config whose accumulator alone needs more registers per thread than a thread
+ * may have (the accumulator is held across the block's threads) is eliminated with the numbers;
+ * one at the limit is kept; on a GPU with tensor memory (cc 10) a tensor-core one is kept. */
+static void test_accumulator_beyond_the_registers_is_eliminated(void **state)
+{
+    fx *f = *state;
+    const char *text =
+        "{\"name\": \"mm\", \"problem\": {\"M\": 4096, \"N\": 4096}, \"rules\": \"triton\",\n"
+        " \"params\": {\"BM\": [128, 256], \"BN\": [128, 256], \"num_warps\": [4, 8]},\n"
+        " \"model\": {\"kind\": \"gemm\", \"unit\": \"tensor\", \"accumulator_bytes\": \"BM * BN * 4\"},\n"
+        " \"launch\": {\"grid\": [\"cdiv(M, BM) * cdiv(N, BN)\"], \"block\": [\"num_warps * 32\"]}}";
+    bt_kdesc *k;
+    bt_plan *pl = plan_spec(f, text, "h200", NULL, false, &k);
+    /* BM*BN / threads: 128x128 w4 = 128, w8 = 64; 128x256 and 256x128 w4 = 256 (out), w8 = 128;
+     * 256x256 w4 = 512 (out), w8 = 256 (out) */
+    assert_int_equal(pl->ncand, 4);
+    assert_int_equal(pl->nelim, 4);
+    for (size_t i = 0; i < pl->nelim; i++)
+        assert_true(pl->elim[i].broken & (1u << BT__RULE_ACC_REGS));
+    bool saw512 = false;
+    for (size_t i = 0; i < pl->nelim; i++)
+        saw512 |= strstr(pl->elim[i].reasons, "the accumulator alone needs 512 registers per "
+                                              "thread (262144 B over 128 threads) > 255") != NULL;
+    assert_true(saw512);
+    bt_plan_destroy(pl);
+    /* tensor memory holds a tensor-core accumulator from compute capability 10 */
+    bt_gpu g = *gpu(f->db, "h200");
+    g.cc_major = 10;
+    bt_problem *p;
+    bt_problem_create(k, &p);
+    bt_diag d;
+    assert_int_equal(bt_plan_create(k, p, &g, NULL, &pl, &d), BT_OK);
+    assert_int_equal(pl->ncand, 8);
+    bt_plan_destroy(pl);
+    bt_problem_destroy(p);
+    bt_kdesc_destroy(k);
+}
+
 /* An estimated register count (model.regs, or the default) never eliminates: it warns and says it
  * is an estimate. Kernel Tuner's pnpoly lost 320 valid configs to a guess. */
 static void test_estimated_registers_warn_but_do_not_eliminate(void **state)
@@ -774,6 +812,7 @@ int main(void)
         cmocka_unit_test(test_100k_configs_filter_in_well_under_a_second),
         cmocka_unit_test(test_json_has_the_documented_fields),
         cmocka_unit_test(test_static_shared_memory_above_48k_is_eliminated),
+        cmocka_unit_test(test_accumulator_beyond_the_registers_is_eliminated),
         cmocka_unit_test(test_estimated_registers_warn_but_do_not_eliminate),
         cmocka_unit_test(test_exact_registers_eliminate),
         cmocka_unit_test(test_threads_come_from_the_launch_block),

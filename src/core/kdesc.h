@@ -55,6 +55,9 @@ typedef enum bt__rule {
     BT__RULE_FITS_SM,        /* at least one block fits on an SM (smem, threads; registers only
                                 when counted exactly by a compiler: plan --exact) */
     BT__RULE_SMEM_STATIC,    /* static smem <= the default per-block size (CUDA: 48 KiB) */
+    BT__RULE_ACC_REGS,       /* the accumulator alone fits the registers a thread may have
+                                (accumulator_bytes / 4 / threads <= max_regs_per_thread; not
+                                for tensor-core kernels from cc 10 on: tensor memory) */
     BT__RULE__COUNT
 } bt__rule;
 

@@ -307,6 +307,23 @@ static void eval_rules(bt__model *m, bt__cfg_eval *ev, int64_t warp, int64_t sme
                    "(launch.local_mem) (smem_static)",
                    (long long)smem_static, (long long)g->smem_per_block, how);
     }
+    /* seed 001's register pressure: an accumulator tile is held in registers across the block's
+     * threads (a Triton dot's, an mma's); more than a thread may have cannot stay there, and a
+     * spilled accumulator is read and written to local memory at every step of the K loop (on
+     * the H200 such Triton GEMM configs ran 4-25x slower than the best and took 59 % of the
+     * space's compile time: bench/NOTES.md 39). Not from compute capability 10 on, where a
+     * tensor-core accumulator lives in tensor memory. */
+    if ((R & R(BT__RULE_ACC_REGS)) && g->max_regs_per_thread > 0 && ev->threads > 0 &&
+        ev->acc_bytes > 0 && !(g->cc_major >= 10 && k->unit == BT__UNIT_TENSOR)) {
+        int64_t acc_regs = cdiv64(ev->acc_bytes, sat_mul(4, ev->threads));
+        if (acc_regs > g->max_regs_per_thread)
+            add_reason(ev, R(BT__RULE_ACC_REGS),
+                       "the accumulator alone needs %lld registers per thread (%lld B over %lld "
+                       "threads) > %d: it cannot stay in registers and spills to local memory "
+                       "(accumulator_regs)",
+                       (long long)acc_regs, (long long)ev->acc_bytes, (long long)ev->threads,
+                       g->max_regs_per_thread);
+    }
     if ((R & R(BT__RULE_THREADS)) && g->max_threads_per_block > 0 &&
         ev->threads > g->max_threads_per_block)
         add_reason(ev, R(BT__RULE_THREADS), "%lld threads per block > %d allowed (threads_limit)",

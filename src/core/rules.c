@@ -15,7 +15,7 @@ static const char *const rule_names[BT__RULE__COUNT] = {
     [BT__RULE_WARP_WIDTH] = "warp_width", [BT__RULE_SMEM] = "smem_limit",
     [BT__RULE_THREADS] = "threads_limit", [BT__RULE_NUM_WARPS] = "num_warps_set",
     [BT__RULE_STAGES] = "stages_min",     [BT__RULE_FITS_SM] = "fits_sm",
-    [BT__RULE_SMEM_STATIC] = "smem_static",
+    [BT__RULE_SMEM_STATIC] = "smem_static", [BT__RULE_ACC_REGS] = "accumulator_regs",
 };
 
 const char *bt__rule_name(bt__rule r) { return (unsigned)r < BT__RULE__COUNT ? rule_names[r] : "?"; }
@@ -29,8 +29,11 @@ static const struct {
     uint32_t mask;
     const char *summary;
 } rule_sets[] = {
-    {"triton", LIMITS | R(BT__RULE_POW2_TILES) | R(BT__RULE_TC_DIMS) | R(BT__RULE_NUM_WARPS),
-     "Triton-style kernels: pow2 tiles, tensor-core dims >= 16, num_warps a power of two <= 32"},
+    {"triton",
+     LIMITS | R(BT__RULE_POW2_TILES) | R(BT__RULE_TC_DIMS) | R(BT__RULE_NUM_WARPS) |
+         R(BT__RULE_ACC_REGS),
+     "Triton-style kernels: pow2 tiles, tensor-core dims >= 16, num_warps a power of two <= 32, "
+     "the accumulator (held by every thread of the block) within the registers of a thread"},
     {"cuda", LIMITS | R(BT__RULE_WARP_WIDTH) | R(BT__RULE_TC_DIMS),
      "hand-written CUDA/OpenCL kernels: any tile size, inner tile width a multiple of the warp"},
     {"limits", LIMITS, "hardware limits only"},
@@ -59,7 +62,7 @@ bool bt__rules_parse(const char *text, uint32_t *mask, bt_diag *diag)
             bt__diag_set(diag,
                          "unknown rule or rule set '%s' (sets: triton, cuda, limits, all; rules: "
                          "pow2_tiles, tc_dims, warp_width, smem_limit, threads_limit, "
-                         "num_warps_set, stages_min, fits_sm, smem_static)",
+                         "num_warps_set, stages_min, fits_sm, smem_static, accumulator_regs)",
                          w);
             return false;
         }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # triton_plan.sh — Triton specs in `blocktune plan` (docs/triton.md, docs/spec.md#triton-kernels):
-# examples/triton/matmul.json's 108 configs with every shared-memory overflow eliminated by the
-# model before anything compiles, with reasons; what a Triton spec refuses; the error naming a
+# examples/triton/matmul.json's 108 configs with every shared-memory overflow and every accumulator
+# beyond a thread's registers eliminated by the model before anything compiles, with reasons; what a Triton spec refuses; the error naming a
 # missing python. With Triton ($BT_TRITON_PYTHON, else python3), `plan --exact` compiles a few
 # configs for the H200 with no GPU and checks the exact shared memory and registers; without it
 # that part is SKIPPED (exit 77) after the rest passed, or FAILS under $CI.
@@ -21,18 +21,30 @@ mm="$src/examples/triton/matmul.json"
 # --- the model on the anchors' 108-config space (no Python involved) ---
 json=$(BLOCKTUNE_PYTHON=/nonexistent/python "$bt" plan "$mm" --gpu h200 --json)
 check "plan of matmul.json exits 0 without Python" test $? -eq 0
-check "108 configs: 84 candidates, the 24 overflows eliminated with reasons" python3 -c '
+check "108 configs: 70 candidates, the 24 overflows and the 14 spilled accumulators eliminated with reasons" python3 -c '
 import json, sys
 j = json.loads(sys.stdin.read())
 assert j["space_size"] == 108, j["space_size"]
-assert len(j["candidates"]) == 84 and len(j["eliminated"]) == 24, (len(j["candidates"]), len(j["eliminated"]))
+assert len(j["candidates"]) == 70 and len(j["eliminated"]) == 38, (len(j["candidates"]), len(j["eliminated"]))
 def smem(c):
     return c["num_stages"] * (c["BLOCK_M"] * c["BLOCK_K"] + c["BLOCK_K"] * c["BLOCK_N"]) * 2
+def acc_regs(c):
+    return c["BLOCK_M"] * c["BLOCK_N"] // (32 * c["num_warps"])
+n_smem = n_acc = 0
 for e in j["eliminated"]:
-    assert smem(e["config"]) > 232448, e["config"]
-    assert any("(smem_limit)" in r and "> 232448 B per block" in r for r in e["reasons"]), e["reasons"]
+    over, spills = smem(e["config"]) > 232448, acc_regs(e["config"]) > 255
+    assert over or spills, e["config"]
+    if over:
+        n_smem += 1
+        assert any("(smem_limit)" in r and "> 232448 B per block" in r for r in e["reasons"]), e["reasons"]
+    if spills:
+        n_acc += 1
+        assert any("(accumulator_regs)" in r and "registers per thread" in r and "> 255" in r
+                   for r in e["reasons"]), e["reasons"]
+assert (n_smem, n_acc) == (24, 24), (n_smem, n_acc)  # 10 configs break both
 for c in j["candidates"]:
     assert smem(c["config"]) <= 232448 and c["smem_bytes"] == smem(c["config"]), c
+    assert acc_regs(c["config"]) <= 255, c
     assert c["threads_per_block"] == 32 * c["config"]["num_warps"], c
     assert "exact" not in c
 ' <<<"$json"
