@@ -484,8 +484,10 @@ static void test_winner_is_remeasured_interleaved_and_stable(void **state)
         assert_true(r->challengers >= 0 && r->challengers <= 8);
         assert_int_equal(r->rounds, 2);
         /* no config the table shows is faster than the winner (challengers meet it otherwise) */
+        /* (but a finalist that left the rounds early: judged slower on the rounds it shared
+         * with the leader, it may show a lower median when the leader's later rounds drift) */
         for (size_t i = 0; r->challengers < 8 && i < r->n; i++)
-            if (r->e[i].status == BT__CS_OK)
+            if (r->e[i].status == BT__CS_OK && !r->e[i].left_rounds)
                 assert_true(r->e[i].st.median >= r->e[r->winner].st.median);
         /* the finalists' statistics pool the interleaved rounds: more samples than one bench
          * (which takes at least 5) */

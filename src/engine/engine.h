@@ -92,6 +92,10 @@ typedef struct bt__entry {
                                 "installed" (engine/kcache.h); NULL otherwise */
     bool from_store; /* the measurement came from the results store (not re-measured) */
     bool finalist;   /* re-measured interleaved in the finals (select.c) */
+    bool left_rounds;            /* left the finals' interleaved rounds early, slower than the
+                                    leader on the rounds it ran: it ranks behind every finalist
+                                    that stayed, whatever the leader's later rounds drift to */
+    double left_margin, left_noise; /* its lead over it then, and their noise band */
     bt__kres res;
     bt__blob blob;
     bt__bmod *mod;

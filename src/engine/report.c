@@ -127,8 +127,13 @@ size_t *bt__result_ok_order(const bt_result *r, size_t *m)
     for (size_t i = 0; i < r->n; i++)
         if (r->e[i].status == BT__CS_OK)
             order[(*m)++] = i;
+    /* the winner first (a finalist that left the rounds early may show a lower median: the
+     * leader's later rounds drifted), then by median */
     for (size_t a = 1; a < *m; a++)
-        for (size_t b = a; b > 0 && r->e[order[b]].st.median < r->e[order[b - 1]].st.median; b--) {
+        for (size_t b = a; b > 0 && (int)order[b - 1] != r->winner &&
+                           ((int)order[b] == r->winner ||
+                            r->e[order[b]].st.median < r->e[order[b - 1]].st.median);
+             b--) {
             size_t t = order[b];
             order[b] = order[b - 1];
             order[b - 1] = t;
@@ -201,10 +206,11 @@ static void write_candidates(const bt_result *r, FILE *f, bool known, bool mem)
             snprintf(effs, sizeof effs, "%5.1f%%", e->eff * 100);
         else
             snprintf(effs, sizeof effs, "%6s", "n/a");
-        fprintf(f, "  %3zu %-44s %9lld %5s %8s %3.0f%% %11.2f %19s %5d %9.2f %s %s%s\n", j + 1,
+        fprintf(f, "  %3zu %-44s %9lld %5s %8s %3.0f%% %11.2f %19s %5d %9.2f %s %s%s%s\n", j + 1,
                 c.cfg, c.smem, c.regs, c.blk, c.occupancy * 100, e->st.median * 1e3, spread,
                 e->st.n, mem ? e->gbps : e->tflops, effs, c.status,
-                e->st.screened ? ", screening" : "");
+                e->st.screened ? ", screening" : "",
+                e->left_rounds ? ", left the finals early" : "");
     }
     free(order);
 }
@@ -310,7 +316,8 @@ static void write_finals(const bt_result *r, FILE *f)
     if (r->left_early)
         fprintf(f, "  %d of them left the rounds early, clearly slower than the leader (beyond "
                    "the noise band and two standard errors; after the first round, beyond three "
-                   "noise bands and six standard errors)\n", r->left_early);
+                   "noise bands and six standard errors): they rank behind the finalists that "
+                   "stayed, whose later rounds may run on a warmer GPU\n", r->left_early);
     if (r->not_promoted)
         fprintf(f, "  NOTE: %d more configs were within the screening noise of the cut but not "
                    "re-measured (the finals hold at most 16, or the time limit)\n",
@@ -418,6 +425,7 @@ static void config_table_json(const bt_result *r, size_t i, json_t *x)
         json_object_set_new(x, "blocks_per_sm_exact", json_integer(c.blk_exact));
     json_object_set_new(x, "occupancy", json_real(c.occupancy));
     json_object_set_new(x, "finalist", json_boolean(e->finalist));
+    json_object_set_new(x, "left_finals_early", json_boolean(e->left_rounds));
     json_object_set_new(x, "from_store", json_boolean(e->from_store));
     json_object_set_new(x, "screened", json_boolean(e->status == BT__CS_OK && e->st.screened));
 }

@@ -56,6 +56,18 @@ static int cmp_entry_median(const void *a, const void *b)
                                        every tune, whatever qsort does with ties) */
 }
 
+/* The finals' order: the finalists that stayed to the end of their interleaved rounds before
+ * those that left them early (the data judged those slower on the rounds they shared with the
+ * leader; the leader's later rounds may drift, a hot GPU's clock falling, so their medians are
+ * not comparable), then by median. */
+static int cmp_finals(const void *a, const void *b)
+{
+    const bt__entry *const *x = a, *const *y = b;
+    if ((*x)->left_rounds != (*y)->left_rounds)
+        return (*x)->left_rounds ? 1 : -1;
+    return cmp_entry_median(a, b);
+}
+
 /* The configs that measured, fastest first median first. */
 typedef struct finals {
     bt__entry **ok;
@@ -129,6 +141,8 @@ static int interleave(bt__tctx *T, bt__entry **f, int n, int R, int *ran)
     int left = 0, round = 0;
     if (n > 16)
         n = 16;
+    for (int i = 0; i < n; i++)
+        f[i]->left_rounds = false;
     for (; round < R && (n == 1 || left < n - 1); round++) {
         for (int i = 0; i < n; i++) {
             if (out[i])
@@ -167,6 +181,9 @@ static int interleave(bt__tctx *T, bt__entry **f, int n, int R, int *ran)
                 (round ? clearly_slower : decisively_slower)(&st[i], &st[lead])) {
                 out[i] = true;
                 left++;
+                f[i]->left_rounds = true;
+                f[i]->left_margin = (st[i].median - st[lead].median) / st[lead].median;
+                f[i]->left_noise = noise_band(&st[lead], &st[i]);
             }
     }
     if (ran)
@@ -198,7 +215,7 @@ static int challenge(bt__tctx *T, finals *F, int K, int R)
         T->r->left_early += interleave(T, pair, 2, R, NULL);
         K++;
         T->r->challengers++;
-        qsort(F->ok, (size_t)K, sizeof *F->ok, cmp_entry_median);
+        qsort(F->ok, (size_t)K, sizeof *F->ok, cmp_finals);
     }
     return K;
 }
@@ -254,9 +271,16 @@ static void decide(bt_result *r, const finals *F)
     if (F->nok < 2)
         return;
     r->runner_up = (int)(F->ok[1] - r->e);
-    double a = F->ok[0]->st.median, b = F->ok[1]->st.median;
-    r->margin = (b - a) / a;
-    r->noise = noise_band(&F->ok[0]->st, &F->ok[1]->st);
+    if (F->ok[1]->left_rounds && !F->ok[0]->left_rounds) {
+        /* every other finalist left the rounds: the margin is the one measured on the rounds
+         * the runner-up shared with the leader */
+        r->margin = F->ok[1]->left_margin;
+        r->noise = F->ok[1]->left_noise;
+    } else {
+        double a = F->ok[0]->st.median, b = F->ok[1]->st.median;
+        r->margin = (b - a) / a;
+        r->noise = noise_band(&F->ok[0]->st, &F->ok[1]->st);
+    }
     r->tie = r->margin < r->noise;
 }
 
@@ -301,7 +325,7 @@ void bt__select(bt__tctx *T)
             interleave(T, F.ok, 1, 1, NULL);
         if (K > 1) {
             r->left_early += interleave(T, F.ok, K, R, &r->rounds_run);
-            qsort(F.ok, (size_t)K, sizeof *F.ok, cmp_entry_median);
+            qsort(F.ok, (size_t)K, sizeof *F.ok, cmp_finals);
             r->finalists = challenge(T, &F, K, R);
         }
         decide(r, &F);
