@@ -5,7 +5,8 @@
 #      (run-round16's 4096^3 winner had its 52 runs of the first round only: it had left as
 #      slower, then the leader's later rounds drifted 5 % on a warming GPU); the seed list and the
 #      anchors' 108 configs from C at 4096^3 (bt_mm4096) beside triton.autotune (tri_mm), whose
-#      script now also re-times the space's best and blocktune's winners in turns; test_cuda and
+#      script now also re-times the space's best and blocktune's winners in turns; the decorator
+#      (h200_decorator.sh) with the leader's second round of the finals; test_cuda and
 #      test_engine on the GPU
 # The consoles and summaries are packed into round17_<part>.tgz; the parts' own archives lie beside.
 set -u
@@ -16,6 +17,7 @@ part() { local name=$1; shift; echo "== part $name ($(date +%T))"; ( "$@" ) > "$
 pack() { (cd "$FINAL" && tar czf "round17_$1.tgz" console_*.txt summary_*.txt && rm -f console_*.txt summary_*.txt); }
 case ${1:-} in
   A) part tests bash -c 'BT_RUN=tests . bench/device_env.sh; cuda_tests'
+     part decorator bash bench/experiments/h200_decorator.sh
      part triton bash bench/experiments/h200_triton.sh bt_mm4096
      part tri_mm bash bench/experiments/h200_triton.sh tri_mm
      (cd /tmp/bt-triton-shared 2>/dev/null && tar czf "$FINAL/tune_json.tgz" ./*.json)

@@ -130,7 +130,8 @@ static bool decisively_slower(const bt__stats *s, const bt__stats *l)
  * each, and replaces each one's statistics with the pooled samples. After the first round a
  * config decisively slower than the leader (the fastest pooled median) leaves, from the second
  * on one clearly slower: the data have decided about it, and its statistics are those of the
- * rounds it ran; the rounds end when only the leader is left (*ran: the rounds that ran).
+ * rounds it ran; the rounds end when only the leader is left, after two rounds at least (*ran:
+ * the rounds that ran).
  * Returns how many left early. */
 static int interleave(bt__tctx *T, bt__entry **f, int n, int R, int *ran)
 {
@@ -143,7 +144,9 @@ static int interleave(bt__tctx *T, bt__entry **f, int n, int R, int *ran)
         n = 16;
     for (int i = 0; i < n; i++)
         f[i]->left_rounds = false;
-    for (; round < R && (n == 1 || left < n - 1); round++) {
+    /* the leader runs two rounds at least (its median pools two benches), alone when every
+     * other finalist has left */
+    for (; round < R && (n == 1 || left < n - 1 || round < 2); round++) {
         for (int i = 0; i < n; i++) {
             if (out[i])
                 continue;
