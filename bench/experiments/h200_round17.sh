@@ -17,10 +17,11 @@ part() { local name=$1; shift; echo "== part $name ($(date +%T))"; ( "$@" ) > "$
 pack() { (cd "$FINAL" && tar czf "round17_$1.tgz" console_*.txt summary_*.txt && rm -f console_*.txt summary_*.txt); }
 case ${1:-} in
   A) part tests bash -c 'BT_RUN=tests . bench/device_env.sh; cuda_tests'
-     part decorator bash bench/experiments/h200_decorator.sh
      part triton bash bench/experiments/h200_triton.sh bt_mm4096
      part tri_mm bash bench/experiments/h200_triton.sh tri_mm
      (cd /tmp/bt-triton-shared 2>/dev/null && tar czf "$FINAL/tune_json.tgz" ./*.json)
+     pack A
+     part decorator bash bench/experiments/h200_decorator.sh
      pack A ;;
   *) echo "usage: $0 A" >&2; exit 2 ;;
 esac
