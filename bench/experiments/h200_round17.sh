@@ -22,7 +22,7 @@ case ${1:-} in
      (cd /tmp/bt-triton-shared 2>/dev/null && tar czf "$FINAL/tune_json.tgz" ./*.json)
      pack A
      part decorator bash bench/experiments/h200_decorator.sh
-     pack A ;;
+     pack B ;;
   *) echo "usage: $0 A" >&2; exit 2 ;;
 esac
 echo "== done in $(( $(date +%s) - T0 )) s"
