@@ -3,8 +3,8 @@
  * s_exhaustive.c — the `exhaustive` strategy: every valid config once. With the model's prior
  * (the predicted time of each config) the fastest predicted come first, so that a screening cut
  * (measure layer) and a time limit keep the promising ones; without it, or for a space too
- * large to enumerate (BT__SEARCH_ENUM_MAX), in index order. The default for small spaces; the reference the
- * other strategies are judged against.
+ * large to enumerate (BT__SEARCH_ENUM_MAX), in index order. The default for small spaces; the
+ * reference the other strategies are judged against.
  */
 #include "search/common.h"
 

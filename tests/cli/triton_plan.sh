@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # triton_plan.sh — Triton specs in `blocktune plan` (docs/triton.md, docs/spec.md#triton-kernels):
 # examples/triton/matmul.json's 108 configs with every shared-memory overflow and every accumulator
-# beyond a thread's registers eliminated by the model before anything compiles, with reasons; what a Triton spec refuses; the error naming a
-# missing python. With Triton ($BT_TRITON_PYTHON, else python3), `plan --exact` compiles a few
+# beyond a thread's registers eliminated by the model before anything compiles, with reasons;
+# what a Triton spec refuses; the error naming a missing python. With Triton ($BT_TRITON_PYTHON, else python3), `plan --exact` compiles a few
 # configs for the H200 with no GPU and checks the exact shared memory and registers; without it
 # that part is SKIPPED (exit 77) after the rest passed, or FAILS under $CI.
 set -u
