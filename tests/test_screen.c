@@ -13,9 +13,11 @@
 
 #include "backends/cuda/cuda.h"
 
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +216,94 @@ static void test_screen_cut_and_decisive_round(void **state)
     bt_device_destroy(dev);
 }
 
+/* The mock's warming step, armed by the progress callback once the search's round is done (the
+ * finals come next): from the first launch of (BLOCK 128, REP 4)'s grid (1252 blocks) after one of
+ * (128, 5)'s (1565), every launch lasts 5 us longer. */
+typedef int (*step_fn)(unsigned, unsigned, unsigned long long);
+static step_fn g_step;
+
+static int arm_step(const bt_progress *pr, void *user)
+{
+    (void)pr, (void)user;
+    assert_int_equal(g_step(1565, 1252, 5000), 0);
+    return 0;
+}
+
+/* A GPU that warms during the finals: on vwarm the four configs are finalists ((128, 5) within
+ * the screening noise of the cut); after the first interleaved round the two REP 5 configs are
+ * decisively slower than the leader (128, 4) and leave, then every later round runs 5 us slower
+ * (the mock's step), so the leader's and (256, 4)'s pooled medians end above the leavers' early
+ * ones. A leaver must not win: the winner is a REP 4 config that stayed, tied with the other. */
+static void test_a_finalist_that_left_never_wins(void **state)
+{
+    (void)state;
+    bt_diag d;
+    bt_device *dev = NULL;
+    if (bt_device_open("cuda:0", &dev, &d) != BT_OK)
+        skip();
+    void *lib = dlopen(getenv("BLOCKTUNE_CUDA_LIBRARY"), RTLD_NOW);
+    assert_non_null(lib);
+    g_step = (step_fn)(uintptr_t)dlsym(lib, "mock_cuda_step");
+    assert_non_null(g_step);
+    bt_kdesc *k = NULL;
+    if (bt_kdesc_load_file(BT_SOURCE_DIR "/tests/data/screen/vwarm.json", &k, &d) != BT_OK)
+        fail_msg("vwarm.json: %s:%d:%d: %s", d.file, d.line, d.column, d.msg);
+    bt_kernel *kn = NULL;
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
+    o.warmup_ms = 0.5; /* outside graph mode each run has the mock's host flush (~20 ms) */
+    o.rep_ms = 300;
+    o.screen_ms = 20;
+    o.graph = 0;
+    o.top_k = 3;
+    o.store = "none";
+    o.mode = BT_MODE_TUNE;
+    o.progress_cb = arm_step;
+    bt__kernel_set_opts(kn, &o);
+    bt_problem *p = NULL;
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    assert_int_equal(bt_problem_set(p, "n", 40000, &d), BT_OK);
+    bt_result *r = NULL;
+    if (bt_kernel_tune(kn, p, NULL, &r, &d) != BT_OK)
+        fail_msg("tune: %s", d.msg);
+    g_step(0, 0, 0); /* off */
+    printf("    winner %d, runner-up %d, finalists %d (promoted %d, challengers %d), rounds run %d, "
+           "left %d, margin %.4f, tie %d\n", r->winner, r->runner_up, r->finalists, r->promoted,
+           r->challengers, r->rounds_run, r->left_early, r->margin, r->tie);
+    assert_int_equal(r->n, 4);
+    assert_int_equal(r->finalists, 4);
+    assert_int_equal(r->left_early, 2);
+    const bt__entry *w = &r->e[r->winner];
+    double fastest_leaver = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const bt__entry *e = &r->e[i];
+        printf("    BLOCK %lld REP %lld: median %.4f ms over %d runs%s\n",
+               (long long)e->ev.cfg.v[0], (long long)e->ev.cfg.v[1], e->st.median, e->st.n,
+               e->left_rounds ? ", left the rounds" : "");
+        assert_int_equal(e->left_rounds, e->ev.cfg.v[1] == 5);
+        if (e->left_rounds && (fastest_leaver == 0 || e->st.median < fastest_leaver))
+            fastest_leaver = e->st.median;
+    }
+    /* the drift happened: a leaver's early median is below the winner's pooled one */
+    assert_true(fastest_leaver > 0 && fastest_leaver < w->st.median);
+    assert_int_equal(w->ev.cfg.v[1], 4);
+    assert_false(w->left_rounds);
+    assert_int_equal(r->e[r->runner_up].ev.cfg.v[1], 4); /* a stayer, 0.3 % apart: a tie */
+    assert_true(r->tie);
+    char *text = bt_test_report(r);
+    /* the table's first row is a REP 4 config (the winner first, not a leaver's lower median) */
+    assert_true(strstr(text, "    1 BLOCK=128 REP=4 ") || strstr(text, "    1 BLOCK=256 REP=4 "));
+    assert_non_null(strstr(text, ", left the finals early"));
+    free(text);
+    bt_result_destroy(r);
+    bt_problem_destroy(p);
+    bt_kernel_destroy(kn);
+    bt_kdesc_destroy(k);
+    bt_device_destroy(dev);
+    dlclose(lib);
+}
+
 /* A lone finalist (a budget of one measurement) is still measured at the full budgets: the
  * winner's median is never a screening one. */
 static void test_lone_finalist_is_measured_in_full(void **state)
@@ -277,6 +367,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_screened_winner_and_promotion),
         cmocka_unit_test(test_screen_cut_and_decisive_round),
+        cmocka_unit_test(test_a_finalist_that_left_never_wins),
         cmocka_unit_test(test_store_keeps_the_budget),
         cmocka_unit_test(test_lone_finalist_is_measured_in_full),
     };

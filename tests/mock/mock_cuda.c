@@ -35,7 +35,8 @@
  *   - cuModuleGetGlobal finds a variable in the image's ELF symbol table, with its size there,
  *     and gives it device memory of its own (zeroed) for the module's life;
  *   - launches run at once on the host and advance a virtual clock that events read, so timings
- *     are positive and deterministic; a fault is reported by the next synchronising call and then
+ *     are positive and deterministic (mock_cuda_step adds a step to every launch's time from a
+ *     chosen point on: a GPU that warms); a fault is reported by the next synchronising call and then
  *     sticks (CUDA_ERROR_ILLEGAL_ADDRESS) until the primary context's last reference goes;
  *   - dynamic shared memory above the function's limit fails the launch (CUDA_ERROR_INVALID_VALUE)
  *     until cuFuncSetAttribute raises the limit;
@@ -699,11 +700,23 @@ static void free_exec(void *p)
     free(x);
 }
 
+/* A step in every launch's time, as a GPU that warms and lowers its clock (mock_cuda_step):
+ * armed, then a launch of grid g_step_after seen, then from the next launch of grid g_step_from
+ * on every launch takes g_step_ns longer. */
+static unsigned g_step_after, g_step_from;
+static uint64_t g_step_ns;
+static int g_step_state; /* 0 off, 1 armed, 2 the first grid seen, 3 on */
+
 static void run_rec(const launch_rec *l)
 {
     uint64_t threads = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2] * l->block[0] *
                        l->block[1] * l->block[2];
-    g_clock_ns += 2000 + threads / 16;
+    unsigned grid = l->grid[0] * l->grid[1] * l->grid[2];
+    if (g_step_state == 1 && grid == g_step_after)
+        g_step_state = 2;
+    else if (g_step_state == 2 && grid == g_step_from)
+        g_step_state = 3;
+    g_clock_ns += 2000 + threads / 16 + (g_step_state == 3 ? g_step_ns : 0);
     if (!g_pending)
         l->f->k->run(l);
 }
@@ -1391,6 +1404,16 @@ API CUresult cuLaunchKernelEx(const mock_config *c, struct CUfunc_st *f, void **
 
 /* Not a driver function: how many times cuCtxGetCurrent was called. */
 API long mock_cuda_ctx_queries(void) { return __atomic_load_n(&g_ctx_queries, __ATOMIC_RELAXED); }
+
+/* Not a driver function: from the first launch of grid `from` after a launch of grid `after`
+ * (counting from this call), every launch lasts ns longer (a GPU that warms; ns 0: off). */
+API int mock_cuda_step(unsigned after, unsigned from, unsigned long long ns)
+{
+    LOCK();
+    g_step_after = after, g_step_from = from, g_step_ns = ns;
+    g_step_state = ns ? 1 : 0;
+    RET(0);
+}
 
 /* Not a driver function: the last launch (cuLaunchKernel or cuLaunchKernelEx) and how many
  * there were; params gets 8 slots of 8 bytes (the parameter values, each in its slot's first
