@@ -229,11 +229,12 @@ static int arm_step(const bt_progress *pr, void *user)
     return 0;
 }
 
-/* A GPU that warms during the finals: on vwarm the four configs are finalists ((128, 5) within
- * the screening noise of the cut); after the first interleaved round the two REP 5 configs are
- * decisively slower than the leader (128, 4) and leave, then every later round runs 5 us slower
- * (the mock's step), so the leader's and (256, 4)'s pooled medians end above the leavers' early
- * ones. A leaver must not win: the winner is a REP 4 config that stayed, tied with the other. */
+/* A GPU that warms during the finals: on vwarm the top three are finalists and (256, 5) joins
+ * them (promoted, or as a challenger); after its first interleaved round each REP 5 config is
+ * decisively slower than the leader and leaves, and from the finals' second round on every launch
+ * runs 5 us slower (the mock's step), so the REP 4 configs' pooled medians end above a leaver's
+ * early one. A leaver must not win: the winner is a REP 4 config that stayed, tied with the
+ * other. */
 static void test_a_finalist_that_left_never_wins(void **state)
 {
     (void)state;
