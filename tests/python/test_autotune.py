@@ -23,6 +23,7 @@ import io
 import json
 import os
 import subprocess
+import tempfile
 import sys
 import time
 import unittest
@@ -329,6 +330,40 @@ class TestTritonEndToEnd(unittest.TestCase):
         with open(f"/proc/{_pool.started[0]}/cmdline", "rb") as f, \
                 open("/proc/self/cmdline", "rb") as me:
             self.assertEqual(f.read(), me.read())
+
+
+    def test_a_pool_fork_that_dies_is_named(self):
+        """A forked pool that ends before its hello is an error that says so and names the way
+        back to the library's own spawn (BLOCKTUNE_POOL_FORK=0); in a new process with an
+        empty kernel cache, where the fork serves nothing."""
+        with tempfile.TemporaryDirectory(prefix="bt-fork-") as cache:
+            code = (f"import sys; sys.argv=['x']; sys.path[:0]={[HERE]!r}; "
+                    "import test_autotune as t; t.dying_fork_process()")
+            r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                               timeout=300, env=dict(os.environ, BLOCKTUNE_CACHE_DIR=cache))
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        doc = json.loads(r.stdout.strip().splitlines()[-1])
+        self.assertEqual(doc["error"], "BlocktuneError", doc)
+        self.assertIn("the Triton compile pool that the embedding process started", doc["message"])
+        self.assertIn("BLOCKTUNE_POOL_FORK=0", doc["message"])
+        self.assertEqual(doc["forks"], 1)
+
+
+def dying_fork_process():
+    """Run by test_a_pool_fork_that_dies_is_named in a new process: the forked pool exits at
+    once; the first call's error is printed as JSON."""
+    setUpModule()
+    from blocktune import _pool
+    _pool.serve = lambda fd, workers: os._exit(3)
+    n = 1000
+    x, y, o = FakeTensor([1.0] * n), FakeTensor([2.0] * n), FakeTensor([0.0] * n)
+    out = {"error": None, "message": ""}
+    try:
+        bt_kernels.vector_add_e2e[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, y, o, n)
+    except Exception as e:
+        out = {"error": type(e).__name__, "message": str(e)}
+    out["forks"] = len(_pool.started)
+    print(json.dumps(out))
 
 
 CUDA_TWIN = r'''extern "C" __global__ void vadd(const float *a, const float *b, float *c, int n)

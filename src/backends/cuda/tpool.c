@@ -168,7 +168,14 @@ static bt_status hello(json_t **files, bt_diag *diag)
     free(line);
     bt_status st = BT_OK;
     json_t *err = json_object_get(h, "error");
-    if (!h)
+    if (!h && P.started_by_embedder)
+        st = BT_NO_BACKEND,
+        bt__diag_set(diag, "the Triton compile pool that the embedding process started "
+                           "(bt_triton_pool_starter; the Python package forks its interpreter) "
+                           "ended before it said it was ready (its stderr says why; with the "
+                           "package, BLOCKTUNE_POOL_FORK=0 has the library spawn '%s' instead)",
+                     P.py);
+    else if (!h)
         st = BT_NO_BACKEND, bt__diag_set(diag, "'%s -m blocktune.triton_compile' ended before it "
                                          "said it was ready (its stderr says why)", P.py);
     else if (!json_is_true(json_object_get(h, "ready")))
