@@ -28,15 +28,43 @@
 static char g_tmp[256];
 static size_t g_budget; /* the tunes' measurement budget (0: every config) */
 
-/* A handle on vscreen at n = 40000 with top_k 1, graph mode (the mock's flush sweeps 50 MB on
- * the host; graph replays skip it), a full budget of 8 ms and the given screening budget. */
-static bt_kernel *kernel(bt_device *dev, bt_kdesc **k, const char *store, double screen_ms)
+/* tests/data/screen/<name>.json. */
+static bt_kdesc *load_spec(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/data/screen/%s.json", BT_SOURCE_DIR, name);
+    bt_kdesc *k = NULL;
+    bt_diag d;
+    if (bt_kdesc_load_file(path, &k, &d) != BT_OK)
+        fail_msg("%s: %s:%d:%d: %s", path, d.file, d.line, d.column, d.msg);
+    return k;
+}
+
+/* A tune of k at n = 40000 with options o. */
+static bt_result *tune_opts(bt_device *dev, const bt_kdesc *k, const bt__tune_opts *o)
 {
     bt_diag d;
-    if (!*k && bt_kdesc_load_file(BT_SOURCE_DIR "/tests/data/screen/vscreen.json", k, &d) != BT_OK)
-        fail_msg("vscreen.json: %s:%d:%d: %s", d.file, d.line, d.column, d.msg);
     bt_kernel *kn = NULL;
-    assert_int_equal(bt_kernel_create(dev, *k, &kn, &d), BT_OK);
+    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
+    bt__kernel_set_opts(kn, o);
+    bt_problem *p = NULL;
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    assert_int_equal(bt_problem_set(p, "n", 40000, &d), BT_OK);
+    bt_result *r = NULL;
+    if (bt_kernel_tune(kn, p, NULL, &r, &d) != BT_OK)
+        fail_msg("tune: %s", d.msg);
+    bt_problem_destroy(p);
+    bt_kernel_destroy(kn);
+    return r;
+}
+
+/* vscreen (loaded into *k at the first call) at n = 40000 with top_k 1, graph mode (the mock's
+ * flush sweeps 50 MB on the host; graph replays skip it), a full budget of 8 ms and the given
+ * screening budget. */
+static bt_result *tune(bt_device *dev, bt_kdesc **k, const char *store, double screen_ms)
+{
+    if (!*k)
+        *k = load_spec("vscreen");
     bt__tune_opts o;
     bt__tune_opts_default(&o);
     o.warmup_ms = 0.5;
@@ -47,23 +75,24 @@ static bt_kernel *kernel(bt_device *dev, bt_kdesc **k, const char *store, double
     o.budget = g_budget;
     o.store = store;
     o.mode = BT_MODE_TUNE;
-    bt__kernel_set_opts(kn, &o);
-    return kn;
+    return tune_opts(dev, *k, &o);
 }
 
-static bt_result *tune(bt_device *dev, bt_kdesc **k, const char *store, double screen_ms)
+/* The options of the tests of the screening's cut, which has no graph mode: single launches,
+ * each with the mock's host flush (~20 ms), so budgets of 300 ms (screening 20 ms) give each
+ * config enough runs; top_k finalists; no store. */
+static bt__tune_opts flushed_opts(int top_k)
 {
-    bt_kernel *kn = kernel(dev, k, store, screen_ms);
-    bt_problem *p = NULL;
-    bt_diag d;
-    assert_int_equal(bt_problem_create(*k, &p), BT_OK);
-    assert_int_equal(bt_problem_set(p, "n", 40000, &d), BT_OK);
-    bt_result *r = NULL;
-    if (bt_kernel_tune(kn, p, NULL, &r, &d) != BT_OK)
-        fail_msg("tune: %s", d.msg);
-    bt_problem_destroy(p);
-    bt_kernel_destroy(kn);
-    return r;
+    bt__tune_opts o;
+    bt__tune_opts_default(&o);
+    o.warmup_ms = 0.5;
+    o.rep_ms = 300;
+    o.screen_ms = 20;
+    o.graph = 0;
+    o.top_k = top_k;
+    o.store = "none";
+    o.mode = BT_MODE_TUNE;
+    return o;
 }
 
 static int64_t block_of(const bt_result *r, int i) { return r->e[i].ev.cfg.v[0]; }
@@ -154,28 +183,10 @@ static void test_screen_cut_and_decisive_round(void **state)
     bt_device *dev = NULL;
     if (bt_device_open("cuda:0", &dev, &d) != BT_OK)
         skip();
-    bt_kdesc *k = NULL;
-    if (bt_kdesc_load_file(BT_SOURCE_DIR "/tests/data/screen/vcut.json", &k, &d) != BT_OK)
-        fail_msg("vcut.json: %s:%d:%d: %s", d.file, d.line, d.column, d.msg);
+    bt_kdesc *k = load_spec("vcut");
     for (int top = 1; top <= 3; top += 2) {
-        bt_kernel *kn = NULL;
-        assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-        bt__tune_opts o;
-        bt__tune_opts_default(&o);
-        o.warmup_ms = 0.5; /* outside graph mode each run has the mock's host flush (~20 ms) */
-        o.rep_ms = 300;
-        o.screen_ms = 20;
-        o.graph = 0;
-        o.top_k = top;
-        o.store = "none";
-        o.mode = BT_MODE_TUNE;
-        bt__kernel_set_opts(kn, &o);
-        bt_problem *p = NULL;
-        assert_int_equal(bt_problem_create(k, &p), BT_OK);
-        assert_int_equal(bt_problem_set(p, "n", 40000, &d), BT_OK);
-        bt_result *r = NULL;
-        if (bt_kernel_tune(kn, p, NULL, &r, &d) != BT_OK)
-            fail_msg("tune: %s", d.msg);
+        bt__tune_opts o = flushed_opts(top);
+        bt_result *r = tune_opts(dev, k, &o);
         assert_int_equal(r->n, 4);
         assert_true(r->winner >= 0);
         assert_int_equal(r->e[r->winner].ev.cfg.v[0], 4);
@@ -209,8 +220,6 @@ static void test_screen_cut_and_decisive_round(void **state)
         }
         free(text);
         bt_result_destroy(r);
-        bt_problem_destroy(p);
-        bt_kernel_destroy(kn);
     }
     bt_kdesc_destroy(k);
     bt_device_destroy(dev);
@@ -246,28 +255,10 @@ static void test_a_finalist_that_left_never_wins(void **state)
     assert_non_null(lib);
     g_step = (step_fn)(uintptr_t)dlsym(lib, "mock_cuda_step");
     assert_non_null(g_step);
-    bt_kdesc *k = NULL;
-    if (bt_kdesc_load_file(BT_SOURCE_DIR "/tests/data/screen/vwarm.json", &k, &d) != BT_OK)
-        fail_msg("vwarm.json: %s:%d:%d: %s", d.file, d.line, d.column, d.msg);
-    bt_kernel *kn = NULL;
-    assert_int_equal(bt_kernel_create(dev, k, &kn, &d), BT_OK);
-    bt__tune_opts o;
-    bt__tune_opts_default(&o);
-    o.warmup_ms = 0.5; /* outside graph mode each run has the mock's host flush (~20 ms) */
-    o.rep_ms = 300;
-    o.screen_ms = 20;
-    o.graph = 0;
-    o.top_k = 3;
-    o.store = "none";
-    o.mode = BT_MODE_TUNE;
+    bt_kdesc *k = load_spec("vwarm");
+    bt__tune_opts o = flushed_opts(3);
     o.progress_cb = arm_step;
-    bt__kernel_set_opts(kn, &o);
-    bt_problem *p = NULL;
-    assert_int_equal(bt_problem_create(k, &p), BT_OK);
-    assert_int_equal(bt_problem_set(p, "n", 40000, &d), BT_OK);
-    bt_result *r = NULL;
-    if (bt_kernel_tune(kn, p, NULL, &r, &d) != BT_OK)
-        fail_msg("tune: %s", d.msg);
+    bt_result *r = tune_opts(dev, k, &o);
     g_step(0, 0, 0); /* off */
     printf("    winner %d, runner-up %d, finalists %d (promoted %d, challengers %d), rounds run %d, "
            "left %d, margin %.4f, tie %d\n", r->winner, r->runner_up, r->finalists, r->promoted,
@@ -298,8 +289,6 @@ static void test_a_finalist_that_left_never_wins(void **state)
     assert_non_null(strstr(text, ", left the finals early"));
     free(text);
     bt_result_destroy(r);
-    bt_problem_destroy(p);
-    bt_kernel_destroy(kn);
     bt_kdesc_destroy(k);
     bt_device_destroy(dev);
     dlclose(lib);
