@@ -551,6 +551,24 @@ static void test_json_has_the_documented_fields(void **state)
     bt_plan_destroy(pl);
 }
 
+/* Plans k (one config of it when cfg is given) on GPU g; the caller frees the plan. */
+static bt_plan *plan_on(const bt_kdesc *k, const bt_gpu *g, const char *cfg, bool exact)
+{
+    bt_diag d;
+    bt_problem *p;
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    bt_config c;
+    if (cfg)
+        assert_int_equal(bt__kdesc_parse_config(k, cfg, &c, &d), BT_OK);
+    bt_plan_options o = {.only = cfg ? &c : NULL, .exact = exact};
+    bt_plan *pl = NULL;
+    bt_status st = bt_plan_create(k, p, g, &o, &pl, &d);
+    if (st)
+        fail_msg("plan: %s", d.msg);
+    bt_problem_destroy(p);
+    return pl;
+}
+
 /* Plans one config of a spec (text) on a GPU of the table; caller frees the plan and *kout. */
 static bt_plan *plan_spec(fx *f, const char *text, const char *gpu_name, const char *cfg,
                           bool exact, bt_kdesc **kout)
@@ -559,19 +577,8 @@ static bt_plan *plan_spec(fx *f, const char *text, const char *gpu_name, const c
     bt_diag d;
     if (bt_kdesc_load_string(text, "t.json", &k, &d) != BT_OK)
         fail_msg("spec: %s:%d:%d %s", d.file, d.line, d.column, d.msg);
-    bt_problem *p;
-    assert_int_equal(bt_problem_create(k, &p), BT_OK);
-    bt_config c;
-    if (cfg)
-        assert_int_equal(bt__kdesc_parse_config(k, cfg, &c, &d), BT_OK);
-    bt_plan_options o = {.only = cfg ? &c : NULL, .exact = exact};
-    bt_plan *pl = NULL;
-    bt_status st = bt_plan_create(k, p, gpu(f->db, gpu_name), &o, &pl, &d);
-    if (st)
-        fail_msg("plan: %s", d.msg);
-    bt_problem_destroy(p);
     *kout = k;
-    return pl;
+    return plan_on(k, gpu(f->db, gpu_name), cfg, exact);
 }
 
 /* CUDA limits static __shared__ arrays to 48 KiB per block (more must be dynamic): a config above
@@ -612,19 +619,15 @@ static void test_static_shared_memory_above_48k_is_eliminated(void **state)
      * smem_limit */
     bt_gpu g = *gpu(f->db, "h200");
     g.smem_per_block = g.smem_per_block_optin;
-    bt_problem *p;
-    bt_problem_create(k, &p);
-    bt_diag d;
-    assert_int_equal(bt_plan_create(k, p, &g, NULL, &pl, &d), BT_OK);
+    pl = plan_on(k, &g, NULL, false);
     assert_int_equal(pl->ncand, 2);
     bt_plan_destroy(pl);
-    bt_problem_destroy(p);
     bt_kdesc_destroy(k);
 }
 
 /* Triton's rules: a config whose accumulator alone needs more registers per thread than a thread
  * may have (the accumulator is held across the block's threads) is eliminated with the numbers;
- * one at the limit is kept; on a GPU with tensor memory (cc 10) a tensor-core one is kept. */
+ * the ones within it are kept; on a GPU with tensor memory (cc 10) a tensor-core one is kept. */
 static void test_accumulator_beyond_the_registers_is_eliminated(void **state)
 {
     fx *f = *state;
@@ -650,13 +653,9 @@ static void test_accumulator_beyond_the_registers_is_eliminated(void **state)
     /* tensor memory holds a tensor-core accumulator from compute capability 10 */
     bt_gpu g = *gpu(f->db, "h200");
     g.cc_major = 10;
-    bt_problem *p;
-    bt_problem_create(k, &p);
-    bt_diag d;
-    assert_int_equal(bt_plan_create(k, p, &g, NULL, &pl, &d), BT_OK);
+    pl = plan_on(k, &g, NULL, false);
     assert_int_equal(pl->ncand, 8);
     bt_plan_destroy(pl);
-    bt_problem_destroy(p);
     bt_kdesc_destroy(k);
 }
 
