@@ -104,26 +104,17 @@ static double median_se(const bt__stats *s)
     return s->n > 0 ? 1.2533 * 1.4826 * s->mad / sqrt((double)s->n) : INFINITY;
 }
 
-/* Whether s is clearly slower than the leader l: its median above l's by more than the noise
- * band (so decide() could not call them tied) and by more than two standard errors of the
- * difference of the two medians (so more runs would not reverse it), each with 5 runs or more. */
-static bool clearly_slower(const bt__stats *s, const bt__stats *l)
+/* Whether s is slower than the leader l by more than k noise bands (k = 1: decide() could not
+ * call them tied) and by more than 2k standard errors of the difference of the two medians (so
+ * more runs would not reverse it), each with 5 runs or more. k = 1: clearly slower; k = 3:
+ * decisively, so that after one interleaved round drift between the two measurements could not
+ * make it. */
+static bool slower(const bt__stats *s, const bt__stats *l, double k)
 {
     if (s->n < 5 || l->n < 5 || !(l->median > 0))
         return false;
     double d = s->median - l->median, se_s = median_se(s), se_l = median_se(l);
-    return d > noise_band(l, s) * l->median && d > 2 * sqrt(se_s * se_s + se_l * se_l);
-}
-
-/* Whether s is so much slower than l after one interleaved round that more rounds cannot matter:
- * clearly_slower with three times the margins (beyond three noise bands and six standard
- * errors), so that drift between the two measurements of one round could not make it. */
-static bool decisively_slower(const bt__stats *s, const bt__stats *l)
-{
-    if (s->n < 5 || l->n < 5 || !(l->median > 0))
-        return false;
-    double d = s->median - l->median, se_s = median_se(s), se_l = median_se(l);
-    return d > 3 * noise_band(l, s) * l->median && d > 6 * sqrt(se_s * se_s + se_l * se_l);
+    return d > k * noise_band(l, s) * l->median && d > 2 * k * sqrt(se_s * se_s + se_l * se_l);
 }
 
 /* Re-measures f[0..n) interleaved, A B C A B C ... over up to R rounds of 1/R of the budgets
@@ -181,7 +172,7 @@ static int interleave(bt__tctx *T, bt__entry **f, int n, int R, int *ran)
         }
         for (int i = 0; i < n && lead >= 0; i++)
             if (i != lead && !out[i] && st[i].n &&
-                (round ? clearly_slower : decisively_slower)(&st[i], &st[lead])) {
+                slower(&st[i], &st[lead], round ? 1 : 3)) {
                 out[i] = true;
                 left++;
                 f[i]->left_rounds = true;
