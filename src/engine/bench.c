@@ -133,10 +133,11 @@ static bt_status bench_graph(const bt__bench_ops *o, double warmup_ms, double re
 }
 
 /* The estimate of one run's cost (ms, its resets and flush included): one timed run discarded
- * (it pays any lazy initialisation of the module), then EST_RUNS timed ones. */
+ * (it pays any lazy initialisation of the module), then EST_RUNS timed ones, their statistics
+ * into *est when it is not NULL. */
 #define EST_RUNS BT__EST_RUNS
 static bt_status estimate(const bt__bench_ops *o, double timeout_ms, double *e,
-                          double est_t[EST_RUNS], bt_diag *diag)
+                          double est_t[EST_RUNS], bt__stats *est_out, bt_diag *diag)
 {
     bt_status st = timed_runs(o, 1, est_t, timeout_ms, diag);
     if (st)
@@ -152,6 +153,8 @@ static bt_status estimate(const bt__bench_ops *o, double timeout_ms, double *e,
     memcpy(sorted, est_t, sizeof sorted);
     bt__stats est;
     bt__stats_compute(sorted, EST_RUNS, &est);
+    if (est_out)
+        *est_out = est;
     *e = est.median > wall_ms ? est.median : wall_ms;
     if (*e < 1e-6)
         *e = 1e-6;
@@ -232,7 +235,7 @@ bt_status bt__bench_est(const bt__bench_ops *o, double warmup_ms, double rep_ms,
     if (e > 0) { /* estimated before: at least one warm-up run after whatever ran last */
         L.nwarm = runs_for(warmup_ms, e, 1);
     } else {
-        bt_status st = estimate(o, timeout_ms, &e, est_t, diag);
+        bt_status st = estimate(o, timeout_ms, &e, est_t, NULL, diag);
         if (st)
             return st;
         if (est_ms)
@@ -259,17 +262,12 @@ bt_status bt__bench_screen(const bt__bench_ops *o, double warmup_ms, double rep_
         st = bench_graph(o, warmup_ms * scale, screen_ms, timeout_ms, out, NULL, NULL, diag);
     } else {
         double e, est_t[EST_RUNS];
-        st = estimate(o, timeout_ms, &e, est_t, diag);
-        if (!st && cut_ms > 0) { /* clearly slower than the fastest so far: these runs say so */
-            double sorted[EST_RUNS];
-            memcpy(sorted, est_t, sizeof sorted);
-            bt__stats est;
-            bt__stats_compute(sorted, EST_RUNS, &est);
-            if (est.median > cut_ms) {
-                *out = est;
-                out->screened = out->cut = true;
-                return BT_OK;
-            }
+        bt__stats est;
+        st = estimate(o, timeout_ms, &e, est_t, &est, diag);
+        if (!st && cut_ms > 0 && est.median > cut_ms) { /* these runs say it: clearly slower */
+            *out = est;
+            out->screened = out->cut = true;
+            return BT_OK;
         }
         lead L = lead_of(warmup_ms * scale, e, est_t), F = lead_of(warmup_ms, e, est_t);
         int full = runs_for(rep_ms, e, 5), nrep = runs_for(screen_ms, e, BT__SCREEN_MIN_RUNS);
