@@ -207,6 +207,12 @@ static void eval_constraints(bt__model *m, bt__cfg_eval *ev)
     }
 }
 
+/* The 32-bit registers per thread that the accumulator alone takes (0: no accumulator). */
+static int64_t acc_regs(const bt__cfg_eval *ev)
+{
+    return ev->threads > 0 ? cdiv64(ev->acc_bytes, sat_mul(4, ev->threads)) : 0;
+}
+
 /* Threads, block, grid, shared memory (total and static), registers, tensor cores, vectors.
  * Threads per block: model.threads, else launch.block, else num_warps (4 when there is no such
  * parameter) warps. */
@@ -236,8 +242,7 @@ static void eval_resources(bt__model *m, bt__cfg_eval *ev, int64_t warp, int64_t
     int64_t diff = k->smem.e ? sat_add(ev->smem, -ev->dyn_smem) : 0;
     eval_opt(m, ev, &k->static_smem, diff > 0 ? diff : 0, smem_static);
     /* default register estimate (seed 001 §3): accumulator + inputs + overhead */
-    int64_t acc_regs = ev->threads > 0 ? cdiv64(ev->acc_bytes, sat_mul(4, ev->threads)) : 0;
-    eval_opt(m, ev, &k->regs, sat_add(acc_regs, 32), &ev->regs);
+    eval_opt(m, ev, &k->regs, sat_add(acc_regs(ev), 32), &ev->regs);
     for (int d = 0; d < 3; d++)
         eval_opt(m, ev, &k->grid[d], 1, &ev->grid_dims[d]);
     ev->grid = sat_mul(sat_mul(ev->grid_dims[0], ev->grid_dims[1]), ev->grid_dims[2]);
@@ -313,17 +318,15 @@ static void eval_rules(bt__model *m, bt__cfg_eval *ev, int64_t warp, int64_t sme
      * the H200 such Triton GEMM configs ran 4-25x slower than the best and took 59 % of the
      * space's compile time: bench/NOTES.md 39). Not from compute capability 10 on, where a
      * tensor-core accumulator lives in tensor memory. */
-    if ((R & R(BT__RULE_ACC_REGS)) && g->max_regs_per_thread > 0 && ev->threads > 0 &&
-        ev->acc_bytes > 0 && !(g->cc_major >= 10 && k->unit == BT__UNIT_TENSOR)) {
-        int64_t acc_regs = cdiv64(ev->acc_bytes, sat_mul(4, ev->threads));
-        if (acc_regs > g->max_regs_per_thread)
-            add_reason(ev, R(BT__RULE_ACC_REGS),
-                       "the accumulator alone needs %lld registers per thread (%lld B over %lld "
-                       "threads) > %d: it cannot stay in registers and spills to local memory "
-                       "(accumulator_regs)",
-                       (long long)acc_regs, (long long)ev->acc_bytes, (long long)ev->threads,
-                       g->max_regs_per_thread);
-    }
+    bool tensor_memory = g->cc_major >= 10 && k->unit == BT__UNIT_TENSOR;
+    if ((R & R(BT__RULE_ACC_REGS)) && g->max_regs_per_thread > 0 && !tensor_memory &&
+        acc_regs(ev) > g->max_regs_per_thread)
+        add_reason(ev, R(BT__RULE_ACC_REGS),
+                   "the accumulator alone needs %lld registers per thread (%lld B over %lld "
+                   "threads) > %d: it cannot stay in registers and spills to local memory "
+                   "(accumulator_regs)",
+                   (long long)acc_regs(ev), (long long)ev->acc_bytes, (long long)ev->threads,
+                   g->max_regs_per_thread);
     if ((R & R(BT__RULE_THREADS)) && g->max_threads_per_block > 0 &&
         ev->threads > g->max_threads_per_block)
         add_reason(ev, R(BT__RULE_THREADS), "%lld threads per block > %d allowed (threads_limit)",
