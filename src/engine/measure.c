@@ -255,16 +255,15 @@ static bt_status boundaries(bt__tctx *T, bt__entry *e)
     return BT_OK;
 }
 
-/* The screening's cut for a config about to be measured: BT__SCREEN_CUT times the fastest median
- * of this tune so far (0: none yet). */
-static double screen_cut(const bt_result *r, const bt__entry *e)
+/* The fastest median of this tune so far, e's aside (0: none yet). */
+static double best_median(const bt_result *r, const bt__entry *e)
 {
     double best = 0;
     for (size_t i = 0; i < r->n; i++)
         if (&r->e[i] != e && r->e[i].status == BT__CS_OK && r->e[i].st.median > 0 &&
             (best == 0 || r->e[i].st.median < best))
             best = r->e[i].st.median;
-    return best * BT__SCREEN_CUT;
+    return best;
 }
 
 /* Measures e on the problem's data under the watchdog; its outcome is recorded. */
@@ -283,7 +282,8 @@ static bt_status measure_entry(bt__tctx *T, bt__entry *e)
     /* a screening measurement when the tune screens (the finals re-measure at the full budgets) */
     double screen = bt__screen_ms(&T->o);
     bt_status st = screen > 0 ? bt__bench_screen(&T->ops, T->o.warmup_ms, T->o.rep_ms, screen,
-                                                 screen_cut(T->r, e), T->o.timeout_s * 1e3,
+                                                 BT__SCREEN_CUT * best_median(T->r, e),
+                                                 T->o.timeout_s * 1e3,
                                                  &e->st, &d)
                               : bt__bench(&T->ops, T->o.warmup_ms, T->o.rep_ms,
                                           T->o.timeout_s * 1e3, &e->st, NULL, NULL, &d);
@@ -342,10 +342,6 @@ static bool progress_cb(bt__tctx *T)
     if (!T->o.progress_cb)
         return false;
     bt_result *r = T->r;
-    double best = INFINITY;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->e[i].status == BT__CS_OK && r->e[i].st.median < best)
-            best = r->e[i].st.median;
     double elapsed = bt__now() - T->t0;
     bt_progress pr = {
         .size = sizeof pr,
@@ -354,7 +350,7 @@ static bool progress_cb(bt__tctx *T)
         .rounds = (int)T->rounds,
         .elapsed_s = elapsed,
         .time_left_s = T->o.time_limit_s > 0 ? fmax(0, T->o.time_limit_s - elapsed) : -1,
-        .best_ms = isinf(best) ? 0 : best,
+        .best_ms = best_median(r, NULL),
     };
     return T->o.progress_cb(&pr, T->o.progress_user) != 0;
 }
