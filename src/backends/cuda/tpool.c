@@ -279,46 +279,51 @@ static void stop_pool(void)
     P.have_reader = false;
 }
 
-/* Spawns `py -m blocktune.triton_compile --workers N --events` on a socket pair; BT_NO_BACKEND
- * with the reason when it cannot run. */
-static bt_status spawn_pool(bt_diag *diag)
+/* Spawns `P.py -m blocktune.triton_compile --workers N --events` serving on fd (its standard
+ * input and output): 0, an errno of posix_spawn, or -1 when its environment cannot be made. */
+static int spawn_python(int fd)
 {
     char *owned = NULL;
     char **env = env_with(P.dir, &owned);
-    int sv[2];
-    if (!env || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        free(env);
-        free(owned);
-        bt__diag_set(diag, "cannot start the Triton compile pool: %s", strerror(errno));
-        return BT_INTERNAL;
-    }
+    if (!env)
+        return -1;
     char workers[16];
     snprintf(workers, sizeof workers, "%d", bt__pool_cores());
-    P.started_by_embedder = false;
-    if (P.start) { /* the embedder's process serves on sv[1]; else spawned as usual */
-        int pid = P.start(sv[1], bt__pool_cores(), P.start_ctx);
-        if (pid > 0) {
-            close(sv[1]);
-            free(env);
-            free(owned);
-            P.pid = (pid_t)pid;
-            P.fd = sv[0];
-            P.owner = getpid();
-            P.started_by_embedder = true;
-            return BT_OK;
-        }
-    }
     char *argv[] = {P.py, "-m", "blocktune.triton_compile", "--workers", workers, "--events",
                     NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
-    posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fd, 0);
+    posix_spawn_file_actions_adddup2(&fa, fd, 1);
     int e = posix_spawnp(&P.pid, P.py, &fa, NULL, argv, env);
     posix_spawn_file_actions_destroy(&fa);
-    close(sv[1]);
     free(env);
     free(owned);
+    return e;
+}
+
+/* Starts the pool's process on a socket pair: the embedder's (bt_triton_pool_starter), else a
+ * spawned python; BT_NO_BACKEND with the reason when it cannot run. */
+static bt_status spawn_pool(bt_diag *diag)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        bt__diag_set(diag, "cannot start the Triton compile pool: %s", strerror(errno));
+        return BT_INTERNAL;
+    }
+    int pid = P.start ? P.start(sv[1], bt__pool_cores(), P.start_ctx) : 0;
+    P.started_by_embedder = pid > 0;
+    int e = 0;
+    if (P.started_by_embedder)
+        P.pid = (pid_t)pid;
+    else
+        e = spawn_python(sv[1]);
+    close(sv[1]);
+    if (e < 0) {
+        close(sv[0]);
+        bt__diag_set(diag, "cannot start the Triton compile pool: %s", strerror(ENOMEM));
+        return BT_INTERNAL;
+    }
     if (e) {
         close(sv[0]);
         bt__diag_set(diag, "cannot run '%s' (%s) for Triton compiles: set BLOCKTUNE_PYTHON to a "
