@@ -240,7 +240,7 @@ static bt_status tune_key(bt_kernel *kn, const bt_problem *p, bt_buffer *const *
         char xc[120] = "";
         if (r->xc_known && r->xc_started && r->xc_ready_s >= 0)
             snprintf(xc, sizeof xc, "; Triton's compile pool%s ready %.2f s after its start",
-                     r->xc_embedder ? " (forked by the embedder)" : "", r->xc_ready_s);
+                     r->xc_embedder ? " (started by the embedder)" : "", r->xc_ready_s);
         bt__decision_log("%s: tuned %zu configs for this key in %.2f s (data %.2f of which the "
                          "device reference %.2f, compile %.2f, verify %.2f, measure %.2f of which "
                          "finals %.2f%s): winner %s at %.4f ms, margin %.1f%%%s", k->name, r->n,
