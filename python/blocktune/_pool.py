@@ -10,11 +10,10 @@ inherited at /dev/null, replaces the standard streams' objects (whatever they bu
 written) and ends with os._exit. BLOCKTUNE_POOL_FORK=0 keeps the library's own spawn."""
 import ctypes
 import os
-import sys
 import warnings
 
 START_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
-_kept = []  # the callback, and in a fork the parent's stream objects (never collected there)
+_kept = []  # the callback (ctypes must not collect it)
 started = []  # the pids of the pools start() forked
 
 
@@ -50,14 +49,8 @@ def start(fd, workers, _ctx):
 def serve(fd, workers):
     rc = 1
     try:
-        os.dup2(fd, 0)
-        os.dup2(fd, 1)
-        _kept.append((sys.stdin, sys.stdout, sys.stderr))
         from . import triton_compile
-        triton_compile.release_inherited()
-        sys.stdin = open(0, "r", closefd=False)
-        sys.stdout = open(1, "w", closefd=False)
-        sys.stderr = open(2, "w", buffering=1, closefd=False)
+        triton_compile.become_child(fd, fd)
         rc = triton_compile.run_pool(workers, events=True)
     except BaseException:
         try:

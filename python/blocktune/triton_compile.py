@@ -114,9 +114,7 @@ class Forked:
         if pid == 0:  # the worker: the two pipe ends as stdin and stdout, nothing else inherited
             rc = 1
             try:
-                os.dup2(to_r, 0)
-                os.dup2(from_w, 1)
-                release_inherited()
+                become_child(to_r, from_w)
                 rc = serve()
             finally:
                 os._exit(rc)
@@ -161,6 +159,23 @@ def release_inherited():
             except OSError:
                 pass
     os.close(null)
+
+
+_parent_streams = []  # in a forked process: its parent's stream objects, never collected here
+
+
+def become_child(stdin_fd, stdout_fd):
+    """In a forked process: stdin_fd and stdout_fd become its standard input and output, every
+    other descriptor above stderr is released (release_inherited), and sys.stdin, stdout and
+    stderr are new objects over 0, 1 and 2. The parent's stream objects are kept, never
+    collected, so nothing they had buffered is ever written here."""
+    os.dup2(stdin_fd, 0)
+    os.dup2(stdout_fd, 1)
+    _parent_streams.append((sys.stdin, sys.stdout, sys.stderr))
+    release_inherited()
+    sys.stdin = open(0, "r", closefd=False)
+    sys.stdout = open(1, "w", closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
 
 
 def fork_ready():
