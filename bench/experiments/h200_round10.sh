@@ -7,11 +7,8 @@
 #      issue 18 item 1: the read ceiling at a small-M GEMM's bytes (h200_ceiling.sh)
 # The consoles and summaries are packed into round10_<part>.tgz; the parts' own archives lie beside.
 set -u
-FINAL=${OUT:-/tmp/bt-out}
-T0=$(date +%s)
-part() { local name=$1; shift; echo "== part $name ($(date +%T))"; ( "$@" ) > "$FINAL/console_$name.txt" 2>&1;
-         echo "rc=$?"; cp "$FINAL/summary.txt" "$FINAL/summary_$name.txt" 2>/dev/null; }
-pack() { (cd "$FINAL" && tar czf "round10_$1.tgz" console_*.txt summary_*.txt && rm -f console_*.txt summary_*.txt); }
+ROUND=round10
+. bench/experiments/round_lib.sh
 case ${1:-} in
   A) part decorator bash bench/experiments/h200_decorator.sh
      part ceiling bash bench/experiments/h200_ceiling.sh

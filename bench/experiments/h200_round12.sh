@@ -8,11 +8,8 @@
 #      step (the built-in families keep a budget of 64); test_cuda and test_engine on the GPU
 # The consoles and summaries are packed into round12_<part>.tgz; the parts' own archives lie beside.
 set -u
-FINAL=${OUT:-/tmp/bt-out}
-T0=$(date +%s)
-part() { local name=$1; shift; echo "== part $name ($(date +%T))"; ( "$@" ) > "$FINAL/console_$name.txt" 2>&1;
-         echo "rc=$?"; cp "$FINAL/summary.txt" "$FINAL/summary_$name.txt" 2>/dev/null; }
-pack() { (cd "$FINAL" && tar czf "round12_$1.tgz" console_*.txt summary_*.txt && rm -f console_*.txt summary_*.txt); }
+ROUND=round12
+. bench/experiments/round_lib.sh
 case ${1:-} in
   A) part decorator bash bench/experiments/h200_decorator.sh
      part triton bash bench/experiments/h200_triton.sh bt_mm4096

@@ -11,11 +11,8 @@
 # blocktune's tune JSONs of the Triton parts (each candidate's compile seconds and median) are
 # packed into tune_json.tgz.
 set -u
-FINAL=${OUT:-/tmp/bt-out}
-T0=$(date +%s)
-part() { local name=$1; shift; echo "== part $name ($(date +%T))"; ( "$@" ) > "$FINAL/console_$name.txt" 2>&1;
-         echo "rc=$?"; cp "$FINAL/summary.txt" "$FINAL/summary_$name.txt" 2>/dev/null; rm -f "$FINAL/summary.txt"; }
-pack() { (cd "$FINAL" && tar czf "round16_$1.tgz" console_*.txt summary_*.txt && rm -f console_*.txt summary_*.txt); }
+ROUND=round16
+. bench/experiments/round_lib.sh
 case ${1:-} in
   A) part tests bash -c 'BT_RUN=tests . bench/device_env.sh; cuda_tests'
      part triton bash bench/experiments/h200_triton.sh bt_mm4096
