@@ -756,6 +756,83 @@ static void test_forest_beats_random(void **state)
                  (unsigned long long)e_random);
 }
 
+/* A re-tune with the first tune's binaries ready (ctx.ready: a warm kernel cache) and times
+ * that moved by up to 2 % (another run's noise): forest measures mostly what the first tune
+ * measured, where without the ready set the moved times send it to many configs it must compile;
+ * and it still finds the best. With compile_cost 0, or no ready configs, nothing changes. */
+typedef struct noisy_user {
+    synth *sy;
+    double amp;
+} noisy_user;
+
+static bt_status noisy_measure_batch(void *user, const uint64_t *idx, size_t n, bt__search_meas *m)
+{
+    noisy_user *u = user;
+    for (size_t i = 0; i < n; i++) {
+        synth_measure(u->sy, idx[i], &m[i]);
+        uint64_t h = bt__fnv1a(&idx[i], sizeof idx[i], BT__FNV_SEED);
+        m[i].ms *= 1 + u->amp * ((double)(h % 2001) / 1000.0 - 1.0);
+    }
+    return BT_OK;
+}
+
+static void run_ready(synth *sy, double amp, const uint64_t *ready, size_t nready, double cost,
+                      bt__search_result *res)
+{
+    synth_reset(sy);
+    bt__search_ctx ctx = synth_ctx(sy, 3, true);
+    ctx.ready = ready;
+    ctx.nready = nready;
+    ctx.compile_cost = cost;
+    bt__search_budget b = {.max_evals = 48};
+    noisy_user u = {sy, amp};
+    bt_diag d;
+    assert_int_equal(bt__search_run_batch(bt__strategy_find("forest"), &ctx, &b, 16,
+                                          noisy_measure_batch, &u, res, &d),
+                     BT_OK);
+    check_measured_once(sy, bt__strategy_find("forest"), res);
+}
+
+static size_t not_in(const bt__search_result *r, const uint64_t *set, size_t n)
+{
+    size_t out = 0;
+    for (uint64_t i = 0; i < r->evals; i++)
+        out += !bsearch(&r->trace[i].idx, set, n, sizeof *set, bt__cmp_u64);
+    return out;
+}
+
+static void test_forest_prefers_ready(void **state)
+{
+    synth *sy = *state;
+    bt__search_result first, plain, warm, same;
+    run_ready(sy, 0, NULL, 0, 0, &first);
+    uint64_t *ready = malloc(sizeof *ready * first.evals);
+    assert_non_null(ready);
+    for (uint64_t i = 0; i < first.evals; i++)
+        ready[i] = first.trace[i].idx;
+    qsort(ready, first.evals, sizeof *ready, bt__cmp_u64);
+    run_ready(sy, 0.02, NULL, 0, 4, &plain);
+    run_ready(sy, 0.02, ready, first.evals, 4, &warm);
+    size_t new_plain = not_in(&plain, ready, first.evals), new_warm = not_in(&warm, ready, first.evals);
+    printf("    of 48 measurements, not measured by the first tune: %zu without the ready set, %zu "
+           "with it (best %.4f / %.4f, the first tune's %.4f)\n", new_plain, new_warm,
+           synth_time(sy, plain.best_idx), synth_time(sy, warm.best_idx),
+           synth_time(sy, first.best_idx));
+    if (!(new_warm * 3 <= new_plain))
+        fail_msg("with the ready set %zu new configs, without %zu", new_warm, new_plain);
+    assert_true(synth_time(sy, warm.best_idx) <= synth_time(sy, first.best_idx) * 1.005);
+    /* a cost of 0 weighs nothing: the same proposals as without the set */
+    run_ready(sy, 0.02, ready, first.evals, 0, &same);
+    assert_int_equal(same.evals, plain.evals);
+    for (uint64_t i = 0; i < same.evals; i++)
+        assert_int_equal(same.trace[i].idx, plain.trace[i].idx);
+    bt__search_result_clear(&first);
+    bt__search_result_clear(&plain);
+    bt__search_result_clear(&warm);
+    bt__search_result_clear(&same);
+    free(ready);
+}
+
 /* forest's trust-region step (forest_local.c): the unmeasured config of lowest prediction among
  * those one or two parameter changes from the centre, ties to the lower index; never the centre,
  * never a measured config, never three changes away. Checked against brute force. */
@@ -831,6 +908,7 @@ int main(void)
         cmocka_unit_test(test_model_needs_a_prior),
         cmocka_unit_test(test_model_trusts_a_good_prior_and_widens_on_a_bad_one),
         cmocka_unit_test(test_forest_beats_random),
+        cmocka_unit_test(test_forest_prefers_ready),
     };
     return cmocka_run_group_tests(tests, synth_setup, synth_teardown);
 }

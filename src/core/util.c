@@ -256,6 +256,12 @@ double bt__now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int bt__cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 uint64_t bt__fnv1a(const void *data, size_t n, uint64_t seed)
 {
     const unsigned char *p = data;

@@ -59,6 +59,9 @@ const char *bt__embedded_at(size_t i, const char **path, size_t *size);
 /* Monotonic clock in seconds. */
 double bt__now(void);
 
+/* qsort/bsearch order of uint64_t values, increasing. */
+int bt__cmp_u64(const void *a, const void *b);
+
 /* 64-bit FNV-1a, for source hashes and keys. */
 uint64_t bt__fnv1a(const void *data, size_t n, uint64_t seed);
 #define BT__FNV_SEED 0xcbf29ce484222325ULL

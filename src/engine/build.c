@@ -516,6 +516,64 @@ void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_
     bt__build_source(kn, kn->src, kn->k->entry, dp, nd, use_cache, e);
 }
 
+size_t bt__build_ready(const bt_kernel *kn, const bt_problem *p, const bt__cfg_eval *cands,
+                       size_t n, bool *ready)
+{
+    memset(ready, 0, n * sizeof *ready);
+    char *dirs[2] = {bt__kcache_user_dir(), bt__kcache_shipped_dir()};
+    size_t nready = 0;
+    if (!dirs[0] && !dirs[1]) /* the kernel cache is off */
+        return 0;
+    const bt_device_info *di = bt_device_get_info(kn->dev);
+    const char *dev = di->name, *be = kn->iface->name;
+    bool triton = !strcmp(kn->src->lang, "triton");
+    char idbuf[64];
+    const char *ids[2] = {NULL, NULL};
+    /* Triton's version only when known without starting Python (else only what was built
+     * ahead of time, under its own identity, is found) */
+    int nids = triton ? triton_ids(kn, false, idbuf, sizeof idbuf, ids) : 1;
+    if (!triton)
+        ids[0] = di->compiler_version;
+    uint64_t salt = triton ? py_folder_hash(kn->src->path) : 0;
+    const char *head_src = NULL;
+    uint64_t head = 0, head_pre = 0;
+    for (size_t i = 0; i < n; i++) {
+        bt__compile_req req;
+        char defs[BT__MAX_DEFINES][96], names[BT__MAX_NAMES][136], *text = NULL;
+        const char *dp[BT__MAX_DEFINES], *np[BT__MAX_NAMES > 1 + BT__MAX_ARGS ? BT__MAX_NAMES
+                                                                                : 1 + BT__MAX_ARGS];
+        bt_diag d = {0};
+        if (triton) {
+            if (triton_req(kn, &cands[i].cfg, p, np, &req, &text, &d) != BT_OK) {
+                free(text);
+                continue;
+            }
+        } else {
+            int nd = bt__build_defines(kn->k, &cands[i].cfg, p, &di->props, defs);
+            for (int j = 0; j < nd; j++)
+                dp[j] = defs[j];
+            source_req(kn, kn->src, kn->k->entry, dp, nd, names, np, &req);
+        }
+        if (req.src != head_src || triton) { /* a Triton request's text is the config's own */
+            head_src = req.src;
+            head = nids ? bt__kcache_key_head(be, dev, ids[0], &req) : 0;
+            head_pre = bt__kcache_key_head(be, dev, BT__KCACHE_PRECOMPILED, &req);
+        }
+        uint64_t key = bt__kcache_key_tail(head, &req), pre = bt__kcache_key_tail(head_pre, &req);
+        if (salt) {
+            key = bt__fnv1a(&salt, sizeof salt, key);
+            pre = bt__fnv1a(&salt, sizeof salt, pre);
+        }
+        ready[i] = (nids && bt__kcache_has_in(dirs[0], key)) || bt__kcache_has_in(dirs[0], pre) ||
+                   bt__kcache_has_in(dirs[1], pre);
+        nready += ready[i];
+        free(text);
+    }
+    free(dirs[0]);
+    free(dirs[1]);
+    return nready;
+}
+
 bt_status bt__build_precompile(const bt_kernel *kn, const bt_problem *p, const bt_config *c,
                                const char *dir, bool (*claim)(uint64_t key, void *user),
                                void *user, bool *had, bt_diag *diag)

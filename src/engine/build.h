@@ -70,6 +70,13 @@ bt__ahead *bt__build_prestart(const bt_kernel *kn, const bt_problem *p, const bt
                               const bt__cfg_eval *cands, size_t n, size_t nahead, int threads);
 /* Lets the compiles under way end, starts no more, and frees A (NULL: nothing). */
 void bt__build_ahead_end(bt__ahead *A);
+/* Whether each of cands[0..n)'s binaries at p is ready without a compile: in the kernel cache
+ * under the compiler that builds it, or built ahead of time (the user's kernel cache folder or
+ * the installed one), into ready[0..n); returns how many are. Files are only looked up (a
+ * damaged one is found out by the build). The source is hashed once for a CUDA C or OpenCL
+ * kernel; a Triton config's request is made anew for each. 0 with the kernel cache off. */
+size_t bt__build_ready(const bt_kernel *kn, const bt_problem *p, const bt__cfg_eval *cands,
+                       size_t n, bool *ready);
 /* blocktune precompile (engine/precompile.c): config c's binary at p, built by kn's device (an
  * offline one) into folder dir, compressed, under the key a first launch on such a GPU looks up
  * (BT__KCACHE_PRECOMPILED); *had when dir held it already or claim (when given) says another

@@ -69,8 +69,8 @@ static void kc_file(const char *dir, uint64_t key, char *buf, size_t size)
     snprintf(buf, size, "%s/%016llx.bin", dir, (unsigned long long)key);
 }
 
-uint64_t bt__kcache_key(const char *backend, const char *device, const char *compiler,
-                        const bt__compile_req *req)
+uint64_t bt__kcache_key_head(const char *backend, const char *device, const char *compiler,
+                             const bt__compile_req *req)
 {
     uint64_t h = BT__FNV_SEED;
     const char *parts[] = {"blocktune-kcache-2", backend,      device,
@@ -80,11 +80,23 @@ uint64_t bt__kcache_key(const char *backend, const char *device, const char *com
         const char *p = parts[i] ? parts[i] : "";
         h = bt__fnv1a(p, strlen(p) + 1, h);
     }
+    return h;
+}
+
+uint64_t bt__kcache_key_tail(uint64_t head, const bt__compile_req *req)
+{
+    uint64_t h = head;
     for (int i = 0; i < req->ndefines; i++)
         h = bt__fnv1a(req->defines[i], strlen(req->defines[i]) + 1, h);
     for (int i = 0; req->names && i < req->nnames; i++) /* a blob holds the names it resolved */
         h = bt__fnv1a(req->names[i], strlen(req->names[i]) + 1, h);
     return h;
+}
+
+uint64_t bt__kcache_key(const char *backend, const char *device, const char *compiler,
+                        const bt__compile_req *req)
+{
+    return bt__kcache_key_tail(bt__kcache_key_head(backend, device, compiler, req), req);
 }
 
 /* A version-2 payload (8 bytes of raw size, then a zlib stream) into out (malloc'd). */

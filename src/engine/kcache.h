@@ -14,6 +14,13 @@
  * request (source, defines, options, target, the names it resolves). */
 uint64_t bt__kcache_key(const char *backend, const char *device, const char *compiler,
                         const bt__compile_req *req);
+/* The same in two parts: the head covers what every config of a kernel shares (the backend,
+ * device, compiler, source, options and target), the tail adds the request's defines and names,
+ * so that keying many configs of one source hashes the source once:
+ * bt__kcache_key(...) == bt__kcache_key_tail(bt__kcache_key_head(...), req). */
+uint64_t bt__kcache_key_head(const char *backend, const char *device, const char *compiler,
+                             const bt__compile_req *req);
+uint64_t bt__kcache_key_tail(uint64_t head, const bt__compile_req *req);
 /* A hit fills out (malloc'd data); a miss or a damaged file returns false. */
 bool bt__kcache_get(uint64_t key, bt__blob *out);
 /* Whether the cache has an entry for key (not read: a damaged one is found so only by get). */

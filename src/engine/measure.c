@@ -547,6 +547,36 @@ static bt_status search_stored(bt__tctx *T, bt_diag *sd)
     return st;
 }
 
+/* Readiness is looked up for plans of at most this many valid configs (a stat or three each). */
+#define BT__READY_MAX 8192
+
+/* The valid configs whose binaries are ready (engine/build.h bt__build_ready), as space indices
+ * in increasing order into *out (malloc'd; NULL when none or not looked up): for a search that
+ * is not exhaustive (which measures everything anyway) and that runs here. */
+static size_t ready_configs(bt__tctx *T, const bt__strategy *strat, uint64_t **out)
+{
+    bt_result *r = T->r;
+    *out = NULL;
+    if (!strcmp(strat->name, "exhaustive") || T->replay || T->mpi_round ||
+        r->plan->ncand > BT__READY_MAX || !r->plan->ncand)
+        return 0;
+    bool *ready = calloc(r->plan->ncand, sizeof *ready);
+    uint64_t *idx = malloc(sizeof *idx * r->plan->ncand);
+    size_t n = 0;
+    if (ready && idx && bt__build_ready(T->kn, T->p, r->plan->cand, r->plan->ncand, ready))
+        for (size_t i = 0; i < r->plan->ncand; i++)
+            if (ready[i] && cand_index(T, i, &idx[n]))
+                n++;
+    free(ready);
+    if (!n) {
+        free(idx);
+        return 0;
+    }
+    qsort(idx, n, sizeof *idx, bt__cmp_u64);
+    *out = idx;
+    return n;
+}
+
 bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s, bt_diag *diag)
 {
     bt_result *r = T->r;
@@ -561,8 +591,12 @@ bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s
     bt_diag sd = {0};
     T->sdiag = &sd;
     T->t_search0 = bt__now();
+    uint64_t *ready = NULL;
+    size_t nready = st ? 0 : ready_configs(T, strat, &ready);
+    r->ready = (int)nready;
     bt__search_ctx ctx = {.space = &k->space, .is_valid = search_valid, .prior = search_prior,
-                          .user = T, .seed = T->o.seed, .max_evals = r->budget};
+                          .user = T, .seed = T->o.seed, .max_evals = r->budget,
+                          .ready = ready, .nready = nready, .compile_cost = BT__COMPILE_COST};
     bt__search_budget sb = {.max_evals = r->budget,
                             .time_limit_s = time_limit_s,
                             .predict = true,
@@ -594,6 +628,7 @@ bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s
         bt__search_result_clear(&sr);
     }
     bt__idxmap_free(&T->cand);
+    free(ready);
     T->sdiag = NULL;
     if (st) {
         bt__diag_copy(diag, &sd);

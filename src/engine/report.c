@@ -57,11 +57,15 @@ static void write_header(const bt_result *r, FILE *f, bool known, bool mem)
                  r->opts.target_ms < 0 ? " (the roofline floor)" : "", r->opts.within_pct);
     else if (r->opts.target_ms < 0)
         snprintf(tg, sizeof tg, ", no target (the device's roofline is unknown)");
+    char rd[160] = ""; /* configs the search weighed cheaper (measure.c ready_configs) */
+    if (r->ready)
+        snprintf(rd, sizeof rd, "; %d valid configs' binaries were in the kernel cache: a config "
+                 "to compile had to promise %dx the improvement", r->ready, 1 + BT__COMPILE_COST);
     fprintf(f, "search: strategy %s, stopped on %s after %llu round(s) of up to %d configs, %.2f s; "
-               "budget %s, time limit %s%s\n",
+               "budget %s, time limit %s%s%s\n",
             r->strategy, r->stop, (unsigned long long)r->search_rounds,
             r->round_size ? r->round_size : r->compile_threads,
-            r->t_search, lim, tl, tg);
+            r->t_search, lim, tl, tg, rd);
     int cached = 0, pre = 0;
     for (size_t i = 0; i < r->n; i++) {
         cached += r->e[i].cached;
@@ -527,6 +531,7 @@ json_t *bt__result_to_json(const bt_result *r)
     json_object_set_new(sj, "rounds", json_integer((json_int_t)r->search_rounds));
     json_object_set_new(sj, "round_size",
                         json_integer(r->round_size ? r->round_size : r->compile_threads));
+    json_object_set_new(sj, "ready", json_integer(r->ready));
     json_object_set_new(sj, "budget", r->budget ? json_integer((json_int_t)r->budget) : json_null());
     json_object_set_new(sj, "time_limit_s",
                         r->opts.time_limit_s > 0 ? json_real(r->opts.time_limit_s) : json_null());

@@ -37,6 +37,12 @@
  *      FOREST_POOL_RANDOM random ones, every config differing in one parameter from one of the
  *      FOREST_TOPK best measured configs, the FOREST_NOMINATED best of the main-effects model and,
  *      with a prior, the FOREST_NOMINATED best-predicted unmeasured configs.
+ * When some configs are cheaper to measure (ctx->ready: their binaries are in the kernel cache
+ * from an earlier tune; the others must compile first, compile_cost measurements more), they join
+ * the candidates and the acquisition is EI per unit of cost: a config to compile must promise
+ * 1 + compile_cost times the improvement of a ready one. A re-tune with a warm kernel cache so
+ * measures mostly what the earlier tune compiled, unless something new promises much more; with
+ * no ready configs (a first tune, a recorded space) the ranking is EI alone, as before.
  * The forest is refitted after every measurement up to FOREST_REFIT_ALL measurements, then when
  * their number has grown by 1/FOREST_REFIT_GROWTH; between refits the scored candidates are reused
  * while the incumbent is unchanged. This bounds the cost per step on long runs.
@@ -47,6 +53,7 @@
  * of this loop with the pending ones excluded: the top of the acquisition ranking of one fit.
  * Everything random comes from one RNG seeded by ctx->seed: runs are deterministic.
  */
+#include "core/util.h"
 #include "search/common.h"
 #include "search/forest_local.h"
 
@@ -562,6 +569,8 @@ static bt_status build_pool(forest_state *s, pool *p)
             ranks[q] = keep;
         }
     }
+    for (size_t i = 0; s->ctx.compile_cost > 0 && i < s->ctx.nready && st == BT_OK; i++)
+        st = pool_add(s, p, s->ctx.ready[i]); /* cheaper to measure */
     uint64_t nominated[FOREST_NOMINATED];
     size_t nn = additive_top(s, nominated, FOREST_NOMINATED);
     for (size_t i = 0; i < nn && st == BT_OK; i++)
@@ -578,6 +587,16 @@ static bt_status build_pool(forest_state *s, pool *p)
         added++;
     }
     return st;
+}
+
+/* What measuring idx costs, in measurements: 1 when its binary is ready or nothing is (every
+ * config costs the same), else 1 + compile_cost. */
+static double measure_cost(const forest_state *s, uint64_t idx)
+{
+    if (!s->ctx.nready || !(s->ctx.compile_cost > 0) ||
+        bsearch(&idx, s->ctx.ready, s->ctx.nready, sizeof idx, bt__cmp_u64))
+        return 1;
+    return 1 + s->ctx.compile_cost;
 }
 
 static int cmp_scored(const void *a, const void *b)
@@ -624,7 +643,9 @@ static bt_status forest_rank_pool(forest_state *s)
         double mu = sum / FOREST_TREES;
         double var = sum2 / FOREST_TREES - mu * mu;
         double sigma = var > 0 ? sqrt(var) : 0;
-        s->ranked[c] = (scored){p.idx[c], expected_improvement(mu, sigma, ybest), mu};
+        s->ranked[c] = (scored){p.idx[c],
+                                expected_improvement(mu, sigma, ybest) / measure_cost(s, p.idx[c]),
+                                mu};
     }
     s->ranked_n = p.n;
     free(p.idx);

@@ -148,12 +148,6 @@ static void sim_run(void *arg, size_t r)
     }
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int cmp_dbl(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -189,7 +183,7 @@ static void summarise(const bt__recspace *c, const bt__sim_run *runs, uint64_t R
     st->evals_mean = evals / (double)R;
     for (uint64_t r = 0; r < R; r++)
         u[r] = runs[r].evals;
-    qsort(u, R, sizeof *u, cmp_u64);
+    qsort(u, R, sizeof *u, bt__cmp_u64);
     st->evals_run_med = u[rank_pos(50, R)];
     for (int k = 0; k < BT__SIM_NTHRESH; k++) {
         uint64_t ok = 0;
@@ -198,7 +192,7 @@ static void summarise(const bt__recspace *c, const bt__sim_run *runs, uint64_t R
             d[r] = runs[r].time_to[k];
             ok += u[r] != UINT64_MAX;
         }
-        qsort(u, R, sizeof *u, cmp_u64);
+        qsort(u, R, sizeof *u, bt__cmp_u64);
         qsort(d, R, sizeof *d, cmp_dbl);
         st->evals_med[k] = u[rank_pos(50, R)];
         st->evals_p90[k] = u[rank_pos(90, R)];

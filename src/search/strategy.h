@@ -49,6 +49,14 @@ typedef struct bt__search_ctx {
     void *user;         /* passed to is_valid and prior */
     uint64_t seed;      /* the only source of randomness */
     uint64_t max_evals; /* the budget's measurement limit as a hint for schedules, 0: none */
+    /* Configs that are cheaper to measure than the others: their binaries are ready (the kernel
+     * cache holds them from an earlier tune), the others must be compiled first, which costs
+     * compile_cost measurements more. ready[0..nready) in increasing order; NULL / 0: every
+     * config costs the same. A strategy that weighs its candidates by what they promise may
+     * weigh them by what they cost too (forest does); the others ignore it. */
+    const uint64_t *ready;
+    size_t nready;
+    double compile_cost;
 } bt__search_ctx;
 
 /* A strategy: a small ADT behind one vtable (filled with designated initialisers). */
