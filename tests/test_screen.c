@@ -141,14 +141,25 @@ static void test_screened_winner_and_promotion(void **state)
             assert_true(e->finalist);
             assert_false(e->st.screened);
         }
-    /* from the second interleaved round, a finalist beyond the 0.5 % noise band of the leader
-     * (BLOCK 512, 0.6 % slower on the deterministic clock) leaves the rounds with fewer runs;
-     * those within it stay to the end */
-    printf("    left early: %d; runs: BLOCK 64 %d, 384 %d, 512 %d\n", scr->left_early,
-           entry_of(scr, 64)->st.n, entry_of(scr, 384)->st.n, entry_of(scr, 512)->st.n);
-    assert_int_equal(scr->left_early, 1);
-    assert_true(entry_of(scr, 512)->st.n < entry_of(scr, 384)->st.n);
+    /* after the second interleaved round (the deterministic clock: no spread, the 0.5 % floor
+     * of the noise band) a finalist beyond the band of the leader (BLOCK 512, 0.6 % slower)
+     * leaves the rounds clearly slower, and those within it (96 ... 384) leave tied with it: the
+     * rounds end there, every finalist with the runs of two rounds */
+    printf("    left early: %d (tied %d), rounds run %d; runs: BLOCK 64 %d, 384 %d, 512 %d\n",
+           scr->left_early, scr->left_tied, scr->rounds_run, entry_of(scr, 64)->st.n,
+           entry_of(scr, 384)->st.n, entry_of(scr, 512)->st.n);
+    assert_int_equal(scr->left_early, 6);
+    assert_int_equal(scr->left_tied, 5);
+    assert_int_equal(scr->rounds_run, 2);
+    assert_true(entry_of(scr, 512)->left_rounds && !entry_of(scr, 512)->left_tied);
+    for (int64_t b = 96; b <= 384; b += 32)
+        if (b == 96 || b == 128 || b == 192 || b == 256 || b == 384)
+            assert_true(entry_of(scr, b)->left_tied);
+    assert_false(entry_of(scr, 64)->left_rounds);
     assert_true(entry_of(scr, 384)->st.n == entry_of(scr, 64)->st.n);
+    /* the runner-up is a tied one, and the margin the one measured when it left: a tie */
+    assert_true(scr->e[scr->runner_up].left_tied);
+    assert_true(scr->tie);
     const bt__entry *slow = entry_of(scr, 1024);
     assert_false(slow->finalist);
     assert_true(slow->st.screened);
@@ -158,6 +169,9 @@ static void test_screened_winner_and_promotion(void **state)
     /* the report says which median is a screening one */
     char *text = bt_test_report(scr);
     assert_non_null(strstr(text, " ok, screening\n"));
+    assert_non_null(strstr(text, ", left the finals tied"));
+    assert_non_null(strstr(text, "5 of them left the rounds early, tied with the leader"));
+    assert_non_null(strstr(text, "1 of them left the rounds early, clearly slower"));
     assert_non_null(strstr(text, "6 of them because their screening median was within"));
     assert_non_null(strstr(text, "1 of them left the rounds early, clearly slower than the leader"));
     assert_non_null(strstr(text, "screening 1.0 ms, "));
@@ -227,23 +241,24 @@ static void test_screen_cut_and_decisive_round(void **state)
 
 /* The mock's warming step, armed by the progress callback once the search's round is done (the
  * finals come next): from the first launch of (BLOCK 128, REP 4)'s grid (1252 blocks) after one of
- * (128, 5)'s (1565), every launch lasts 5 us longer. */
+ * (128, 5)'s (1565), every launch lasts 6 us longer. */
 typedef int (*step_fn)(unsigned, unsigned, unsigned long long);
 static step_fn g_step;
 
 static int arm_step(const bt_progress *pr, void *user)
 {
     (void)pr, (void)user;
-    assert_int_equal(g_step(1565, 1252, 5000), 0);
+    assert_int_equal(g_step(1565, 1252, 6000), 0);
     return 0;
 }
 
 /* A GPU that warms during the finals: on vwarm the top three are finalists and (256, 5) joins
  * them (promoted, or as a challenger); after its first interleaved round each REP 5 config is
  * decisively slower than the leader and leaves, and from the finals' second round on every launch
- * runs 5 us slower (the mock's step), so the REP 4 configs' pooled medians end above a leaver's
- * early one. A leaver must not win: the winner is a REP 4 config that stayed, tied with the
- * other. */
+ * runs 6 us slower (the mock's step), so the REP 4 configs' pooled medians end above a leaver's
+ * early one; after the second the two REP 4 configs are decidedly tied and the slower of them
+ * leaves too. A slower leaver must not win, nor be the runner-up: the winner is a REP 4 config
+ * that stayed, tied with the other, ranked by their margins, not by medians. */
 static void test_a_finalist_that_left_never_wins(void **state)
 {
     (void)state;
@@ -265,23 +280,27 @@ static void test_a_finalist_that_left_never_wins(void **state)
            r->challengers, r->rounds_run, r->left_early, r->margin, r->tie);
     assert_int_equal(r->n, 4);
     assert_int_equal(r->finalists, 4);
-    assert_int_equal(r->left_early, 2);
+    assert_int_equal(r->left_early, 3);
+    assert_int_equal(r->left_tied, 1);
     const bt__entry *w = &r->e[r->winner];
     double fastest_leaver = 0;
     for (size_t i = 0; i < r->n; i++) {
         const bt__entry *e = &r->e[i];
-        printf("    BLOCK %lld REP %lld: median %.4f ms over %d runs%s\n",
+        printf("    BLOCK %lld REP %lld: median %.4f ms over %d runs%s%s\n",
                (long long)e->ev.cfg.v[0], (long long)e->ev.cfg.v[1], e->st.median, e->st.n,
-               e->left_rounds ? ", left the rounds" : "");
-        assert_int_equal(e->left_rounds, e->ev.cfg.v[1] == 5);
-        if (e->left_rounds && (fastest_leaver == 0 || e->st.median < fastest_leaver))
+               e->left_rounds ? ", left the rounds" : "", e->left_tied ? " tied" : "");
+        if (e->ev.cfg.v[1] == 5)
+            assert_true(e->left_rounds && !e->left_tied);
+        else
+            assert_int_equal(e->left_tied, e != w);
+        if (e->left_rounds && !e->left_tied && (fastest_leaver == 0 || e->st.median < fastest_leaver))
             fastest_leaver = e->st.median;
     }
     /* the drift happened: a leaver's early median is below the winner's pooled one */
     assert_true(fastest_leaver > 0 && fastest_leaver < w->st.median);
     assert_int_equal(w->ev.cfg.v[1], 4);
     assert_false(w->left_rounds);
-    assert_int_equal(r->e[r->runner_up].ev.cfg.v[1], 4); /* a stayer, 0.3 % apart: a tie */
+    assert_int_equal(r->e[r->runner_up].ev.cfg.v[1], 4); /* tied, 0.3 % apart: a tie */
     assert_true(r->tie);
     char *text = bt_test_report(r);
     /* the table's first row is a REP 4 config (the winner first, not a leaver's lower median) */

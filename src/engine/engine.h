@@ -92,10 +92,14 @@ typedef struct bt__entry {
                                 "installed" (engine/kcache.h); NULL otherwise */
     bool from_store; /* the measurement came from the results store (not re-measured) */
     bool finalist;   /* re-measured interleaved in the finals (select.c) */
-    bool left_rounds;            /* left the finals' interleaved rounds early, slower than the
-                                    leader on the rounds it ran: it ranks behind every finalist
-                                    that stayed, whatever the leader's later rounds drift to */
-    double left_margin, left_noise; /* its lead over it then, and their noise band */
+    bool left_rounds;            /* left the finals' interleaved rounds early: clearly slower
+                                    than the leader on the rounds it ran, or */
+    bool left_tied;              /* decidedly tied with it (inside their noise band by two
+                                    standard errors) */
+    double lead_margin, lead_noise; /* a finalist's margin behind the leader on the rounds the two
+                                       shared (when it left, else at the end: 0 for the leader)
+                                       and their noise band: the finals rank by it, whatever the
+                                       leader's later rounds drift to */
     bt__kres res;
     bt__blob blob;
     bt__bmod *mod;
@@ -135,7 +139,9 @@ struct bt_result {
     int promoted;    /* configs added to the finals because their screening median was within
                         the screening noise of the cut (select.c) */
     int not_promoted;/* configs within it that did not fit (16 finalists, time limit) */
-    int left_early;  /* finalists that left the interleaved rounds clearly slower (select.c) */
+    int left_early;  /* finalists that left the interleaved rounds early (select.c): clearly
+                        slower, or decidedly tied with the leader (left_tied of them) */
+    int left_tied;
     int screened;    /* configs whose median was a screening one when the finals began */
     int screen_cut;  /* of them, screenings that ended after the estimate's runs (bench.c) */
     int rounds_run;  /* the finals' interleaved rounds that ran (of rounds; select.c) */

@@ -214,7 +214,9 @@ static void write_candidates(const bt_result *r, FILE *f, bool known, bool mem)
                 c.cfg, c.smem, c.regs, c.blk, c.occupancy * 100, e->st.median * 1e3, spread,
                 e->st.n, mem ? e->gbps : e->tflops, effs, c.status,
                 e->st.screened ? ", screening" : "",
-                e->left_rounds ? ", left the finals early" : "");
+                e->left_tied     ? ", left the finals tied"
+                : e->left_rounds ? ", left the finals early"
+                                 : "");
     }
     free(order);
 }
@@ -317,11 +319,17 @@ static void write_finals(const bt_result *r, FILE *f)
         snprintf(rounds, sizeof rounds, "%d rounds", r->rounds);
     fprintf(f, "  the top %d were re-measured interleaved over %s before choosing%s%s%s\n",
             r->finalists, rounds, why[0] ? " (" : "", why, why[0] ? ")" : "");
-    if (r->left_early)
+    if (r->left_early - r->left_tied)
         fprintf(f, "  %d of them left the rounds early, clearly slower than the leader (beyond "
                    "the noise band and two standard errors; after the first round, beyond three "
                    "noise bands and six standard errors): they rank behind the finalists that "
-                   "stayed, whose later rounds may run on a warmer GPU\n", r->left_early);
+                   "stayed, whose later rounds may run on a warmer GPU\n",
+                r->left_early - r->left_tied);
+    if (r->left_tied)
+        fprintf(f, "  %d of them left the rounds early, tied with the leader (their medians' "
+                   "difference, two standard errors added, inside the noise band after two rounds "
+                   "or more: more runs would not part them); they rank behind it\n",
+                r->left_tied);
     if (r->not_promoted)
         fprintf(f, "  NOTE: %d more configs were within the screening noise of the cut but not "
                    "re-measured (the finals hold at most 16, or the time limit)\n",
@@ -430,6 +438,7 @@ static void config_table_json(const bt_result *r, size_t i, json_t *x)
     json_object_set_new(x, "occupancy", json_real(c.occupancy));
     json_object_set_new(x, "finalist", json_boolean(e->finalist));
     json_object_set_new(x, "left_finals_early", json_boolean(e->left_rounds));
+    json_object_set_new(x, "left_finals_tied", json_boolean(e->left_tied));
     json_object_set_new(x, "from_store", json_boolean(e->from_store));
     json_object_set_new(x, "screened", json_boolean(e->status == BT__CS_OK && e->st.screened));
 }
@@ -451,6 +460,7 @@ static json_t *winner_json(const bt_result *r)
     json_object_set_new(w, "not_promoted", json_integer(r->not_promoted));
     json_object_set_new(w, "rounds", json_integer(r->rounds));
     json_object_set_new(w, "left_early", json_integer(r->left_early));
+    json_object_set_new(w, "left_tied", json_integer(r->left_tied));
     json_object_set_new(w, "rounds_run", json_integer(r->rounds_run));
     json_object_set_new(w, "screen_cut", json_integer(r->screen_cut));
     if (r->runner_up >= 0)

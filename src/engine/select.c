@@ -56,13 +56,16 @@ static int cmp_entry_median(const void *a, const void *b)
                                        every tune, whatever qsort does with ties) */
 }
 
-/* The finals' order: the finalists that stayed to the end of their interleaved rounds before
- * those that left them early (the data judged those slower on the rounds they shared with the
- * leader; the leader's later rounds may drift, a hot GPU's clock falling, so their medians are
- * not comparable), then by median. */
+/* The finals' order: by the margin behind the leader on the rounds each shared with it — not by
+ * median: the leader's later rounds may drift (a hot GPU's clock falling), so the median of one
+ * that left early does not compare with the medians of those that stayed — so the leader, those
+ * that left tied with it, those that stayed, those that left slower; on equal margins one that
+ * stayed first, then by median. */
 static int cmp_finals(const void *a, const void *b)
 {
     const bt__entry *const *x = a, *const *y = b;
+    if ((*x)->lead_margin != (*y)->lead_margin)
+        return (*x)->lead_margin < (*y)->lead_margin ? -1 : 1;
     if ((*x)->left_rounds != (*y)->left_rounds)
         return (*x)->left_rounds ? 1 : -1;
     return cmp_entry_median(a, b);
@@ -117,14 +120,25 @@ static bool slower(const bt__stats *s, const bt__stats *l, double k)
     return d > k * noise_band(l, s) * l->median && d > 2 * k * sqrt(se_s * se_s + se_l * se_l);
 }
 
+/* Whether s is tied with the leader l, decidedly: the difference of their medians, two standard
+ * errors of it added, is inside their noise band, so more runs would still call them tied
+ * (decide() could not call either faster). Each with 5 runs or more. */
+static bool tied(const bt__stats *s, const bt__stats *l)
+{
+    if (s->n < 5 || l->n < 5 || !(l->median > 0))
+        return false;
+    double d = fabs(s->median - l->median), se_s = median_se(s), se_l = median_se(l);
+    return d + 2 * sqrt(se_s * se_s + se_l * se_l) < noise_band(l, s) * l->median;
+}
+
 /* Re-measures f[0..n) interleaved, A B C A B C ... over up to R rounds of 1/R of the budgets
  * each, and replaces each one's statistics with the pooled samples. After the first round a
  * config decisively slower than the leader (the fastest pooled median) leaves, from the second
- * on one clearly slower: the data have decided about it, and its statistics are those of the
- * rounds it ran; the rounds end when only the leader is left, after two rounds at least (*ran:
- * the rounds that ran).
- * Returns how many left early. */
-static int interleave(bt__tctx *T, bt__entry **f, int n, int R, int *ran)
+ * on one clearly slower, or one decidedly tied with it: the data have decided about it, and its
+ * statistics are those of the rounds it ran; the rounds end when only the leader is left, after
+ * two rounds at least (*ran: the rounds that ran).
+ * Returns how many left early, *ntied (when given) how many of them tied. */
+static int interleave(bt__tctx *T, bt__entry **f, int n, int R, int *ran, int *ntied)
 {
     double *pool_t[16] = {0}, est[16] = {0}; /* each one's run cost, estimated once */
     int pool_n[16] = {0};
@@ -134,7 +148,9 @@ static int interleave(bt__tctx *T, bt__entry **f, int n, int R, int *ran)
     if (n > 16)
         n = 16;
     for (int i = 0; i < n; i++)
-        f[i]->left_rounds = false;
+        f[i]->left_rounds = f[i]->left_tied = false;
+    if (ntied)
+        *ntied = 0;
     /* the leader runs two rounds at least (its median pools two benches), alone when every
      * other finalist has left */
     for (; round < R && (n == 1 || left < n - 1 || round < 2); round++) {
@@ -170,23 +186,37 @@ static int interleave(bt__tctx *T, bt__entry **f, int n, int R, int *ran)
                     lead = i;
             }
         }
-        for (int i = 0; i < n && lead >= 0; i++)
-            if (i != lead && !out[i] && st[i].n &&
-                slower(&st[i], &st[lead], round ? 1 : 3)) {
-                out[i] = true;
-                left++;
-                f[i]->left_rounds = true;
-                f[i]->left_margin = (st[i].median - st[lead].median) / st[lead].median;
-                f[i]->left_noise = noise_band(&st[lead], &st[i]);
-            }
+        for (int i = 0; i < n && lead >= 0; i++) {
+            if (i == lead || out[i] || !st[i].n)
+                continue;
+            bool tie = round && tied(&st[i], &st[lead]);
+            if (!tie && !slower(&st[i], &st[lead], round ? 1 : 3))
+                continue;
+            out[i] = true;
+            left++;
+            f[i]->left_rounds = true;
+            f[i]->left_tied = tie;
+            if (tie && ntied)
+                (*ntied)++;
+            f[i]->lead_margin = (st[i].median - st[lead].median) / st[lead].median;
+            f[i]->lead_noise = noise_band(&st[lead], &st[i]);
+        }
     }
     if (ran)
         *ran = round;
+    int lead = -1;
     for (int i = 0; i < n; i++) {
         if (pool_n[i] >= 5)
             bt__stats_compute(pool_t[i], pool_n[i], &f[i]->st);
         free(pool_t[i]);
+        if (!out[i] && (lead < 0 || f[i]->st.median < f[lead]->st.median))
+            lead = i;
     }
+    for (int i = 0; i < n && lead >= 0; i++) /* the stayers' margins at the end */
+        if (!out[i]) {
+            f[i]->lead_margin = (f[i]->st.median - f[lead]->st.median) / f[lead]->st.median;
+            f[i]->lead_noise = noise_band(&f[lead]->st, &f[i]->st);
+        }
     return left;
 }
 
@@ -206,7 +236,12 @@ static int challenge(bt__tctx *T, finals *F, int K, int R)
         if ((size_t)K >= F->nok || F->ok[K]->st.median >= F->ok[0]->st.median)
             break;
         bt__entry *pair[2] = {F->ok[0], F->ok[K]};
-        T->r->left_early += interleave(T, pair, 2, R, NULL);
+        int tie = 0;
+        T->r->left_early += interleave(T, pair, 2, R, NULL, &tie);
+        T->r->left_tied += tie;
+        double x = pair[0]->lead_margin; /* > 0: the challenger beat the leader by it */
+        for (int j = 1; j < K && x > 0; j++) /* the others' margins, behind the new leader */
+            F->ok[j]->lead_margin = (1 + F->ok[j]->lead_margin) * (1 + x) - 1;
         K++;
         T->r->challengers++;
         qsort(F->ok, (size_t)K, sizeof *F->ok, cmp_finals);
@@ -259,17 +294,16 @@ static int promote(bt__tctx *T, finals *F, int K)
 
 /* The winner, the runner-up, the margin between them and the noise band (twice the larger
  * relative MAD as a standard deviation, at least 0.5 %): a tie when the margin is inside it. */
-static void decide(bt_result *r, const finals *F)
+static void decide(bt_result *r, const finals *F, int K)
 {
     r->winner = (int)(F->ok[0] - r->e);
     if (F->nok < 2)
         return;
     r->runner_up = (int)(F->ok[1] - r->e);
-    if (F->ok[1]->left_rounds && !F->ok[0]->left_rounds) {
-        /* every other finalist left the rounds: the margin is the one measured on the rounds
-         * the runner-up shared with the leader */
-        r->margin = F->ok[1]->left_margin;
-        r->noise = F->ok[1]->left_noise;
+    if (K > 1) {
+        /* the margin measured on the rounds the runner-up shared with the leader */
+        r->margin = F->ok[1]->lead_margin;
+        r->noise = F->ok[1]->lead_noise;
     } else {
         double a = F->ok[0]->st.median, b = F->ok[1]->st.median;
         r->margin = (b - a) / a;
@@ -316,13 +350,15 @@ void bt__select(bt__tctx *T)
         r->finalists = K;
         r->rounds = K > 1 ? R : 0;
         if (K == 1 && F.ok[0]->st.screened) /* alone: still measured at the full budgets */
-            interleave(T, F.ok, 1, 1, NULL);
+            interleave(T, F.ok, 1, 1, NULL, NULL);
         if (K > 1) {
-            r->left_early += interleave(T, F.ok, K, R, &r->rounds_run);
+            int tie = 0;
+            r->left_early += interleave(T, F.ok, K, R, &r->rounds_run, &tie);
+            r->left_tied += tie;
             qsort(F.ok, (size_t)K, sizeof *F.ok, cmp_finals);
             r->finalists = challenge(T, &F, K, R);
         }
-        decide(r, &F);
+        decide(r, &F, r->finalists);
         for (int f = 0; f < r->finalists; f++) F.ok[f]->finalist = true; /* the reports mark them */
     }
     if (F.ok && T->store)
