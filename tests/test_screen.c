@@ -365,6 +365,48 @@ static void test_store_keeps_the_budget(void **state)
     bt_device_destroy(dev);
 }
 
+/* The configs whose binaries an earlier tune left in the kernel cache are found ready before a
+ * search that weighs them cheaper (measure.c, build.c bt__build_ready: the same keys the builds
+ * use): none in a fresh cache, then exactly the four the first tune compiled, and none with the
+ * cache off. */
+static void test_ready_binaries_are_found(void **state)
+{
+    (void)state;
+    bt_diag d;
+    bt_device *dev = NULL;
+    if (bt_device_open("cuda:0", &dev, &d) != BT_OK)
+        skip();
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/ready", g_tmp);
+    setenv("BLOCKTUNE_CACHE_DIR", dir, 1);
+    bt_kdesc *k = load_spec("vscreen");
+    bt__tune_opts o = flushed_opts(1);
+    o.rep_ms = 2;
+    o.screen_ms = 0;
+    o.graph = 1;
+    o.strategy = "random";
+    o.budget = 4;
+    bt_result *a = tune_opts(dev, k, &o);
+    assert_int_equal(a->n, 4);
+    assert_int_equal(a->ready, 0);
+    bt_result *b = tune_opts(dev, k, &o); /* the same seed: the same four */
+    assert_int_equal(b->ready, 4);
+    int cached = 0;
+    for (size_t i = 0; i < b->n; i++)
+        cached += b->e[i].cached;
+    assert_int_equal(cached, 4);
+    setenv("BLOCKTUNE_NO_KERNEL_CACHE", "1", 1);
+    bt_result *c = tune_opts(dev, k, &o);
+    unsetenv("BLOCKTUNE_NO_KERNEL_CACHE");
+    assert_int_equal(c->ready, 0);
+    setenv("BLOCKTUNE_CACHE_DIR", g_tmp, 1);
+    bt_result_destroy(a);
+    bt_result_destroy(b);
+    bt_result_destroy(c);
+    bt_kdesc_destroy(k);
+    bt_device_destroy(dev);
+}
+
 int main(void)
 {
     setenv(BT__CUDA_LIBRARY_ENV, BT_MOCK_CUDA, 1);
@@ -379,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_a_finalist_that_left_never_wins),
         cmocka_unit_test(test_store_keeps_the_budget),
         cmocka_unit_test(test_lone_finalist_is_measured_in_full),
+        cmocka_unit_test(test_ready_binaries_are_found),
     };
     int failed = cmocka_run_group_tests_name("screen_mock_cuda", tests, NULL, NULL);
     char cmd[300];
