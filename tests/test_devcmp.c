@@ -144,6 +144,9 @@ static void test_opencl_every_element(void **state)
     bt_result *dv = tune(ocl, k, NULL, 0, quick(), false);
     bt_result *hv = tune(ocl, k, NULL, 0, quick(), true);
     same_verdicts(dv, hv);
+    /* the baseline's outputs stayed on the device (the tuned size and n=17), never read back */
+    assert_int_equal(dv->refs_kept, 2);
+    assert_int_equal(hv->refs_kept, 0);
     for (int b = 64; b <= 64; b += 32) {
         assert_int_equal(entry(dv, b, 0)->status, BT__CS_OK);
         assert_int_equal(entry(dv, b, 6)->status, BT__CS_OK);
@@ -154,6 +157,22 @@ static void test_opencl_every_element(void **state)
         failed_with(entry(dv, b, 5), "1 of 4096 outputs off (first at [7]");
     }
     assert_true(entry(dv, 64, 6)->ver.max_abs_err > 0); /* the error was seen, and is allowed */
+    bt_result_destroy(dv);
+    bt_result_destroy(hv);
+    bt_kdesc_destroy(k);
+    /* a baseline whose output holds a NaN (MODE 2, at [5]) is read back and checked on the host
+     * (its NaN is a value, not the poison left), and the verdicts are the same again: MODE 2
+     * matches it, MODE 0 is off at [5] */
+    char *at = strstr(text, "\"MODE\": 0}}");
+    assert_non_null(at);
+    at[8] = '2';
+    k = load(text);
+    dv = tune(ocl, k, NULL, 0, quick(), false);
+    hv = tune(ocl, k, NULL, 0, quick(), true);
+    same_verdicts(dv, hv);
+    assert_int_equal(dv->refs_kept, 0);
+    assert_int_equal(entry(dv, 64, 2)->status, BT__CS_OK);
+    failed_with(entry(dv, 64, 0), "[5]");
     bt_result_destroy(dv);
     bt_result_destroy(hv);
     bt_kdesc_destroy(k);
@@ -227,6 +246,7 @@ static void test_cuda_dense_and_written(void **state)
         bt_result *dv = tune(cu, k, NULL, 0, quick(), false);
         bt_result *hv = tune(cu, k, NULL, 0, quick(), true);
         same_verdicts(dv, hv);
+        assert_int_equal(dv->refs_kept, c ? 0 : 1); /* the baseline's, kept on the device */
         assert_int_equal(dv->n, 4);
         for (size_t i = 0; i < dv->n; i++) {
             const bt__entry *e = &dv->e[i];

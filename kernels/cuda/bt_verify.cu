@@ -6,7 +6,9 @@
  * (src/engine/host.c, bt__verify_compare). Compiled after prelude.cuh with BT_DTYPE_FP16 (its
  * fp16 conversion, bt_to_f):
  *   io[0] the items, io[1] the mode (0: scan every element for NaN/Inf, no reference, the largest
- *   |out| as the absolute error; 1: dense, out[i] against ref[i]; 2: sampled, out[idx[s]] against ref[s]), io[2], io[3] the bits of
+ *   |out| as the absolute error; 1: dense, out[i] against ref[i]; 2: sampled, out[idx[s]] against
+ *   ref[s]; 3: dense against a reference of the output's own type, ref then holding T, not
+ *   doubles: a device reference's outputs left on the device), io[2], io[3] the bits of
  *   rtol and atol; block b writes its 8 words at io[8 + 8 b]: checked, bad, non-finite, the first
  *   non-finite index, the first bad index (~0: none), the bits of the largest absolute and relative
  *   errors, and the sampled non-finite outputs the reference explains (same non-finite value). */
@@ -99,7 +101,14 @@ __device__ void bt_block_store(const bt_acc &a, long long *io)
         for (u64 s = (u64)blockIdx.x * BT_CMP_THREADS + threadIdx.x; s < items; s += step) {     \
             const u64 i = mode == 2 ? (u64)idx[s] : s;                                           \
             const T v = out[i];                                                                  \
-            bt_item(a, mode, (double)(CONV), mode ? ref[s] : 0.0, i, rtol, atol);                \
+            const double o = (double)(CONV);                                                     \
+            double r = 0.0;                                                                      \
+            if (mode == 3) { /* the reference in the output's own type */                        \
+                const T v = ((const T *)(const void *)ref)[s];                                   \
+                r = (double)(CONV);                                                              \
+            } else if (mode)                                                                     \
+                r = ref[s];                                                                      \
+            bt_item(a, mode == 3 ? 1 : mode, o, r, i, rtol, atol);                               \
         }                                                                                        \
         bt_block_store(a, io);                                                                   \
     }

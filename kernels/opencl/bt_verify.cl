@@ -8,7 +8,8 @@
  * conversion, bt_h2f). The layout of io is kernels/cuda/bt_verify.cu's:
  *   io[0] the items, io[1] the mode (0: scan every element for NaN/Inf, no reference, the
  *   largest |out| as the absolute error; 1: dense, out[i] against ref[i]; 2: sampled, out[idx[s]]
- *   against ref[s]), io[2], io[3] the bits of rtol and atol; group g writes its 8 words at io[8 + 8 g]: checked, bad, non-finite, the first
+ *   against ref[s]; 3: dense against a reference of the output's own type), io[2], io[3] the
+ *   bits of rtol and atol; group g writes its 8 words at io[8 + 8 g]: checked, bad, non-finite, the first
  *   non-finite index, the first bad index (~0: none), the bits of the largest absolute and
  *   relative errors, and the sampled non-finite outputs the reference explains. */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -100,7 +101,14 @@ inline void bt_group_store(const bt_acc *a, __global long *io, __local ulong (*s
              j += step) {                                                                        \
             const ulong i = mode == 2 ? (ulong)idx[j] : j;                                       \
             const T v = out[i];                                                                  \
-            bt_item(&a, mode, (double)(CONV), mode ? ref[j] : 0.0, i, rtol, atol);               \
+            const double o = (double)(CONV);                                                     \
+            double r = 0.0;                                                                      \
+            if (mode == 3) { /* the reference in the output's own type */                        \
+                const T v = ((__global const T *)ref)[j];                                        \
+                r = (double)(CONV);                                                              \
+            } else if (mode)                                                                     \
+                r = ref[j];                                                                      \
+            bt_item(&a, mode == 3 ? 1 : mode, o, r, i, rtol, atol);                              \
         }                                                                                        \
         bt_group_store(&a, io, s);                                                               \
     }

@@ -3,8 +3,11 @@
  * devcmp.c — verification on the device: a config's outputs stay where its run left them and
  * blocktune's own comparison kernel (kernels/<language>/bt_verify.* after the language's prelude,
  * one entry per output dtype, compiled once per device through the kernel cache, on a thread of
- * its own from the tune's start) compares them with the problem's reference,
- * uploaded once per problem (every element, or the sampled indices and their values). Only each
+ * its own from the tune's start) compares them with the problem's reference: a device
+ * reference's outputs, kept where they ran in their own dtype (bt__devcmp_keep_ref: scanned for
+ * NaN and infinity, which a poisoned element left unwritten is, and copied), or a host
+ * reference uploaded once per problem (every element, or the sampled indices and their values, as
+ * doubles). Only each
  * block's partial result crosses to the host (checked, bad, non-finite, the first bad and first
  * non-finite index, the largest errors), and the one element the report quotes. The arithmetic
  * and the messages are the host comparison's (host.c): the same tolerances, NaN never passes,
@@ -235,17 +238,20 @@ typedef struct pass {
     double max_abs, max_rel;
 } pass;
 
-/* One launch over `items` (mode 0: scan, 1: dense, 2: sampled) of output i, its groups' words
- * read back and reduced into *p. */
+/* One launch over `items` (mode 0: scan, 1: dense, 2: sampled; dense against a reference in the
+ * output's own dtype is the kernel's mode 3) of output i, its groups' words read back and reduced
+ * into *p. */
 static bt_status run_pass(bt__tctx *T, bt__pdata *d, int i, int mode, size_t items, double rtol,
                           double atol, pass *p, bt_diag *diag)
 {
     size_t groups = (items + CMP_THREADS * 8 - 1) / (CMP_THREADS * 8);
     groups = groups < 1 ? 1 : groups > CMP_GROUPS ? CMP_GROUPS : groups;
-    int64_t head[8] = {(int64_t)items, mode};
+    int64_t head[8] = {(int64_t)items, mode == 1 && d->dref_typed[i] ? 3 : mode};
     memcpy(&head[2], &rtol, sizeof rtol);
     memcpy(&head[3], &atol, sizeof atol);
-    bt_status st = T->I->buf_write(T->D, d->dio, 0, head, sizeof head, diag);
+    bt_status st = d->dio ? BT_OK : T->I->buf_alloc(T->D, CMP_WORDS * sizeof(int64_t), &d->dio, diag);
+    if (!st)
+        st = T->I->buf_write(T->D, d->dio, 0, head, sizeof head, diag);
     bt__karg a[4] = {{BT__ARG_BUF, {.buf = d->dev[i]}},
                      {BT__ARG_BUF, {.buf = mode ? d->dref[i] : d->dev[i]}},
                      {BT__ARG_BUF, {.buf = mode == 2 ? d->didx : d->dio}},
@@ -274,15 +280,21 @@ static bt_status run_pass(bt__tctx *T, bt__pdata *d, int i, int mode, size_t ite
     return st;
 }
 
-/* The output element at j, read back alone (the one a message quotes). */
-static double element(bt__tctx *T, bt__pdata *d, int i, size_t j)
+/* Element j of b (output i's dtype), read back alone (the one a message quotes). */
+static double element(bt__tctx *T, bt__pdata *d, int i, bt__bbuf *b, size_t j)
 {
     uint64_t raw = 0;
     bt__hostbuf one = {d->host[i].dtype, 1, &raw};
     size_t es = (size_t)bt__dtype_size(one.dtype);
-    if (T->I->buf_read(T->D, d->dev[i], j * es, &raw, es, NULL) != BT_OK)
+    if (T->I->buf_read(T->D, b, j * es, &raw, es, NULL) != BT_OK)
         return NAN;
     return bt__hostbuf_get(&one, 0);
+}
+
+/* Output i's reference at j: from the host's array, or the device's typed copy. */
+static double ref_element(bt__tctx *T, bt__pdata *d, int i, size_t j)
+{
+    return d->ref[i] ? d->ref[i][j] : d->dref_typed[i] ? element(T, d, i, d->dref[i], j) : NAN;
 }
 
 /* The passes of output i against d's reference (scan only without one) into v. */
@@ -310,16 +322,65 @@ static bt_status compare(bt__tctx *T, bt__pdata *d, int i, double rtol, double a
     if (v->nonfinite)
         v->first_bad = (size_t)a.first_nf;
     if (v->first_bad != SIZE_MAX) {
-        v->got = element(T, d, i, v->first_bad);
-        v->want = !d->have_ref ? 0 : d->ref[i][v->first_bad];
+        v->got = element(T, d, i, d->dev[i], v->first_bad);
+        v->want = !d->have_ref ? 0 : ref_element(T, d, i, v->first_bad);
         if (sampled && v->nonfinite) {
             v->want = NAN;
             for (size_t s = 0; s < d->nsample; s++)
                 if (d->sample[s] == v->first_bad)
-                    v->want = d->ref[i][v->first_bad];
+                    v->want = ref_element(T, d, i, v->first_bad);
         }
     }
     bt__verify_message(v, rtol, atol);
+    return BT_OK;
+}
+
+/* Output dtypes whose poison is a NaN (host.c bt__poison_pattern): a scan that finds no
+ * non-finite element proves that every element was written. */
+static bool poison_is_nan(bt__dtype t)
+{
+    return t == BT__DT_FP32 || t == BT__DT_FP16 || t == BT__DT_BF16 || t == BT__DT_FP64;
+}
+
+bt_status bt__devcmp_keep_ref(bt__tctx *T, bt__pdata *d, bool *kept, bt_diag *diag)
+{
+    const bt_kdesc *k = T->k;
+    *kept = false;
+    for (int i = 0; i < k->nargs; i++)
+        if (k->args[i].output && !poison_is_nan(d->host[i].dtype))
+            return BT_OK;
+    if (d->sample || !cmp_ready(T))
+        return BT_OK;
+    bt_status st = BT_OK;
+    for (int i = 0; i < k->nargs && !st; i++) {
+        if (!k->args[i].output)
+            continue;
+        pass p;
+        st = run_pass(T, d, i, 0, d->host[i].count, INFINITY, INFINITY, &p, diag);
+        if (!st && p.nf) /* a NaN or an infinity, or the poison left: the host looks */
+            return BT_OK;
+    }
+    for (int i = 0; i < k->nargs && !st; i++) {
+        if (!k->args[i].output)
+            continue;
+        size_t bytes = bt__hostbuf_bytes(&d->host[i]);
+        st = T->I->buf_alloc(T->D, bytes, &d->dref[i], diag);
+        if (!st)
+            st = T->I->buf_copy(T->D, d->dref[i], d->dev[i], bytes, diag);
+        d->dref_typed[i] = true;
+    }
+    if (st) { /* nothing is kept half */
+        for (int i = 0; i < k->nargs; i++)
+            if (d->dref_typed[i]) {
+                if (d->dref[i])
+                    T->I->buf_free(T->D, d->dref[i]);
+                d->dref[i] = NULL;
+                d->dref_typed[i] = false;
+            }
+        return st;
+    }
+    *kept = true;
+    T->r->refs_kept++;
     return BT_OK;
 }
 

@@ -161,6 +161,8 @@ struct bt_result {
     int recoveries; /* device faults survived (context rebuilt) */
     int from_store; /* configs whose measurement came from the results store */
     int dev_compares; /* outputs compared with the reference on the device (devcmp.c) */
+    int refs_kept;    /* problems whose device reference's outputs stayed on the device (devcmp.c
+                         bt__devcmp_keep_ref), not read back */
     int replayed;     /* configs whose stored outcome was replayed, nothing run (replay.c) */
     /* the search (src/search): the strategy, why it stopped, in how many rounds, the effective
      * measurement budget (0: none) and the wall time of the search */

@@ -189,10 +189,38 @@ static bt_status buffer_init(bt__tctx *T, bt__pdata *d, int i, int64_t v,
         if (!st)
             st = T->I->buf_copy(T->D, d->saved[i], d->dev[i], bytes, diag);
     }
-    if (!st && a->output) {
+    /* a device reference's outputs stay on the device where they can (bt__devcmp_keep_ref):
+     * the host array is made when the host needs it (bt__pdata_ref_host) */
+    bool devref = T->k->ref == BT__REF_CONFIG || T->k->ref == BT__REF_KERNEL;
+    if (!st && a->output && !devref) {
         d->ref[i] = calloc(count, sizeof(double));
         if (!d->ref[i])
             st = BT_NOMEM;
+    }
+    return st;
+}
+
+bt_status bt__pdata_ref_host(bt__tctx *T, bt__pdata *d, int i, bt_diag *diag)
+{
+    if (d->ref[i])
+        return BT_OK;
+    d->ref[i] = malloc(sizeof(double) * d->host[i].count);
+    if (!d->ref[i])
+        return BT_NOMEM;
+    if (!d->dref_typed[i]) { /* nothing computed it yet: zeros, as before it runs */
+        memset(d->ref[i], 0, sizeof(double) * d->host[i].count);
+        return BT_OK;
+    }
+    bt__hostbuf h;
+    bt_status st = bt__hostbuf_alloc(&h, d->host[i].dtype, d->host[i].count);
+    if (!st)
+        st = T->I->buf_read(T->D, d->dref[i], 0, h.data, bt__hostbuf_bytes(&h), diag);
+    if (!st)
+        bt__hostbuf_get_all(&h, d->ref[i]);
+    bt__hostbuf_free(&h);
+    if (st) {
+        free(d->ref[i]);
+        d->ref[i] = NULL;
     }
     return st;
 }

@@ -5,10 +5,13 @@
  * (its own sources, entry and launch geometry over problem variables; the same arguments). It is
  * built and loaded once per tune (a compile error stops the tune, showing the compiler's log),
  * then run once on each problem's data — the tuned problem and every boundary size, a binary per
- * size when the spec passes sizes as defines — with poisoned outputs; its outputs, read back, are
- * that problem's reference, against which every config is verified as against a host reference.
- * An output element the reference left unwritten is an error, never a pass. The boundary
- * problems' data is made once per tune and kept.
+ * size when the spec passes sizes as defines — with poisoned outputs; its outputs are that
+ * problem's reference, against which every config is verified as against a host reference. They
+ * stay on the device where the comparison kernel runs and every output is a float type: a scan
+ * there that finds no NaN or infinity proves every element written, and a copy beside them is the
+ * reference (devcmp.c); otherwise they are read back and checked on the host. An output element
+ * the reference left unwritten is an error, never a pass. The boundary problems' data is made
+ * once per tune and kept.
  */
 #include "engine/tune_ctx.h"
 
@@ -296,9 +299,19 @@ static bt_status devref_run(bt__tctx *T, bt__pdata *d, int b, const char *where,
         snprintf(what, sizeof what, "%s%s%s", R->name, where[0] ? " at " : "", where);
         bt__inflight_note(BT__INFLIGHT_REFERENCE, false, "%s", what);
         bt__watch_begin(T, e, false, T->o.timeout_s, true, what);
-        st = bt__run_poisoned(T, e, R->kernel ? &geo : NULL, d, false, true, diag);
+        st = bt__run_poisoned(T, e, R->kernel ? &geo : NULL, d, false, false, diag);
+        bool kept = false;
         if (!st)
+            st = bt__devcmp_keep_ref(T, d, &kept, diag);
+        for (int i = 0; i < k->nargs && !st && !kept; i++) /* checked on the host */
+            if (k->args[i].output)
+                st = T->I->buf_read(T->D, d->dev[i], 0, d->host[i].data,
+                                    bt__hostbuf_bytes(&d->host[i]), diag);
+        if (!st && !kept)
             st = unwritten(T, e, R->kernel ? &geo : NULL, d, where, diag);
+        for (int i = 0; i < k->nargs && !st && !kept; i++)
+            if (k->args[i].output && (st = bt__pdata_ref_host(T, d, i, diag)) == BT_OK)
+                bt__hostbuf_get_all(&d->host[i], d->ref[i]);
         bt__watch_end(T);
         bt__inflight_clear();
         if (!st && e->status == BT__CS_TIMEOUT) {
@@ -311,9 +324,6 @@ static bt_status devref_run(bt__tctx *T, bt__pdata *d, int b, const char *where,
         bt__entry_drop(T, &own);
     if (st)
         return st;
-    for (int i = 0; i < k->nargs; i++)
-        if (k->args[i].output)
-            bt__hostbuf_get_all(&d->host[i], d->ref[i]);
     d->have_ref = true;
     R->runs++;
     return BT_OK;

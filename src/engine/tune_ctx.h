@@ -30,14 +30,18 @@ typedef struct bt__pdata {
     bt__bbuf *dev[BT__MAX_ARGS];
     bool owned[BT__MAX_ARGS];
     bt__bbuf *saved[BT__MAX_ARGS]; /* restore_value copies (and the caller's reset_to_zero ones) */
-    double *ref[BT__MAX_ARGS];
+    double *ref[BT__MAX_ARGS]; /* NULL while a device reference's outputs are only on the device
+                                  (dref_typed): bt__pdata_ref_host makes it when the host needs it */
     bool have_ref;
     size_t *sample;
     size_t nsample;
     bt__karg scalars[BT__MAX_ARGS];
     /* the reference on the device for the comparison kernel (devcmp.c), uploaded on first use:
-     * each output's (every element, or the sampled ones), the sampled indices, partial results */
+     * each output's (every element, or the sampled ones, as doubles), the sampled indices,
+     * partial results; or, dref_typed, the device reference's output itself, copied where it
+     * ran, in the output's dtype (bt__devcmp_keep_ref: nothing crossed to the host) */
     bt__bbuf *dref[BT__MAX_ARGS];
+    bool dref_typed[BT__MAX_ARGS];
     bt__bbuf *didx, *dio;
 } bt__pdata;
 
@@ -161,6 +165,9 @@ bt_status bt__problem_check(const bt__tctx *T, const bt_problem *p, const char *
 bt_status bt__pdata_init(bt__tctx *T, bt__pdata *d, const bt_problem *p, uint64_t seed,
                          bt_buffer *const *caller, int ncaller, bt_diag *diag);
 void bt__pdata_free(bt__tctx *T, bt__pdata *d);
+/* d->ref[i] on the host (for a comparison there, or a message): made from the device's typed
+ * copy (dref_typed) when it is not there yet; BT_OK when it is there. */
+bt_status bt__pdata_ref_host(bt__tctx *T, bt__pdata *d, int i, bt_diag *diag);
 /* Before every run, outside the timed region: reset_to_zero and restore_value. */
 bt_status bt__pdata_pre_run(bt__tctx *T, bt__pdata *d, bt_diag *diag);
 /* The caller's buffers back to what the caller gave (their restore copies), then a sync. */
@@ -207,6 +214,13 @@ void bt__devcmp_ahead(bt__tctx *T);
 void bt__devcmp_free(bt__tctx *T);
 /* d's device copies of its reference (bt__pdata_free calls it). */
 void bt__devcmp_pdata_free(bt__tctx *T, bt__pdata *d);
+/* After the device reference ran on d (its outputs poisoned first): when the comparison kernel
+ * is available and every output is a float type, whose poison is a NaN, each output is scanned
+ * on the device; with no non-finite element in any (so none was left unwritten) each is copied
+ * into d->dref[i] in its own dtype (dref_typed) and *kept is set: d's reference is then on the
+ * device alone. Otherwise *kept is false and nothing is kept (the caller reads the outputs back
+ * and checks them on the host). A status other than BT_OK: a device call failed. */
+bt_status bt__devcmp_keep_ref(bt__tctx *T, bt__pdata *d, bool *kept, bt_diag *diag);
 
 /* --- verify.c --------------------------------------------------------------------------------- */
 /* Poisons d's outputs (with the dtype's poison, or with zero bytes), runs e once (with geometry

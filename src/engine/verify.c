@@ -20,9 +20,13 @@ static bt_status compare_output(bt__tctx *T, bt__pdata *d, int i, bt__verify *v)
 {
     const bt_kdesc *k = T->k;
     bt__tolerance tol = k->tol[d->p.dtype];
-    if (d->have_ref)
+    if (d->have_ref) {
+        bt_diag rd = {0};
+        bt_status st = bt__pdata_ref_host(T, d, i, &rd);
+        if (st)
+            return st;
         bt__verify_compare(&d->host[i], d->ref[i], d->sample, d->nsample, tol.rtol, tol.atol, v);
-    else { /* no reference: at least every element written (no poison left) */
+    } else { /* no reference: at least every element written (no poison left) */
         double *inf = calloc(d->host[i].count, sizeof *inf);
         if (!inf)
             return BT_NOMEM;

@@ -308,7 +308,8 @@ static void emu_flush_read(const launch_rec *l)
 
 /* ---- blocktune's comparison kernels (kernels/cuda/bt_verify.cu), emulated ------------------- */
 /* bt_verify_<dtype>(out, ref, idx, io): each block of the grid-stride loop over io[0] items
- * (mode io[1]: 0 scan for NaN/Inf, 1 out[i] against ref[i], 2 out[idx[s]] against ref[s]; rtol,
+ * (mode io[1]: 0 scan for NaN/Inf, 1 out[i] against ref[i], 2 out[idx[s]] against ref[s], 3 as 1
+ * with ref in the output's own type; rtol,
  * atol as the bits of io[2], io[3]) writes its 8 words at io[8 + 8 b], as the kernel does. */
 static double vemu_get(const char *dt, const void *out, uint64_t i)
 {
@@ -367,7 +368,10 @@ static void emu_verify(const launch_rec *l)
         return;
     }
     uint64_t items = (uint64_t)io[0];
-    int mode = (int)io[1];
+    int mode = (int)io[1], typed = mode == 3;
+    if (typed)
+        mode = 1;
+    size_t rs = typed ? vemu_size(dt) : 8;
     double rtol, atol;
     memcpy(&rtol, &io[2], 8);
     memcpy(&atol, &io[3], 8);
@@ -385,11 +389,12 @@ static void emu_verify(const launch_rec *l)
                     i = (uint64_t)idx[j];
                 }
                 if (!valid_range((uintptr_t)out + i * vemu_size(dt), vemu_size(dt)) ||
-                    (mode && !valid_range((uintptr_t)(ref + j), 8))) {
+                    (mode && !valid_range((uintptr_t)ref + j * rs, rs))) {
                     fault();
                     return;
                 }
-                double o = vemu_get(dt, out, i), r = mode ? ref[j] : 0;
+                double o = vemu_get(dt, out, i),
+                       r = typed ? vemu_get(dt, ref, j) : mode ? ref[j] : 0;
                 if (!isfinite(o)) {
                     if (mode == 2)
                         w[7] += vemu_same_nf(o, r, 0);
