@@ -4,8 +4,9 @@
 #   build-dev/    the tree built as ./dev.sh builds it (RelWithDebInfo, -DBT_MPI=ON), then without
 #                 debug sections, static libraries, CMake's own files, generated sources and the
 #                 test programs that need no GPU (all but $BT_DEVICE_TESTS, default test_cuda
-#                 test_engine test_embed_cuda), so that it fits the device tool's 64 MiB beside
-#                 the tracked files (about 39 MB, bench/results most of it; build/ is 126 MB)
+#                 test_engine test_embed_cuda test_devcmp), so that it fits the device tool's
+#                 64 MiB beside the tracked files (about 39 MB, bench/results most of it; build/
+#                 is 126 MB)
 #   .carry/lib/   every shared library those binaries load but glibc's own (cmocka, Open MPI and
 #                 its dependencies, jansson, SQLite, zlib): the H200 machine has no -dev packages
 #                 and no Open MPI
@@ -24,7 +25,7 @@ fi
 [ "$PWD" = /work/main ] || { echo "device_build.sh: run it in /work/main (the path the binaries name)" >&2; exit 1; }
 cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBT_WERROR=ON -DBT_MPI=ON >/dev/null
 cmake --build build-dev -j "$(nproc)" >/dev/null
-keep=" ${BT_DEVICE_TESTS:-test_cuda test_engine test_embed_cuda} "
+keep=" ${BT_DEVICE_TESTS:-test_cuda test_engine test_embed_cuda test_devcmp} "
 rm -rf build-dev/CMakeFiles build-dev/*.a build-dev/examples/*/CMakeFiles build-dev/generated \
        build-dev/abi-* build-dev/abi_consumer_*
 for t in build-dev/test_*; do

@@ -18,7 +18,8 @@
 #   tri_odd   the same for the 108 configs at 3001×2999×1031 (the anchors: ≈310 s cold)
 #   tri_mem   the vector_add and softmax halves of tri alone; bt_odd the odd-shape third of bt_mm
 #   tri_odd_par  tri_odd without Triton's serial cold compiles: its cache filled by 16 forked
-#             processes, then triton.autotune times every config (the best of the space)
+#             processes, then triton.autotune times every config (the best of the space);
+#             tri_mm_par the same for the 108 configs at 4096³
 #   overhead  host cost per cached launch: bt_kernel_launch vs bare cuLaunchKernel, for the
 #             built-in vector_add and for examples/triton/vector_add.json (build/bt_launch_overhead)
 #
@@ -294,6 +295,8 @@ for case in sys.argv[1:]:
             mm_case("matmul108_odd", "matmul.json", 3001, 2999, 1031)
         elif case == "tri_odd_par":
             mm_case_parallel_cache("matmul108_odd", "matmul.json", 3001, 2999, 1031)
+        elif case == "tri_mm_par":
+            mm_case_parallel_cache("matmul108_4096", "matmul.json", 4096, 4096, 4096)
     except Exception as e:
         emit({"what": "triton_autotune", "case": case, "error": type(e).__name__ + ": " + str(e)[:300]})
 PY
@@ -323,8 +326,9 @@ case $part in
   tri) side tri ;;
   tri_odd) side tri_odd ;;
   tri_odd_par) side tri_odd_par ;;
+  tri_mm_par) side tri_mm_par ;;
   overhead) part_overhead ;;
   all) part_bt_mem; part_bt_mm; side tri; side tri_odd; part_overhead ;;
-  *) echo "usage: $0 [bt|bt_mem|builtin_mem|bt_mm|bt_seed|bt_mm4096|bt_odd|bt_mm108|tri|tri_mem|tri_mm|tri_odd|tri_odd_par|overhead|all]" >&2
+  *) echo "usage: $0 [bt|bt_mem|builtin_mem|bt_mm|bt_seed|bt_mm4096|bt_odd|bt_mm108|tri|tri_mem|tri_mm|tri_odd|tri_odd_par|tri_mm_par|overhead|all]" >&2
      exit 2 ;;
 esac

@@ -17,13 +17,14 @@ import torch
 import triton
 import triton.language as tl
 
-RUNS = 5
+RUNS = int(os.environ.get("GEMM_PEER_RUNS", "5"))
 OUT = os.environ.get("OUT", ".")
 SHAPES = [  # (M, N, K, dtypes, Triton configs (BM, BN, BK, warps, stages) from the anchors)
     (4096, 4096, 4096, ("fp16", "bf16"), [(128, 256, 64, 8, 4), (128, 256, 64, 8, 3)]),
     (8192, 8192, 8192, ("fp16", "bf16"), [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4)]),
     (16, 8192, 8192, ("fp16",), [(32, 64, 256, 4, 3), (16, 64, 128, 4, 5)]),
     (3001, 2999, 1031, ("fp16",), [(128, 64, 32, 4, 4)]),
+    (17, 4097, 63, ("fp16",), []),  # issue 18's second odd shape: cuBLAS only (no anchor)
 ]
 DT = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
