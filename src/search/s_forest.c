@@ -40,7 +40,8 @@
  * When some configs are cheaper to measure (ctx->ready: their binaries are in the kernel cache
  * from an earlier tune; the others must compile first, compile_cost measurements more), they join
  * the candidates and the acquisition is EI per unit of cost: a config to compile must promise
- * 1 + compile_cost times the improvement of a ready one. A re-tune with a warm kernel cache so
+ * 1 + compile_cost times the improvement of a ready one (and the trust-region step reads its
+ * pessimistic prediction, mean plus the trees' spread). A re-tune with a warm kernel cache so
  * measures mostly what the earlier tune compiled, unless something new promises much more; with
  * no ready configs (a first tune, a recorded space) the ranking is EI alone, as before.
  * The forest is refitted after every measurement up to FOREST_REFIT_ALL measurements, then when
@@ -656,16 +657,26 @@ static bt_status forest_rank_pool(forest_state *s)
     return BT_OK;
 }
 
-/* The forest's mean prediction (ln ms) of config idx: the trust-region step's ranking. */
-static double forest_mean(const void *state, uint64_t idx)
+/* The trust-region step's ranking of config idx: the forest's mean prediction (ln ms); for a
+ * config that must be compiled while others are ready (ctx->ready), the pessimistic one, mean
+ * plus the trees' spread: it is chosen over a ready neighbour only when the trees agree it is
+ * faster. */
+static double forest_local_rank(const void *state, uint64_t idx)
 {
     const forest_state *s = state;
     uint8_t x[FOREST_MAX_FEATURES];
     features_of(s, idx, x);
-    double sum = 0;
-    for (int t = 0; t < FOREST_TREES; t++)
-        sum += tree_predict(&s->trees[t], x);
-    return sum / FOREST_TREES;
+    double sum = 0, sum2 = 0;
+    for (int t = 0; t < FOREST_TREES; t++) {
+        double v = tree_predict(&s->trees[t], x);
+        sum += v;
+        sum2 += v * v;
+    }
+    double mu = sum / FOREST_TREES;
+    if (measure_cost(s, idx) == 1)
+        return mu;
+    double var = sum2 / FOREST_TREES - mu * mu;
+    return mu + (var > 0 ? sqrt(var) : 0);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -755,7 +766,7 @@ static bt_status forest_propose(void *state, uint64_t *idx)
             return st;
     }
     if (s->step % FOREST_LOCAL_EVERY == 0 && isfinite(s->best_ms) &&
-        bt__local_best(&s->ctx, &s->ord, &s->seen, s->best_idx, forest_mean, s, idx))
+        bt__local_best(&s->ctx, &s->ord, &s->seen, s->best_idx, forest_local_rank, s, idx))
         return BT_OK;
     if (s->ranked_fit != s->fitted_nobs || s->ranked_best != s->best_ms) {
         bt_status st = forest_rank_pool(s);
