@@ -108,6 +108,7 @@ typedef struct bt__entry {
     int boundary_checked;
     int boundary_na; /* boundary sizes outside the config's constraints there (not run) */
     bt__stats st;
+    double first_median; /* st.median before the finals re-measured it (select.c) */
     double gbps, tflops, eff; /* from the final median */
     int64_t grid[3], block[3], dyn_smem;
     const bt__remote *remote; /* measured on this MPI rank's device (NULL: not under MPI) */

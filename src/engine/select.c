@@ -221,10 +221,13 @@ static int interleave(bt__tctx *T, bt__entry **f, int n, int R, int *ran, int *n
 }
 
 /* A first measurement can be lucky (a kernel whose times come in two modes): while the best
- * config not re-measured has a first median below the winner's interleaved one, it meets the
- * winner in an interleaved rematch (at most 8 such challengers), so that the winner is not slower
- * than a config the table shows; with a time limit, only while the tune has time left for it.
- * Returns the number of finalists, challengers included. */
+ * config not re-measured has a first median below the winner's — its interleaved one, or its own
+ * first one when that is lower (a GPU that warmed between the first measurements and the finals,
+ * its clock falling at its power cap, raises every interleaved median: a config is compared with
+ * the winner's measurement of the same kind) — it meets the winner in an interleaved rematch (at
+ * most 8 such challengers), so that the winner is not slower than a config measured alike; with a
+ * time limit, only while the tune has time left for it. Returns the number of finalists,
+ * challengers included. */
 static int challenge(bt__tctx *T, finals *F, int K, int R)
 {
     for (int extra = 0; extra < 8; extra++) {
@@ -233,7 +236,8 @@ static int challenge(bt__tctx *T, finals *F, int K, int R)
             bt__now() - T->t0 + 2 * remeasure_cost_s(&T->o) > T->o.time_limit_s)
             break;
         load_finalists(T, F, (size_t)K + 1);
-        if ((size_t)K >= F->nok || F->ok[K]->st.median >= F->ok[0]->st.median)
+        if ((size_t)K >= F->nok ||
+            F->ok[K]->st.median >= fmin(F->ok[0]->st.median, F->ok[0]->first_median))
             break;
         bt__entry *pair[2] = {F->ok[0], F->ok[K]};
         int tie = 0;
@@ -347,6 +351,8 @@ void bt__select(bt__tctx *T)
         if ((size_t)K > F.nok)
             K = (int)F.nok;
         int R = T->o.rounds > 0 ? T->o.rounds : 8;
+        for (size_t i = 0; i < F.nok; i++) /* before the finals replace the finalists' */
+            F.ok[i]->first_median = F.ok[i]->st.median;
         r->finalists = K;
         r->rounds = K > 1 ? R : 0;
         if (K == 1 && F.ok[0]->st.screened) /* alone: still measured at the full budgets */
