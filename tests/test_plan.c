@@ -7,6 +7,7 @@
 
 #include "backends/cuda/nvrtc.h"
 #include "core/plan.h"
+#include "engine/build.h"
 #include "engine/engine.h"
 
 #include <math.h>
@@ -125,6 +126,42 @@ static void test_128x128_fp32_accumulator_is_64KiB(void **state)
     /* 64 KiB over 256 threads = 64 fp32 registers each for the accumulator alone */
     assert_true(the_eval(pl)->regs >= 64);
     bt_plan_destroy(pl);
+}
+
+/* The compile weight (the work one thread's code unrolls: the tiles' product over the threads)
+ * orders a round's compiles, the heaviest first, ties as given; a kernel without tiles keeps its
+ * order. */
+static void test_compile_weight_orders_the_compiles(void **state)
+{
+    fx *f = *state;
+    const char *cfgs[] = {"BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,num_warps=8,num_stages=4,GROUP_M=8",
+                          CFG_4STAGES,
+                          "BLOCK_M=64,BLOCK_N=256,BLOCK_K=64,num_warps=4,num_stages=4,GROUP_M=8"};
+    const double want[] = {128.0 * 256 * 32 / 256, 128.0 * 256 * 64 / 256, 64.0 * 256 * 64 / 128};
+    bt_plan *pl[3];
+    bt__entry e[3], *jobs[3];
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < 3; i++) {
+        pl[i] = plan_one(f, "h100", "fp16", cfgs[i], "triton");
+        e[i].ev = *the_eval(pl[i]);
+        assert_true(bt__model_compile_weight(f->gemm, &e[i].ev) == want[i]);
+        jobs[i] = &e[i];
+    }
+    bt__build_order(f->gemm, jobs, 3); /* 4096, 8192, 8192: the two heavy ones first, in order */
+    assert_ptr_equal(jobs[0], &e[1]);
+    assert_ptr_equal(jobs[1], &e[2]);
+    assert_ptr_equal(jobs[2], &e[0]);
+    bt_kdesc *va = NULL; /* reduce's model has no tiles */
+    bt_diag d;
+    assert_int_equal(bt_kdesc_builtin("reduce", &va, &d), BT_OK);
+    assert_true(bt__model_compile_weight(va, &e[0].ev) == 0);
+    bt__entry *same[3] = {&e[0], &e[1], &e[2]};
+    bt__build_order(va, same, 3);
+    assert_ptr_equal(same[0], &e[0]);
+    assert_ptr_equal(same[2], &e[2]);
+    bt_kdesc_destroy(va);
+    for (int i = 0; i < 3; i++)
+        bt_plan_destroy(pl[i]);
 }
 
 static void test_block_m_96_depends_on_rule_set(void **state)
@@ -797,6 +834,7 @@ int main(void)
         cmocka_unit_test(test_four_stages_fit_hopper_but_not_a100),
         cmocka_unit_test(test_128x128_fp32_accumulator_is_64KiB),
         cmocka_unit_test(test_block_m_96_depends_on_rule_set),
+        cmocka_unit_test(test_compile_weight_orders_the_compiles),
         cmocka_unit_test(test_every_broken_rule_is_kept),
         cmocka_unit_test(test_sources_in_a_list),
         cmocka_unit_test(test_softmax_is_memory_bound),

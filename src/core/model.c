@@ -493,6 +493,16 @@ static void predict(bt__model *m, bt__cfg_eval *ev, int64_t slots)
     ev->pred_us = t / (eff_occ * (eff_wave > 0 ? eff_wave : 1)) * 1e6 + 2.0 /* launch */;
 }
 
+double bt__model_compile_weight(const bt_kdesc *k, const bt__cfg_eval *ev)
+{
+    if (k->ntiles <= 0 || ev->threads <= 0)
+        return 0;
+    double w = 1;
+    for (int i = 0; i < k->ntiles; i++)
+        w *= (double)ev->cfg.v[k->tiles[i].param];
+    return w / (double)ev->threads;
+}
+
 bt_status bt__model_eval(bt__model *m, const bt_config *c, bt__cfg_eval *ev)
 {
     const bt_kdesc *k = m->k;

@@ -379,6 +379,68 @@ static void build_triton(const bt_kernel *kn, const bt_problem *p, bt__entry *e,
 /* Compiles started ahead of a tune's first round (bt__build_prestart): threads that take the
  * configs in order and compile each one no other thread has compiled or is compiling into the
  * kernel cache. */
+/* A config to compile, its weight (bt__model_compile_weight) and its place in the given order. */
+typedef struct weighed {
+    double w;
+    size_t pos;
+} weighed;
+
+static int cmp_weighed(const void *a, const void *b)
+{
+    const weighed *x = a, *y = b;
+    if (x->w != y->w)
+        return x->w > y->w ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* The order in which to compile n configs whose evaluations ev(i) gives: the heaviest first
+ * (the longest compiles start first, so that a round of parallel compiles does not wait on one
+ * started last), ties in the given order, into order[0..n) (NULL when nothing is known of their
+ * weights, or no memory: the given order). malloc'd. */
+static size_t *compile_order(const bt_kdesc *k, size_t n,
+                             const bt__cfg_eval *(*ev)(const void *, size_t), const void *arg)
+{
+    weighed *w = n > 1 ? malloc(sizeof *w * n) : NULL;
+    size_t *order = w ? malloc(sizeof *order * n) : NULL;
+    bool any = false;
+    for (size_t i = 0; order && i < n; i++) {
+        w[i] = (weighed){bt__model_compile_weight(k, ev(arg, i)), i};
+        any |= w[i].w > 0;
+    }
+    if (!any) {
+        free(w);
+        free(order);
+        return NULL;
+    }
+    qsort(w, n, sizeof *w, cmp_weighed);
+    for (size_t i = 0; i < n; i++)
+        order[i] = w[i].pos;
+    free(w);
+    return order;
+}
+
+static const bt__cfg_eval *job_ev(const void *arg, size_t i)
+{
+    return &((bt__entry *const *)arg)[i]->ev;
+}
+
+static const bt__cfg_eval *cand_ev(const void *arg, size_t i)
+{
+    return &((const bt__cfg_eval *)arg)[i];
+}
+
+void bt__build_order(const bt_kdesc *k, bt__entry **jobs, size_t n)
+{
+    size_t *order = compile_order(k, n, job_ev, jobs);
+    bt__entry **sorted = order ? malloc(sizeof *sorted * n) : NULL;
+    for (size_t i = 0; sorted && i < n; i++)
+        sorted[i] = jobs[order[i]];
+    if (sorted)
+        memcpy(jobs, sorted, sizeof *jobs * n);
+    free(sorted);
+    free(order);
+}
+
 struct bt__ahead {
     const bt_kernel *kn;
     bt_problem p;
@@ -470,9 +532,13 @@ bt__ahead *bt__build_prestart(const bt_kernel *kn, const bt_problem *p, const bt
     A->salt = salt;
     if (first) /* the device reference's baseline config: the first binary the tune needs */
         A->cfg[A->n++] = *first;
-    for (size_t i = 0; i < nahead; i++)
+    size_t *order = compile_order(kn->k, nahead, cand_ev, cands); /* the heaviest first */
+    for (size_t j = 0; j < nahead; j++) {
+        size_t i = order ? order[j] : j;
         if (!first || memcmp(&cands[i].cfg, first, sizeof *first))
             A->cfg[A->n++] = cands[i].cfg;
+    }
+    free(order);
     pthread_mutex_init(&A->mu, NULL);
     int want = threads < 1 ? 1 : threads > 64 ? 64 : threads;
     while (A->nth < want && (size_t)A->nth < A->n &&

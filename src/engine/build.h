@@ -36,6 +36,10 @@ void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_
 void bt__build_all(const bt_kernel *kn, const bt_problem *p, bt__entry **jobs, size_t n,
                    int threads, const char *stage, bool show_progress);
 
+/* Reorders jobs[0..n) for compiling them in parallel: the heaviest first by the model's compile
+ * weight (core/model.h bt__model_compile_weight), ties (and a kernel without tiles) in their
+ * order, so that a round does not wait on the longest compile started last. */
+void bt__build_order(const bt_kdesc *k, bt__entry **jobs, size_t n);
 /* A binary built ahead, with a round's, for another problem (a boundary size of a kernel compiled
  * per problem), until the verification that needs it takes it: tag (the caller's: which
  * problem), the problem, and in e the config (e.ev.cfg) and what its build gave. */
@@ -62,7 +66,8 @@ void bt__prebuilt_free(bt__prebuilt *pre, size_t npre);
  * no binary built ahead of time and is not in the kernel cache (or the compiler's identity, part
  * of the cache's key, cannot be known without it); a tune that finds all of them starts nothing.
  * When it starts, the compiles of `first` (the device reference's baseline config, or NULL) and
- * of cands[0..nahead) start too, on `threads` threads, into the kernel cache, so that they run
+ * of cands[0..nahead) (the heaviest first, as bt__build_order) start too, on `threads` threads,
+ * into the kernel cache, so that they run
  * while the tune makes its data: the round that asks for one of them then waits for it rather
  * than compiling it again. NULL when none started; else bt__build_ahead_end ends them. */
 typedef struct bt__ahead bt__ahead;
