@@ -367,8 +367,8 @@ static void test_store_keeps_the_budget(void **state)
 
 /* The configs whose binaries an earlier tune left in the kernel cache are found ready before a
  * search that weighs them cheaper (measure.c, build.c bt__build_ready: the same keys the builds
- * use): none in a fresh cache, then exactly the four the first tune compiled, and none with the
- * cache off. */
+ * use): none in a fresh cache, then exactly the four the first tune compiled, none for a
+ * strategy that does not weigh cost, and none with the cache off. */
 static void test_ready_binaries_are_found(void **state)
 {
     (void)state;
@@ -384,7 +384,7 @@ static void test_ready_binaries_are_found(void **state)
     o.rep_ms = 2;
     o.screen_ms = 0;
     o.graph = 1;
-    o.strategy = "random";
+    o.strategy = "forest"; /* the one that weighs cost: the others are not looked up for */
     o.budget = 4;
     bt_result *a = tune_opts(dev, k, &o);
     assert_int_equal(a->n, 4);
@@ -395,6 +395,11 @@ static void test_ready_binaries_are_found(void **state)
     for (size_t i = 0; i < b->n; i++)
         cached += b->e[i].cached;
     assert_int_equal(cached, 4);
+    o.strategy = "random"; /* a strategy that does not weigh cost: not looked up */
+    bt_result *r = tune_opts(dev, k, &o);
+    assert_int_equal(r->ready, 0);
+    bt_result_destroy(r);
+    o.strategy = "forest";
     setenv("BLOCKTUNE_NO_KERNEL_CACHE", "1", 1);
     bt_result *c = tune_opts(dev, k, &o);
     unsetenv("BLOCKTUNE_NO_KERNEL_CACHE");

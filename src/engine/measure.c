@@ -552,13 +552,13 @@ static bt_status search_stored(bt__tctx *T, bt_diag *sd)
 #define BT__READY_MAX 8192
 
 /* The valid configs whose binaries are ready (engine/build.h bt__build_ready), as space indices
- * in increasing order into *out (malloc'd; NULL when none or not looked up): for a search that
- * is not exhaustive (which measures everything anyway) and that runs here. */
+ * in increasing order into *out (malloc'd; NULL when none or not looked up): for a strategy that
+ * weighs its candidates by cost, in a search that runs here. */
 static size_t ready_configs(bt__tctx *T, const bt__strategy *strat, uint64_t **out)
 {
     bt_result *r = T->r;
     *out = NULL;
-    if (!strcmp(strat->name, "exhaustive") || T->replay || T->mpi_round ||
+    if (!strat->weighs_cost || T->replay || T->mpi_round ||
         r->plan->ncand > BT__READY_MAX || !r->plan->ncand)
         return 0;
     bool *ready = calloc(r->plan->ncand, sizeof *ready);

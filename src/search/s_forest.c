@@ -843,4 +843,5 @@ const bt__strategy bt__strategy_forest = {
     .next = forest_next,
     .observe = forest_observe,
     .destroy = forest_destroy,
+    .weighs_cost = true,
 };

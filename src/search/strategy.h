@@ -53,7 +53,7 @@ typedef struct bt__search_ctx {
      * cache holds them from an earlier tune), the others must be compiled first, which costs
      * compile_cost measurements more. ready[0..nready) in increasing order; NULL / 0: every
      * config costs the same. A strategy that weighs its candidates by what they promise may
-     * weigh them by what they cost too (forest does); the others ignore it. */
+     * weigh them by what they cost too (weighs_cost: forest); the others ignore it. */
     const uint64_t *ready;
     size_t nready;
     double compile_cost;
@@ -78,6 +78,9 @@ typedef struct bt__strategy {
      * (right for strategies whose order does not depend on the results: every strategy
      * remembers a proposal at once, so a pending config is never proposed again). */
     bt_status (*next_batch)(void *state, size_t max, uint64_t *idx, size_t *n);
+    /* It weighs its candidates by what they cost to measure (ctx->ready, compile_cost): a tuner
+     * looks the ready configs up only for such a strategy. */
+    bool weighs_cost;
 } bt__strategy;
 
 /* Up to max configs through s->next_batch, or through s->next when it has none (see above). */
