@@ -9,12 +9,15 @@
 #      anchors' best configs, re-timed) by bench/peers/gemm_h200.py; bench/gemm_table.py's table;
 #      ncu on this run's gemm_wgmma 4096^3 winner and on cuBLAS's kernel (the tensor pipe), and
 #      on the odd shape's winner and cuBLAS's; then what default tunes cost
-#      (bench/experiments/h200_cost.sh: cold, warm kernel cache, warm store)
+#      (bench/experiments/h200_cost.sh: cold, warm kernel cache, warm store); and issue 15's
+#      108-config Triton spaces from C at 3001x2999x1031 and 4096^3 (h200_triton.sh bt_odd,
+#      bt_mm108: the compiles now heaviest first)
 #   B  the small-M rows: the front door (B as K x N) and gemm_smallm_nt_tma (W as N x K, the
 #      layout of torch.nn.functional.linear) at 1x4096x4096, 1x8192x8192, 1x8192x28672,
 #      1x28672x8192, 16x8192x8192, 64x8192x8192; cuBLAS timed as blocktune times
 #      (bench/peers/smallm_peers.py --tuned-only); the read ceiling (the built-in `reduce` over the
-#      same bytes) and ncu on the 1x8192x8192 winner, `reduce` and cuBLAS's F.linear kernel
+#      same bytes) and ncu on the 1x8192x8192 winner, `reduce` and cuBLAS's F.linear kernel;
+#      then issue 15's decorator (h200_decorator.sh) once more
 # Output: issue18_<part>.tgz (consoles, summaries) and the parts' own archives.
 set -u
 ROUND=issue18
@@ -101,8 +104,11 @@ torch.cuda.synchronize()"
 case ${1:-} in
   A) part gemm part_gemm
      part cost bash bench/experiments/h200_cost.sh
+     part bt_odd bash bench/experiments/h200_triton.sh bt_odd
+     part bt_mm108 bash bench/experiments/h200_triton.sh bt_mm108
      pack A ;;
   B) part smallm part_smallm
+     part decorator bash bench/experiments/h200_decorator.sh
      pack B ;;
   *) echo "usage: $0 A|B" >&2; exit 2 ;;
 esac
