@@ -331,12 +331,15 @@ static void test_front_door_tunes_stores_and_dispatches(void **state)
         assert_int_equal(fr->e[i].verdict, BT__FAM_RUN);
         assert_int_equal(fr->e[i].measured, 2);
         assert_true(fr->e[i].own_ms > 0 && fr->e[i].final_ms > 0 && fr->e[i].config[0] == '{');
+        assert_true(fr->e[i].tune_s > 0); /* what each family's tune took, reported */
     }
+    assert_true(fr->finals_s > 0);
     assert_string_equal(r->k->name, fr->e[fr->winner].name);
     assert_non_null(strstr(fr->stored, "stored as vfront's choice for n=1000,dtype=fp32"));
     char *text = bt_test_report(r);
     assert_non_null(strstr(text, "Families of vfront: "));
     assert_non_null(strstr(text, " won"));
+    assert_non_null(strstr(text, "The families' finals: "));
     free(text);
     int won = fr->winner;
     bt_result_destroy(r);

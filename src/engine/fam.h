@@ -97,6 +97,7 @@ typedef struct bt__famres_entry {
     double own_ms;    /* its winner's median in its own tune */
     double final_ms;  /* its winner's median in the interleaved finals across families */
     int final_n;
+    double tune_s;    /* the wall time of its own tune (0: it did not run) */
 } bt__famres_entry;
 
 struct bt__famres {
@@ -106,6 +107,7 @@ struct bt__famres {
     double margin; /* the best other family's final median / the winner's - 1 */
     bool tie;      /* within the finals' noise band */
     int rounds;    /* interleaved rounds of the finals (0: one family, no finals) */
+    double finals_s; /* their wall time */
     char stored[300]; /* how the choice was stored ("" when it was not) */
 };
 /* famreport.c */

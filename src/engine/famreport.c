@@ -40,14 +40,16 @@ void bt__famres_write(const struct bt__famres *fr, FILE *f)
                        "rounds)\n",
                     w->name, 1 + fr->margin, fr->e[other].name, fr->rounds);
     }
-    fprintf(f, "  %-18s %-10s %6s %8s %11s %11s %9s\n", "family", "verdict", "budget", "measured",
-            "own median", "final", "vs winner");
+    fprintf(f, "  %-18s %-10s %6s %8s %7s %11s %11s %9s\n", "family", "verdict", "budget",
+            "measured", "tune", "own median", "final", "vs winner");
     for (int i = 0; i < fr->n; i++) {
         const bt__famres_entry *e = &fr->e[i];
-        char budget[16] = "-", meas[16] = "-", own[24] = "-", fin[24] = "-", vs[16] = "";
+        char budget[16] = "-", meas[16] = "-", secs[16] = "-", own[24] = "-", fin[24] = "-",
+             vs[16] = "";
         if (e->verdict == BT__FAM_RUN) {
             snprintf(budget, sizeof budget, e->budget ? "%zu" : "all", e->budget);
             snprintf(meas, sizeof meas, "%zu", e->measured);
+            snprintf(secs, sizeof secs, "%.2f s", e->tune_s);
         }
         if (e->own_ms > 0)
             snprintf(own, sizeof own, "%.4f ms", e->own_ms);
@@ -60,13 +62,16 @@ void bt__famres_write(const struct bt__famres *fr, FILE *f)
             snprintf(vs, sizeof vs, "winner");
         else if (t > 0 && tw > 0)
             snprintf(vs, sizeof vs, "%+.1f%%", (t / tw - 1) * 100);
-        fprintf(f, "  %-18s %-10s %6s %8s %11s %11s %9s\n", e->name, verdict_text(e), budget, meas,
-                own, fin, vs);
+        fprintf(f, "  %-18s %-10s %6s %8s %7s %11s %11s %9s\n", e->name, verdict_text(e), budget,
+                meas, secs, own, fin, vs);
         if (e->why[0])
             fprintf(f, "      %s\n", e->why);
         else if (e->config[0])
             fprintf(f, "      %s\n", e->config);
     }
+    if (fr->rounds)
+        fprintf(f, "  The families' finals: %d interleaved rounds, %.2f s.\n", fr->rounds,
+                fr->finals_s);
     if (fr->stored[0])
         fprintf(f, "  The choice: %s.\n", fr->stored);
 }
@@ -80,6 +85,7 @@ json_t *bt__famres_json(const struct bt__famres *fr)
     json_object_set_new(o, "margin", json_real(fr->margin));
     json_object_set_new(o, "tie", json_boolean(fr->tie));
     json_object_set_new(o, "final_rounds", json_integer(fr->rounds));
+    json_object_set_new(o, "finals_s", json_real(fr->finals_s));
     for (int i = 0; i < fr->n; i++) {
         const bt__famres_entry *e = &fr->e[i];
         json_t *x = json_object();
@@ -89,6 +95,7 @@ json_t *bt__famres_json(const struct bt__famres *fr)
             json_object_set_new(x, "reason", json_string(e->why));
         json_object_set_new(x, "budget", json_integer((json_int_t)e->budget));
         json_object_set_new(x, "measured", json_integer((json_int_t)e->measured));
+        json_object_set_new(x, "tune_s", json_real(e->tune_s));
         json_object_set_new(x, "predicted_us", e->pred_us > 0 ? json_real(e->pred_us) : json_null());
         json_object_set_new(x, "prediction_is_floor", json_boolean(e->by_floor));
         json_object_set_new(x, "config", e->config[0] ? json_loads(e->config, 0, NULL) : json_null());

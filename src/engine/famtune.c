@@ -282,7 +282,9 @@ static void tune_families(bt_kernel *kn, const bt__famplan *fp, const bt__tune_o
         if (o->time_limit_s > 0)
             fo.time_limit_s = o->time_limit_s * (fp->e[fp->best].best_us / pe->best_us) / wsum;
         bt_diag d;
+        double t0 = bt__now();
         bt_status st = bt__tune(bt__fam_kernel(kn, i), &pe->problem, &fo, NULL, 0, &res[i], &d);
+        e->tune_s = bt__now() - t0;
         if (st != BT_OK) {
             snprintf(e->why, sizeof e->why, "its tune failed: %.350s", d.msg);
             continue;
@@ -370,8 +372,10 @@ bt_status bt__fam_tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *
             x[nx].fam = i;
             x[nx++].ck = bt__fam_kernel(kn, i);
         }
+    double t0 = bt__now();
     if (nx > 1)
         finals(kn, p, o, x, nx, fr);
+    fr->finals_s = bt__now() - t0;
     decide(fr);
     bt__famplan_free(fp);
     int w = fr->winner >= 0 ? fr->winner : -1;
