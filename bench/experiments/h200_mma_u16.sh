@@ -57,22 +57,4 @@ for s in shapes:
                   f"{(j['roofline']['flops'] / (w['median_ms'] * 1e-3)) / 1e12:.1f} TFLOP/s")
 PY
 log "cuBLAS (torch.matmul) in the same run"
-timeout 200 python3 - "$shapes" <<'PY' 2>&1 | tee -a "$OUT/summary.txt"
-import sys, torch
-flush = torch.empty(512 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
-for s in sys.argv[1].split():
-    m, n, k = map(int, s.split("x"))
-    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
-    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
-    for _ in range(5):
-        torch.matmul(a, b)
-    ts = []
-    for _ in range(50):
-        flush.zero_()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record(); torch.matmul(a, b); e1.record(); torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1))
-    ts.sort(); med = ts[len(ts) // 2]
-    print(f"cuBLAS {s} fp16: {med * 1e3:.1f} us = {2 * m * n * k / med / 1e9:.1f} TFLOP/s "
-          f"(p20 {ts[10] * 1e3:.1f}, p80 {ts[40] * 1e3:.1f} us)")
-PY
+timeout 200 python3 bench/peers/cublas_shapes.py $shapes 2>&1 | tee -a "$OUT/summary.txt"

@@ -610,6 +610,22 @@ static int cmp_scored(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* The forest's prediction for config idx (ln ms): the trees' mean and their spread. */
+static void forest_predict(const forest_state *s, uint64_t idx, double *mu, double *sigma)
+{
+    uint8_t x[FOREST_MAX_FEATURES];
+    features_of(s, idx, x);
+    double sum = 0, sum2 = 0;
+    for (int t = 0; t < FOREST_TREES; t++) {
+        double v = tree_predict(&s->trees[t], x);
+        sum += v;
+        sum2 += v * v;
+    }
+    *mu = sum / FOREST_TREES;
+    double var = sum2 / FOREST_TREES - *mu * *mu;
+    *sigma = var > 0 ? sqrt(var) : 0;
+}
+
 /* Scores a fresh candidate pool with the current forest into s->ranked, best first. */
 static bt_status forest_rank_pool(forest_state *s)
 {
@@ -632,18 +648,9 @@ static bt_status forest_rank_pool(forest_state *s)
         return st;
     }
     double ybest = log(s->best_ms);
-    uint8_t x[FOREST_MAX_FEATURES];
     for (size_t c = 0; c < p.n; c++) {
-        features_of(s, p.idx[c], x);
-        double sum = 0, sum2 = 0;
-        for (int t = 0; t < FOREST_TREES; t++) {
-            double v = tree_predict(&s->trees[t], x);
-            sum += v;
-            sum2 += v * v;
-        }
-        double mu = sum / FOREST_TREES;
-        double var = sum2 / FOREST_TREES - mu * mu;
-        double sigma = var > 0 ? sqrt(var) : 0;
+        double mu, sigma;
+        forest_predict(s, p.idx[c], &mu, &sigma);
         s->ranked[c] = (scored){p.idx[c],
                                 expected_improvement(mu, sigma, ybest) / measure_cost(s, p.idx[c]),
                                 mu};
@@ -664,19 +671,9 @@ static bt_status forest_rank_pool(forest_state *s)
 static double forest_local_rank(const void *state, uint64_t idx)
 {
     const forest_state *s = state;
-    uint8_t x[FOREST_MAX_FEATURES];
-    features_of(s, idx, x);
-    double sum = 0, sum2 = 0;
-    for (int t = 0; t < FOREST_TREES; t++) {
-        double v = tree_predict(&s->trees[t], x);
-        sum += v;
-        sum2 += v * v;
-    }
-    double mu = sum / FOREST_TREES;
-    if (measure_cost(s, idx) == 1)
-        return mu;
-    double var = sum2 / FOREST_TREES - mu * mu;
-    return mu + (var > 0 ? sqrt(var) : 0);
+    double mu, sigma;
+    forest_predict(s, idx, &mu, &sigma);
+    return measure_cost(s, idx) == 1 ? mu : mu + sigma;
 }
 
 /* ---------------------------------------------------------------------------------------------
