@@ -376,9 +376,6 @@ static void build_triton(const bt_kernel *kn, const bt_problem *p, bt__entry *e,
     free(text);
 }
 
-/* Compiles started ahead of a tune's first round (bt__build_prestart): threads that take the
- * configs in order and compile each one no other thread has compiled or is compiling into the
- * kernel cache. */
 /* A config to compile, its weight (bt__model_compile_weight) and its place in the given order. */
 typedef struct weighed {
     double w;
@@ -441,6 +438,9 @@ void bt__build_order(const bt_kdesc *k, bt__entry **jobs, size_t n)
     free(order);
 }
 
+/* Compiles started ahead of a tune's first round (bt__build_prestart): threads that take the
+ * configs in order and compile each one no other thread has compiled or is compiling into the
+ * kernel cache. */
 struct bt__ahead {
     const bt_kernel *kn;
     bt_problem p;
@@ -582,6 +582,30 @@ void bt__build(const bt_kernel *kn, const bt_problem *p, bt__entry *e, bool use_
     bt__build_source(kn, kn->src, kn->k->entry, dp, nd, use_cache, e);
 }
 
+/* A config's compile request at p as kn builds it, with the storage it points into (the
+ * defines, the names it resolves, a Triton request's text: freed by the caller, also on
+ * failure). */
+typedef struct cfg_req {
+    bt__compile_req req;
+    char defs[BT__MAX_DEFINES][96], names[BT__MAX_NAMES][136], *text;
+    const char *dp[BT__MAX_DEFINES];
+    const char *np[BT__MAX_NAMES > 1 + BT__MAX_ARGS ? BT__MAX_NAMES : 1 + BT__MAX_ARGS];
+} cfg_req;
+
+static bt_status cfg_req_make(const bt_kernel *kn, const bt_config *c, const bt_problem *p,
+                              cfg_req *r, bt_diag *diag)
+{
+    r->text = NULL;
+    if (!strcmp(kn->src->lang, "triton"))
+        return triton_req(kn, c, p, r->np, &r->req, &r->text, diag);
+    const bt_device_info *di = bt_device_get_info(kn->dev);
+    int nd = bt__build_defines(kn->k, c, p, &di->props, r->defs);
+    for (int i = 0; i < nd; i++)
+        r->dp[i] = r->defs[i];
+    source_req(kn, kn->src, kn->k->entry, r->dp, nd, r->names, r->np, &r->req);
+    return BT_OK;
+}
+
 size_t bt__build_ready(const bt_kernel *kn, const bt_problem *p, const bt__cfg_eval *cands,
                        size_t n, bool *ready)
 {
@@ -604,22 +628,13 @@ size_t bt__build_ready(const bt_kernel *kn, const bt_problem *p, const bt__cfg_e
     const char *head_src = NULL;
     uint64_t head = 0, head_pre = 0;
     for (size_t i = 0; i < n; i++) {
-        bt__compile_req req;
-        char defs[BT__MAX_DEFINES][96], names[BT__MAX_NAMES][136], *text = NULL;
-        const char *dp[BT__MAX_DEFINES], *np[BT__MAX_NAMES > 1 + BT__MAX_ARGS ? BT__MAX_NAMES
-                                                                                : 1 + BT__MAX_ARGS];
+        cfg_req R;
         bt_diag d = {0};
-        if (triton) {
-            if (triton_req(kn, &cands[i].cfg, p, np, &req, &text, &d) != BT_OK) {
-                free(text);
-                continue;
-            }
-        } else {
-            int nd = bt__build_defines(kn->k, &cands[i].cfg, p, &di->props, defs);
-            for (int j = 0; j < nd; j++)
-                dp[j] = defs[j];
-            source_req(kn, kn->src, kn->k->entry, dp, nd, names, np, &req);
+        if (cfg_req_make(kn, &cands[i].cfg, p, &R, &d) != BT_OK) {
+            free(R.text);
+            continue;
         }
+        const bt__compile_req req = R.req;
         if (req.src != head_src || triton) { /* a Triton request's text is the config's own */
             head_src = req.src;
             head = nids ? bt__kcache_key_head(be, dev, ids[0], &req) : 0;
@@ -633,7 +648,7 @@ size_t bt__build_ready(const bt_kernel *kn, const bt_problem *p, const bt__cfg_e
         ready[i] = (nids && bt__kcache_has_in(dirs[0], key)) || bt__kcache_has_in(dirs[0], pre) ||
                    bt__kcache_has_in(dirs[1], pre);
         nready += ready[i];
-        free(text);
+        free(R.text);
     }
     free(dirs[0]);
     free(dirs[1]);
@@ -645,27 +660,15 @@ bt_status bt__build_precompile(const bt_kernel *kn, const bt_problem *p, const b
                                void *user, bool *had, bt_diag *diag)
 {
     *had = false;
-    bt__compile_req req;
-    char defs[BT__MAX_DEFINES][96], names[BT__MAX_NAMES][136], *text = NULL;
-    const char *dp[BT__MAX_DEFINES], *np[BT__MAX_NAMES > 1 + BT__MAX_ARGS ? BT__MAX_NAMES
-                                                                            : 1 + BT__MAX_ARGS];
-    uint64_t salt = 0;
-    if (!strcmp(kn->src->lang, "triton")) {
-        bt_status st = triton_req(kn, c, p, np, &req, &text, diag);
-        if (st != BT_OK) {
-            free(text);
-            return st;
-        }
-        salt = py_folder_hash(kn->src->path);
-    } else {
-        const bt_device_info *di = bt_device_get_info(kn->dev);
-        int nd = bt__build_defines(kn->k, c, p, &di->props, defs);
-        for (int i = 0; i < nd; i++)
-            dp[i] = defs[i];
-        source_req(kn, kn->src, kn->k->entry, dp, nd, names, np, &req);
+    cfg_req R;
+    bt_status st = cfg_req_make(kn, c, p, &R, diag);
+    if (st != BT_OK) {
+        free(R.text);
+        return st;
     }
+    const bt__compile_req req = R.req;
+    uint64_t salt = !strcmp(kn->src->lang, "triton") ? py_folder_hash(kn->src->path) : 0;
     uint64_t key = req_key(kn, &req, BT__KCACHE_PRECOMPILED, salt);
-    bt_status st = BT_OK;
     if ((claim && !claim(key, user)) || bt__kcache_has_in(dir, key)) {
         *had = true;
     } else {
@@ -679,7 +682,7 @@ bt_status bt__build_precompile(const bt_kernel *kn, const bt_problem *p, const b
         free(blob.data);
         free(log);
     }
-    free(text);
+    free(R.text);
     return st;
 }
 
