@@ -206,13 +206,11 @@ static bt_status upload(bt__tctx *T, const void *src, size_t n, bt__bbuf **b, bt
 }
 
 /* d's reference of output i on the device (once per problem): every element, or the sampled
- * ones in sample order with their indices; and the partial results' buffer. */
+ * ones in sample order with their indices (the partial results' buffer is run_pass's). */
 static bt_status upload_ref(bt__tctx *T, bt__pdata *d, int i, bt_diag *diag)
 {
     bt_status st = BT_OK;
-    if (!d->dio)
-        st = T->I->buf_alloc(T->D, CMP_WORDS * sizeof(int64_t), &d->dio, diag);
-    if (st || !d->have_ref || d->dref[i])
+    if (!d->have_ref || d->dref[i])
         return st;
     if (!d->sample)
         return upload(T, d->ref[i], d->host[i].count * sizeof(double), &d->dref[i], diag);
@@ -240,7 +238,7 @@ typedef struct pass {
 
 /* One launch over `items` (mode 0: scan, 1: dense, 2: sampled; dense against a reference in the
  * output's own dtype is the kernel's mode 3) of output i, its groups' words read back and reduced
- * into *p. */
+ * into *p; d's partial results' buffer made on first use. */
 static bt_status run_pass(bt__tctx *T, bt__pdata *d, int i, int mode, size_t items, double rtol,
                           double atol, pass *p, bt_diag *diag)
 {
