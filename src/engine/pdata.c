@@ -163,8 +163,7 @@ static bt_status buffer_source(bt__tctx *T, bt__pdata *d, int i, bt_buffer *cons
     d->dev[i] = cb->b;
     /* the caller's inputs read for a reference computed on the host (a device reference reads
      * them where they are) */
-    bool devref = T->k->ref == BT__REF_CONFIG || T->k->ref == BT__REF_KERNEL;
-    if ((!a->output || a->restore_value) && !devref)
+    if ((!a->output || a->restore_value) && !bt__has_devref(T->k))
         return T->I->buf_read(T->D, d->dev[i], 0, d->host[i].data, bytes, diag);
     return BT_OK;
 }
@@ -191,8 +190,7 @@ static bt_status buffer_init(bt__tctx *T, bt__pdata *d, int i, int64_t v,
     }
     /* a device reference's outputs stay on the device where they can (bt__devcmp_keep_ref):
      * the host array is made when the host needs it (bt__pdata_ref_host) */
-    bool devref = T->k->ref == BT__REF_CONFIG || T->k->ref == BT__REF_KERNEL;
-    if (!st && a->output && !devref) {
+    if (!st && a->output && !bt__has_devref(T->k)) {
         d->ref[i] = calloc(count, sizeof(double));
         if (!d->ref[i])
             st = BT_NOMEM;

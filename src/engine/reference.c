@@ -24,11 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool has_devref(const bt_kdesc *k)
-{
-    return k->ref == BT__REF_CONFIG || k->ref == BT__REF_KERNEL;
-}
-
 /* The reference kernel's launch geometry at p: its grid and block over problem variables. */
 static bt_status ref_geometry(const bt__tctx *T, const bt_problem *p, bt__geom *geo,
                               bt_diag *diag)
@@ -152,7 +147,7 @@ bt_status bt__devref_prepare(bt__tctx *T, bt_diag *diag)
 {
     const bt_kdesc *k = T->k;
     bt__devref *R = &T->dref;
-    if (!has_devref(k) || R->loaded)
+    if (!bt__has_devref(k) || R->loaded)
         return BT_OK;
     R->kernel = k->ref == BT__REF_KERNEL;
     if (R->kernel) {
@@ -334,7 +329,7 @@ bt_status bt__problem_data(bt__tctx *T, bt__pdata *d, const bt_problem *p, uint6
                            bt_diag *diag)
 {
     bt_status st = bt__pdata_init(T, d, p, seed, caller, ncaller, diag);
-    if (st || !has_devref(T->k))
+    if (st || !bt__has_devref(T->k))
         return st;
     double t0 = bt__now();
     st = devref_run(T, d, -1, where, diag);
@@ -375,14 +370,14 @@ bt__bprob *bt__boundary_data(bt__tctx *T, int b, bt_status *st)
     }
     B->have_model = bt__model_init(&B->m, T->k, &B->d.p, T->g, T->r->plan->model.rules, NULL) ==
                     BT_OK;
-    if (has_devref(T->k) && !baseline_applies(T, B)) {
+    if (bt__has_devref(T->k) && !baseline_applies(T, B)) {
         bt__diag_set(T->sdiag, "boundary size %s: %s is outside the kernel's constraints there, "
                      "so no config is verified at this size", B->where, T->dref.name);
         T->bnd_skip[b] = true;
         bprob_free(T, B);
         return NULL;
     }
-    if (has_devref(T->k) && (s = devref_run(T, &B->d, b, B->where, &dd)) != BT_OK) {
+    if (bt__has_devref(T->k) && (s = devref_run(T, &B->d, b, B->where, &dd)) != BT_OK) {
         *T->sdiag = dd; /* a reference that fails at a boundary size stops the tune */
         *st = s;
         bprob_free(T, B);

@@ -45,6 +45,12 @@ typedef struct bt__pdata {
     bt__bbuf *didx, *dio;
 } bt__pdata;
 
+/* Whether k's reference runs on the device: a baseline config or a reference kernel. */
+static inline bool bt__has_devref(const bt_kdesc *k)
+{
+    return k->ref == BT__REF_CONFIG || k->ref == BT__REF_KERNEL;
+}
+
 /* --- a boundary problem (reference.c): its data, its model (which configs apply), its text --- */
 typedef struct bt__bprob {
     bt__pdata d;
