@@ -131,6 +131,13 @@ static bool tied(const bt__stats *s, const bt__stats *l)
     return d + 2 * sqrt(se_s * se_s + se_l * se_l) < noise_band(l, s) * l->median;
 }
 
+/* e's margin behind the leader, statistics s against l's, and their noise band. */
+static void set_lead(bt__entry *e, const bt__stats *s, const bt__stats *l)
+{
+    e->lead_margin = (s->median - l->median) / l->median;
+    e->lead_noise = noise_band(l, s);
+}
+
 /* Re-measures f[0..n) interleaved, A B C A B C ... over up to R rounds of 1/R of the budgets
  * each, and replaces each one's statistics with the pooled samples. After the first round a
  * config decisively slower than the leader (the fastest pooled median) leaves, from the second
@@ -198,8 +205,7 @@ static int interleave(bt__tctx *T, bt__entry **f, int n, int R, int *ran, int *n
             f[i]->left_tied = tie;
             if (tie && ntied)
                 (*ntied)++;
-            f[i]->lead_margin = (st[i].median - st[lead].median) / st[lead].median;
-            f[i]->lead_noise = noise_band(&st[lead], &st[i]);
+            set_lead(f[i], &st[i], &st[lead]);
         }
     }
     if (ran)
@@ -213,10 +219,8 @@ static int interleave(bt__tctx *T, bt__entry **f, int n, int R, int *ran, int *n
             lead = i;
     }
     for (int i = 0; i < n && lead >= 0; i++) /* the stayers' margins at the end */
-        if (!out[i]) {
-            f[i]->lead_margin = (f[i]->st.median - f[lead]->st.median) / f[lead]->st.median;
-            f[i]->lead_noise = noise_band(&f[lead]->st, &f[i]->st);
-        }
+        if (!out[i])
+            set_lead(f[i], &f[i]->st, &f[lead]->st);
     return left;
 }
 
