@@ -97,12 +97,18 @@ void bt__build_source(const bt_kernel *kn, const bt__ksource *src, const char *e
     build_req(kn, &req, &id, 1, 0, use_cache, true, e);
 }
 
+/* A kernel cache key with salt (when non-zero) made part of it. */
+static uint64_t salted(uint64_t key, uint64_t salt)
+{
+    return salt ? bt__fnv1a(&salt, sizeof salt, key) : key;
+}
+
 /* The kernel cache's key of req built by compiler id; salt (when non-zero) is part of it. */
 static uint64_t req_key(const bt_kernel *kn, const bt__compile_req *req, const char *id,
                         uint64_t salt)
 {
-    uint64_t key = bt__kcache_key(kn->iface->name, bt_device_get_info(kn->dev)->name, id, req);
-    return salt ? bt__fnv1a(&salt, sizeof salt, key) : key;
+    return salted(bt__kcache_key(kn->iface->name, bt_device_get_info(kn->dev)->name, id, req),
+                  salt);
 }
 
 /* The folder holding a binary built ahead of time for req (blocktune precompile): 0 the user's
@@ -640,11 +646,8 @@ size_t bt__build_ready(const bt_kernel *kn, const bt_problem *p, const bt__cfg_e
             head = nids ? bt__kcache_key_head(be, dev, ids[0], &req) : 0;
             head_pre = bt__kcache_key_head(be, dev, BT__KCACHE_PRECOMPILED, &req);
         }
-        uint64_t key = bt__kcache_key_tail(head, &req), pre = bt__kcache_key_tail(head_pre, &req);
-        if (salt) {
-            key = bt__fnv1a(&salt, sizeof salt, key);
-            pre = bt__fnv1a(&salt, sizeof salt, pre);
-        }
+        uint64_t key = salted(bt__kcache_key_tail(head, &req), salt),
+                 pre = salted(bt__kcache_key_tail(head_pre, &req), salt);
         ready[i] = (nids && bt__kcache_has_in(dirs[0], key)) || bt__kcache_has_in(dirs[0], pre) ||
                    bt__kcache_has_in(dirs[1], pre);
         nready += ready[i];
