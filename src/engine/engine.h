@@ -114,14 +114,16 @@ typedef struct bt__entry {
     const bt__remote *remote; /* measured on this MPI rank's device (NULL: not under MPI) */
 } bt__entry;
 
-/* What compiling a config costs in measurements, for a search that weighs its candidates by
- * cost (the ready ones are measured without a compile). A round of 16 waits for its slowest
- * compile, 0.5-3 s with NVRTC for the built-in GEMMs on the H200 (Triton's 1-20 s), against
- * 15-30 ms for a config's screening and verification: a round that compiles anything costs a few
- * rounds that compile nothing, and most of the cost is the first compile of the round. 4 is a
- * deliberately mild weight: a config to compile must promise five times the improvement of a
- * ready one. */
-#define BT__COMPILE_COST 4
+/* What a config to compile must promise beyond a ready one (the ready ones are measured without
+ * a compile), for a search that weighs its candidates by cost: its expected improvement of the
+ * best time, as a fraction (ln time), less this. A round of 16 waits for its slowest compile,
+ * 0.5-3 s with NVRTC for the built-in GEMMs on the H200 (Triton's 1-20 s), against 15-30 ms for a
+ * config's screening and verification, so a round that compiles anything costs several that
+ * compile nothing; 2 % is about a screening's noise band, below which a measurement decides
+ * nothing. An additive threshold, not a factor (bench/NOTES.md 42): late in a search the ready
+ * configs' expected improvements are near zero, and a factor of them still let a re-tune compile
+ * 9-11 new configs of 64 in test_search's re-tune, the threshold 0.5-1. */
+#define BT__COMPILE_GAIN 0.02
 
 struct bt_result {
     const bt_kdesc *k;
@@ -173,7 +175,7 @@ struct bt_result {
     int round_size; /* configs a round proposes (compile_threads, or all for exhaustive) */
     int ready;      /* valid configs whose binaries were ready when the search began (the kernel
                        cache's, from an earlier tune): the search weighed them cheaper, a config
-                       to compile costing 1 + BT__COMPILE_COST measurements (measure.c) */
+                       to compile having to promise BT__COMPILE_GAIN more (measure.c) */
     size_t budget;
     double t_search;
     double target_ms; /* the search's target time in effect (0: none) */

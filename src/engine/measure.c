@@ -597,7 +597,7 @@ bt_status bt__search(bt__tctx *T, const bt__strategy *strat, double time_limit_s
     r->ready = (int)nready;
     bt__search_ctx ctx = {.space = &k->space, .is_valid = search_valid, .prior = search_prior,
                           .user = T, .seed = T->o.seed, .max_evals = r->budget,
-                          .ready = ready, .nready = nready, .compile_cost = BT__COMPILE_COST};
+                          .ready = ready, .nready = nready, .compile_gain = BT__COMPILE_GAIN};
     bt__search_budget sb = {.max_evals = r->budget,
                             .time_limit_s = time_limit_s,
                             .predict = true,

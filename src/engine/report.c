@@ -60,7 +60,8 @@ static void write_header(const bt_result *r, FILE *f, bool known, bool mem)
     char rd[160] = ""; /* configs the search weighed cheaper (measure.c ready_configs) */
     if (r->ready)
         snprintf(rd, sizeof rd, "; %d valid configs' binaries were in the kernel cache: a config "
-                 "to compile had to promise %dx the improvement", r->ready, 1 + BT__COMPILE_COST);
+                 "to compile had to promise %g %% more improvement", r->ready,
+                 100 * BT__COMPILE_GAIN);
     fprintf(f, "search: strategy %s, stopped on %s after %llu round(s) of up to %d configs, %.2f s; "
                "budget %s, time limit %s%s%s\n",
             r->strategy, r->stop, (unsigned long long)r->search_rounds,

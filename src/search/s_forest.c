@@ -38,12 +38,14 @@
  *      FOREST_TOPK best measured configs, the FOREST_NOMINATED best of the main-effects model and,
  *      with a prior, the FOREST_NOMINATED best-predicted unmeasured configs.
  * When some configs are cheaper to measure (ctx->ready: their binaries are in the kernel cache
- * from an earlier tune; the others must compile first, compile_cost measurements more), they join
- * the candidates and the acquisition is EI per unit of cost: a config to compile must promise
- * 1 + compile_cost times the improvement of a ready one (and the trust-region step reads its
- * pessimistic prediction, mean plus the trees' spread). A re-tune with a warm kernel cache so
- * measures mostly what the earlier tune compiled, unless something new promises much more; with
- * no ready configs (a first tune, a recorded space) the ranking is EI alone, as before.
+ * from an earlier tune; the others must compile first), they join the candidates and a config to
+ * compile is ranked by its EI less ctx->compile_gain: it must promise that much more improvement
+ * than a ready one (and the trust-region step reads its pessimistic prediction, mean plus the
+ * trees' spread plus compile_gain). A re-tune with a warm kernel cache so measures what the
+ * earlier tune compiled, unless something new promises clearly more; with no ready configs (a
+ * first tune, a recorded space) the ranking is EI alone, as before. (A factor instead, EI over
+ * 1 + a cost, let a re-tune compile nearly as much as without the ready set: late in a search the
+ * ready configs' EI is near zero, and any multiple of it is too.)
  * The forest is refitted after every measurement up to FOREST_REFIT_ALL measurements, then when
  * their number has grown by 1/FOREST_REFIT_GROWTH; between refits the scored candidates are reused
  * while the incumbent is unchanged. This bounds the cost per step on long runs.
@@ -570,7 +572,7 @@ static bt_status build_pool(forest_state *s, pool *p)
             ranks[q] = keep;
         }
     }
-    for (size_t i = 0; s->ctx.compile_cost > 0 && i < s->ctx.nready && st == BT_OK; i++)
+    for (size_t i = 0; s->ctx.compile_gain > 0 && i < s->ctx.nready && st == BT_OK; i++)
         st = pool_add(s, p, s->ctx.ready[i]); /* cheaper to measure */
     uint64_t nominated[FOREST_NOMINATED];
     size_t nn = additive_top(s, nominated, FOREST_NOMINATED);
@@ -590,14 +592,14 @@ static bt_status build_pool(forest_state *s, pool *p)
     return st;
 }
 
-/* What measuring idx costs, in measurements: 1 when its binary is ready or nothing is (every
- * config costs the same), else 1 + compile_cost. */
-static double measure_cost(const forest_state *s, uint64_t idx)
+/* What measuring idx must promise beyond a ready config (ln time): 0 when its binary is ready or
+ * nothing is (every config costs the same), else compile_gain. */
+static double compile_gain(const forest_state *s, uint64_t idx)
 {
-    if (!s->ctx.nready || !(s->ctx.compile_cost > 0) ||
+    if (!s->ctx.nready || !(s->ctx.compile_gain > 0) ||
         bsearch(&idx, s->ctx.ready, s->ctx.nready, sizeof idx, bt__cmp_u64))
-        return 1;
-    return 1 + s->ctx.compile_cost;
+        return 0;
+    return s->ctx.compile_gain;
 }
 
 static int cmp_scored(const void *a, const void *b)
@@ -652,7 +654,7 @@ static bt_status forest_rank_pool(forest_state *s)
         double mu, sigma;
         forest_predict(s, p.idx[c], &mu, &sigma);
         s->ranked[c] = (scored){p.idx[c],
-                                expected_improvement(mu, sigma, ybest) / measure_cost(s, p.idx[c]),
+                                expected_improvement(mu, sigma, ybest) - compile_gain(s, p.idx[c]),
                                 mu};
     }
     s->ranked_n = p.n;
@@ -666,14 +668,14 @@ static bt_status forest_rank_pool(forest_state *s)
 
 /* The trust-region step's ranking of config idx: the forest's mean prediction (ln ms); for a
  * config that must be compiled while others are ready (ctx->ready), the pessimistic one, mean
- * plus the trees' spread: it is chosen over a ready neighbour only when the trees agree it is
- * faster. */
+ * plus the trees' spread plus compile_gain: it is chosen over a ready neighbour only when the
+ * trees agree it is faster by that much. */
 static double forest_local_rank(const void *state, uint64_t idx)
 {
     const forest_state *s = state;
-    double mu, sigma;
+    double mu, sigma, gain = compile_gain(s, idx);
     forest_predict(s, idx, &mu, &sigma);
-    return measure_cost(s, idx) == 1 ? mu : mu + sigma;
+    return gain > 0 ? mu + sigma + gain : mu;
 }
 
 /* ---------------------------------------------------------------------------------------------

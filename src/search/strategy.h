@@ -50,13 +50,14 @@ typedef struct bt__search_ctx {
     uint64_t seed;      /* the only source of randomness */
     uint64_t max_evals; /* the budget's measurement limit as a hint for schedules, 0: none */
     /* Configs that are cheaper to measure than the others: their binaries are ready (the kernel
-     * cache holds them from an earlier tune), the others must be compiled first, which costs
-     * compile_cost measurements more. ready[0..nready) in increasing order; NULL / 0: every
-     * config costs the same. A strategy that weighs its candidates by what they promise may
-     * weigh them by what they cost too (weighs_cost: forest); the others ignore it. */
+     * cache holds them from an earlier tune), the others must be compiled first, so a config to
+     * compile must promise compile_gain more expected improvement of the best time (a fraction:
+     * ln time) than a ready one. ready[0..nready) in increasing order; NULL / 0: every config
+     * costs the same. A strategy that weighs its candidates by what they promise may weigh them
+     * by what they cost too (weighs_cost: forest); the others ignore it. */
     const uint64_t *ready;
     size_t nready;
-    double compile_cost;
+    double compile_gain;
 } bt__search_ctx;
 
 /* A strategy: a small ADT behind one vtable (filled with designated initialisers). */
@@ -78,7 +79,7 @@ typedef struct bt__strategy {
      * (right for strategies whose order does not depend on the results: every strategy
      * remembers a proposal at once, so a pending config is never proposed again). */
     bt_status (*next_batch)(void *state, size_t max, uint64_t *idx, size_t *n);
-    /* It weighs its candidates by what they cost to measure (ctx->ready, compile_cost): a tuner
+    /* It weighs its candidates by what they cost to measure (ctx->ready, compile_gain): a tuner
      * looks the ready configs up only for such a strategy. */
     bool weighs_cost;
 } bt__strategy;
