@@ -442,6 +442,73 @@ static void test_front_door_tunes_stores_and_dispatches(void **state)
     bt_device_destroy(dev);
 }
 
+/* A front door grown by a family (vfront_grown.json: vfront with vfam_c appended, which runs only
+ * above n = 2000): the choices vfront stored stay its choices at the keys vfam_c cannot run
+ * (n = 1000: dispatched with no tune, and precompile-style lookups find it exact), not where it
+ * runs (n = 3000: nothing stored counts, a no-tune lookup fails). A family inserted before the
+ * last would re-key every choice (its hash is over the families in order). */
+static void test_front_door_grown_by_a_family(void **state)
+{
+    (void)state;
+    bt_diag d;
+    bt_device *dev = NULL;
+    if (bt_device_open("cuda:0", &dev, &d) != BT_OK)
+        skip();
+    char store[300];
+    snprintf(store, sizeof store, "%s/grown.db", g_tmp);
+    bt_kdesc *k = NULL;
+    bt_kernel *kn = front_kernel(dev, &k, store);
+    bt_problem *p = NULL;
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    int64_t sizes[] = {1000, 3000};
+    for (int i = 0; i < 2; i++) {
+        bt_result *r = NULL;
+        assert_int_equal(bt_problem_set(p, "n", sizes[i], &d), BT_OK);
+        if (bt_kernel_tune(kn, p, NULL, &r, &d) != BT_OK)
+            fail_msg("tune: %s", d.msg);
+        bt_result_destroy(r);
+    }
+    char old_hash[24];
+    snprintf(old_hash, sizeof old_hash, "%s", kn->fam->hash);
+    bt_problem_destroy(p);
+    bt_kernel_destroy(kn);
+    bt_kdesc_destroy(k);
+    k = NULL;
+    kn = spec_kernel(dev, BT_SOURCE_DIR "/tests/data/fam/vfront_grown.json", &k, store);
+    assert_int_equal(kn->fam->n, 3);
+    assert_string_not_equal(kn->fam->hash, old_hash);
+    assert_string_equal(kn->fam->prefix[1], old_hash); /* the hash over the first two */
+    assert_string_equal(kn->fam->prefix[2], kn->fam->hash);
+    assert_int_equal(bt_problem_create(k, &p), BT_OK);
+    const char *h[BT__MAX_FAMILIES];
+    assert_int_equal(bt_problem_set(p, "n", 1000, &d), BT_OK);
+    assert_int_equal(bt__fam_hashes(kn, p, h), 2);
+    assert_string_equal(h[1], old_hash);
+    int f = -1;
+    bt_config c;
+    bool found = false, exact = false;
+    bt__fam_stored(kn, p, NULL, &f, &c, &found, &exact);
+    assert_true(found && exact && (f == 0 || f == 1));
+    bt_choice *ch = NULL;
+    if (bt_kernel_lookup(kn, p, 1, &ch, &d) != BT_OK)
+        fail_msg("lookup at n=1000: %s", d.msg);
+    bt_choice_destroy(ch);
+    assert_int_equal(bt__fam_chosen(kn, p), f);
+    assert_int_equal(bt_kernel_tune_count(kn), 0);
+    /* n = 3000: vfam_c runs there, so what vfront chose without it is not the choice */
+    assert_int_equal(bt_problem_set(p, "n", 3000, &d), BT_OK);
+    assert_int_equal(bt__fam_hashes(kn, p, h), 1);
+    bt__fam_stored(kn, p, NULL, &f, &c, &found, &exact);
+    assert_false(found && exact);
+    assert_int_equal(bt_kernel_lookup(kn, p, 1, &ch, &d), BT_NOT_FOUND);
+    assert_null(ch);
+    assert_int_equal(bt_kernel_tune_count(kn), 0);
+    bt_problem_destroy(p);
+    bt_kernel_destroy(kn);
+    bt_kdesc_destroy(k);
+    bt_device_destroy(dev);
+}
+
 /* Wisdom-only, a size whose nearest front-door choice does not fit (vfit.json: at n = 1000 only
  * BLOCK 64 is valid, at n = 1500 only 128): the choice is refused, the family it named resolves
  * the size itself (its own nearest config does not fit either: its model's best, BLOCK 128),
@@ -537,6 +604,7 @@ int main(void)
     const struct CMUnitTest dev_tests[] = {
         cmocka_unit_test(test_front_door_tunes_stores_and_dispatches),
         cmocka_unit_test(test_front_door_nearest_that_does_not_fit),
+        cmocka_unit_test(test_front_door_grown_by_a_family),
     };
     failed += cmocka_run_group_tests_name("family_mock_cuda", dev_tests, NULL, NULL);
     char cmd[300];

@@ -5,8 +5,9 @@
  * table that sends a problem key to its family, the tune across families and its report.
  *
  * kernel.c makes the handles and the front door's hash (its own source hash and each family's
- * name and source hash, so a stored choice never outlives a family's change); famkern.c keeps the
- * table, the families' workspaces and the mapping of buffers, and reads a stored choice;
+ * name and source hash, so a stored choice never outlives a family's change; a family appended
+ * to the list leaves the choices of the keys it cannot run valid: bt__fam_hashes); famkern.c
+ * keeps the table, the families' workspaces and the mapping of buffers, and reads a stored choice;
  * launch.c routes a key to its family (bt__fam_route) and forwards launches, lookup.c lookups.
  * famtune.c: the tune (plan every family, rule out with reasons, split the budget, tune each,
  * re-measure the families' winners interleaved on one set of data, record the choice).
@@ -31,6 +32,7 @@ typedef struct bt__famk {
     int n;
     bt_kernel *child[BT__MAX_FAMILIES]; /* NULL: this backend cannot run it; kn for its own */
     char hash[24];
+    char prefix[BT__MAX_FAMILIES][24]; /* the hash over families 0..f (prefix[n - 1] is hash) */
     pthread_mutex_t mu; /* guards tab and the workspaces */
     bt__famtab_entry *tab;
     size_t ntab, cap;
@@ -53,6 +55,14 @@ bt_status bt__fam_needs(const bt_kernel *kn, const bt_kdesc *k, const bt_problem
  * buffers: the shared ones by name, its workspaces; *nout of them into out. */
 bt_status bt__fam_buffers(bt_kernel *kn, int f, const bt_problem *fp, bt_buffer *const *buffers,
                           int nbuffers, bt_buffer *out[], int *nout, bt_diag *diag);
+/* Whether family f of front door kn runs p on this device (its source, dtype, condition and at
+ * least one valid config); planning that family only. */
+bool bt__fam_runs(bt_kernel *kn, int f, const bt_problem *p);
+/* The hashes under which a stored choice of the front door for p is its choice, newest first
+ * (at most BT__MAX_FAMILIES): its hash, then, while its last families cannot run p
+ * (bt__fam_runs), its hash over the families before them: a choice stored before such a family
+ * was appended is still the choice, since that family would have had nothing to offer at p. */
+int bt__fam_hashes(bt_kernel *kn, const bt_problem *p, const char *out[]);
 /* The front door's stored choice for p (the store, then wisdom; not in retune mode): the family
  * and its config (not compiled); *found false when nothing is stored; *exact true when it was
  * stored for this very key (in wisdom-only mode it may be a nearest size's or the same

@@ -93,6 +93,32 @@ bool bt__fam_split_choice(bt_kernel *kn, const char *cj, int *f, char **rest)
     return *rest != NULL;
 }
 
+bool bt__fam_runs(bt_kernel *kn, int f, const bt_problem *p)
+{
+    bt__famplan_entry e;
+    bt_plan_options po = {.rules = kn->opts.rules};
+    bool runs = bt__famplan_family(kn->k, f, p, &bt_device_get_info(kn->dev)->props,
+                                   kn->iface->languages, &po, &e, NULL) == BT_OK &&
+                e.verdict == BT__FAM_RUN && bt__fam_kernel(kn, f);
+    bt_plan_destroy(e.plan);
+    return runs;
+}
+
+int bt__fam_hashes(bt_kernel *kn, const bt_problem *p, const char *out[])
+{
+    const bt__famk *F = kn->fam;
+    int n = 0;
+    out[n++] = F->hash;
+    for (int f = F->n - 1; f >= 1 && !bt__fam_runs(kn, f, p); f--)
+        out[n++] = F->prefix[f - 1];
+    return n;
+}
+
+static bool exact_source(bt__wisdom_source s)
+{
+    return s == BT__SRC_STORE || s == BT__SRC_USER || s == BT__SRC_SHIPPED;
+}
+
 void bt__fam_stored(bt_kernel *kn, const bt_problem *p, bt__fits_fn fits, int *fam,
                     bt_config *c, bool *found, bool *exact)
 {
@@ -114,8 +140,24 @@ void bt__fam_stored(bt_kernel *kn, const bt_problem *p, bt__fits_fn fits, int *f
     bt__lookup_result lr;
     memset(&lr, 0, sizeof lr);
     bt__wisdom_lookup(store, uw, sw, &q, &lr, NULL);
-    *exact = lr.source == BT__SRC_STORE || lr.source == BT__SRC_USER ||
-             lr.source == BT__SRC_SHIPPED;
+    if (!exact_source(lr.source)) { /* a choice stored before a family this key cannot run */
+        const char *h[BT__MAX_FAMILIES];
+        for (int i = 1, nh = bt__fam_hashes(kn, p, h); i < nh; i++) {
+            bt__lookup_result o;
+            memset(&o, 0, sizeof o);
+            q.source_hash = h[i];
+            bt__wisdom_lookup(store, uw, sw, &q, &o, NULL);
+            if (exact_source(o.source) || (!lr.config_json && o.config_json)) {
+                free(lr.config_json);
+                lr = o;
+            } else {
+                free(o.config_json);
+            }
+            if (exact_source(lr.source))
+                break;
+        }
+    }
+    *exact = exact_source(lr.source);
     /* wisdom-only: also the nearest size's or the same architecture's choice (bt__resolve) */
     int f;
     char *rest;

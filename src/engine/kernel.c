@@ -18,7 +18,8 @@
 
 /* A front door's families (engine/fam.h): a handle for each family whose source the backend
  * compiles (kn itself for its own), and the front door's hash over its own source hash and each
- * family's name and source hash. NULL when out of memory. */
+ * family's name and source hash, in order: F->prefix[f] over families 0..f, F->hash over all of
+ * them. NULL when out of memory. */
 static bt__famk *open_families(bt_kernel *kn)
 {
     const bt_kdesc *k = kn->k;
@@ -40,6 +41,7 @@ static bt__famk *open_families(bt_kernel *kn)
         h = bt__fnv1a(fm->name, strlen(fm->name) + 1, h);
         uint64_t fh = F->child[f] ? F->child[f]->src_hash : 0;
         h = bt__fnv1a(&fh, sizeof fh, h);
+        snprintf(F->prefix[f], sizeof F->prefix[f], "%016llx", (unsigned long long)h);
     }
     snprintf(F->hash, sizeof F->hash, "%016llx", (unsigned long long)h);
     pthread_mutex_init(&F->mu, NULL);

@@ -317,25 +317,12 @@ bt_status bt__fam_unstored(bt_kernel *kn, const bt_problem *p, int *f, bt_diag *
     return st;
 }
 
-/* Whether family f of front door kn runs p on this device (its source, dtype, condition and at
- * least one valid config); planning that family only. */
-static bool family_runs(bt_kernel *kn, int f, const bt_problem *p)
-{
-    bt__famplan_entry e;
-    bt_plan_options po = {.rules = kn->opts.rules};
-    bool runs = bt__famplan_family(kn->k, f, p, &bt_device_get_info(kn->dev)->props,
-                                   kn->iface->languages, &po, &e, NULL) == BT_OK &&
-                e.verdict == BT__FAM_RUN && bt__fam_kernel(kn, f);
-    bt_plan_destroy(e.plan);
-    return runs;
-}
-
 /* Family f, a nearest size's choice of the front door, resolves p's key itself where it runs this
  * size (its own store and wisdom, else its model's best): planning that one family, not every
  * family. */
 static bool family_resolves(bt_kernel *kn, int f, const bt_problem *p)
 {
-    if (!family_runs(kn, f, p))
+    if (!bt__fam_runs(kn, f, p))
         return false;
     bt__decision_log("%s: %s resolves this size itself", kn->k->name,
                      bt__fam_kernel(kn, f)->k->name);

@@ -286,15 +286,19 @@ static void resolve(ctx *C, pline *l, const bt__measurement *m)
     /* a front door's own rows (its own kernel's, under its own source hash) are its self
      * family's, taken where a key goes to that family */
     bool door = kn->fam && strcmp(m->source_hash, hash) != 0;
-    const char *now = door ? kn->fam->hash : hash;
-    if (strcmp(m->source_hash, now)) {
-        snprintf(l->why, sizeof l->why, "tuned for another source of '%s' (hash %s, now %s): a "
-                 "launch never takes it", m->kernel, m->source_hash, now);
-        return;
-    }
     bt_problem p;
     if (!problem_of(kn->k, m->key_json, &p, l->why, sizeof l->why))
         return;
+    /* a door's choice: under its hash, or one from before a family this key cannot run */
+    const char *now[BT__MAX_FAMILIES] = {hash};
+    int nnow = door ? bt__fam_hashes(kn, &p, now) : 1, i = 0;
+    while (i < nnow && strcmp(m->source_hash, now[i]))
+        i++;
+    if (i == nnow) {
+        snprintf(l->why, sizeof l->why, "tuned for another source of '%s' (hash %s, now %s): a "
+                 "launch never takes it", m->kernel, m->source_hash, now[0]);
+        return;
+    }
     bt_config c;
     bool found = false, exact = false;
     bt_diag d = {0};
