@@ -77,8 +77,8 @@ static void test_h200_fp16_rules_out_simt_and_wgmma(void **state)
     bt__famplan *fp = plan("h200", 3001, 2999, 1031, "fp16");
     const bt__famplan_entry *simt = fam(fp, "gemm");
     assert_int_equal(simt->verdict, BT__FAM_CANNOT_WIN);
-    assert_non_null(strstr(simt->why, "on CUDA cores its floor is"));
-    assert_non_null(strstr(simt->why, "gemm_mma's best prediction"));
+    assert_non_null(strstr(simt->why, "fp16 on CUDA cores, where gemm_mma computes it on tensor "
+                                      "cores (134 against 989 TFLOP/s)"));
     const bt__famplan_entry *wg = fam(fp, "gemm_wgmma");
     assert_int_equal(wg->verdict, BT__FAM_NO_CONFIG); /* K, N not multiples of 8 */
     assert_non_null(strstr(wg->why, "(K * elem_bytes) % 16 == 0"));
@@ -86,6 +86,18 @@ static void test_h200_fp16_rules_out_simt_and_wgmma(void **state)
     assert_int_equal(fam(fp, "gemm_smallm")->verdict, BT__FAM_WHEN); /* M > 64 */
     assert_string_equal(fp->e[fp->best].k->name, "gemm_mma");
     assert_int_equal(bt__famplan_running(fp), 1);
+    bt__famplan_free(fp);
+    /* where the model's prediction would keep SIMT (a launch-bound size: it predicts SIMT
+     * fastest at 17×4097×63), 16-bit data still goes to the tensor cores */
+    fp = plan("h200", 17, 4097, 63, "fp16");
+    assert_int_equal(fam(fp, "gemm")->verdict, BT__FAM_CANNOT_WIN);
+    assert_true(fam(fp, "gemm")->best_us < fam(fp, "gemm_mma")->best_us);
+    assert_int_equal(fam(fp, "gemm_smallm")->verdict, BT__FAM_RUN);
+    bt__famplan_free(fp);
+    /* where no tensor-core family runs (a T4, cc 7.5: they need sm_80), SIMT runs */
+    fp = plan("t4", 17, 4097, 63, "fp16");
+    assert_int_equal(fam(fp, "gemm_mma")->verdict, BT__FAM_NO_CONFIG);
+    assert_int_equal(fam(fp, "gemm")->verdict, BT__FAM_RUN);
     bt__famplan_free(fp);
     /* 4096³: wgmma and mma run, SIMT still cannot win */
     fp = plan("h200", 4096, 4096, 4096, "fp16");

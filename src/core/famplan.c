@@ -144,19 +144,52 @@ static void comparable(const bt__famplan *fp, bt__famplan_entry *e, const bt_gpu
         e->best_us = *floor_us;
 }
 
-/* Families that cannot win: a unit floor above, or a prediction beyond the model's band of, the
+/* The unit family e's sources compute on: the family entry's "unit", else its spec model's. */
+static bt__compute_unit unit_of(const bt__famplan *fp, const bt__famplan_entry *e)
+{
+    const bt__kfamily *F = &fp->k->fam[e->fam];
+    return F->unit_set ? F->unit : e->k->unit;
+}
+
+/* A running family that computes 16-bit data on the tensor cores of this GPU (-1: none). */
+static int tensor_family(const bt__famplan *fp, const bt_gpu *g)
+{
+    bt__dtype t = fp->n ? fp->e[0].problem.dtype : BT__DT_FP32;
+    if (t != BT__DT_FP16 && t != BT__DT_BF16)
+        return -1;
+    const char *name;
+    double tc = bt__peak_for(g, t, BT__UNIT_TENSOR, false, &name),
+           simt = bt__peak_for(g, t, BT__UNIT_SIMT, false, &name);
+    for (int i = 0; tc > simt && i < fp->n; i++)
+        if (fp->e[i].verdict == BT__FAM_RUN && unit_of(fp, &fp->e[i]) == BT__UNIT_TENSOR)
+            return i;
+    return -1;
+}
+
+/* Families that cannot win: one on CUDA cores for 16-bit data that a tensor-core family runs too
+ * (the same loads and stores, a fraction of the math: what its prediction misses when launch and
+ * memory bound both), then a unit floor above, or a prediction beyond the model's band of, the
  * best prediction of a family that the model predicts (a floor never rules out another family). */
 static void prune(bt__famplan *fp, const bt_gpu *g)
 {
     double fl[BT__MAX_FAMILIES] = {0}, peak[BT__MAX_FAMILIES] = {0};
     const char *pn[BT__MAX_FAMILIES] = {0};
-    int ref = -1;
+    int ref = -1, tcf = tensor_family(fp, g);
     fp->best = -1;
     for (int i = 0; i < fp->n; i++) {
         bt__famplan_entry *e = &fp->e[i];
         if (e->verdict != BT__FAM_RUN)
             continue;
         comparable(fp, e, g, &fl[i], &pn[i], &peak[i]);
+        if (tcf >= 0 && unit_of(fp, e) == BT__UNIT_SIMT) {
+            e->verdict = BT__FAM_CANNOT_WIN;
+            snprintf(e->why, sizeof e->why, "cannot win: %s on CUDA cores, where %s computes it "
+                     "on tensor cores (%.0f against %.0f TFLOP/s)",
+                     bt__dtype_name(e->problem.dtype), fp->e[tcf].k->name,
+                     bt__peak_for(g, e->problem.dtype, BT__UNIT_SIMT, false, &pn[i]),
+                     bt__peak_for(g, e->problem.dtype, BT__UNIT_TENSOR, false, &pn[i]));
+            continue;
+        }
         if (!e->by_floor && (ref < 0 || e->best_us < fp->e[ref].best_us))
             ref = i;
     }
