@@ -722,6 +722,35 @@ static void *sm_worker(void *arg)
     }
 }
 
+/* Compiles jobs[0..n) on up to 16 threads (the cores there are); their number. */
+static int compile_all(sm_job *jobs, size_t n)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int nth = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
+    sm_pool P = {jobs, n, 0, PTHREAD_MUTEX_INITIALIZER};
+    pthread_t th[16];
+    for (int t = 0; t < nth; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, sm_worker, &P), 0);
+    for (int t = 0; t < nth; t++)
+        pthread_join(th[t], NULL);
+    return nth;
+}
+
+/* A compile that passes: no error or ptxas warning, no spills, no stack frame, and registers
+ * within the spec's estimate + 24 (the model's occupancy depends on the estimate). */
+static bool job_ok(const sm_job *j)
+{
+    return j->st == BT_OK && !j->warned && j->spill <= 0 && j->stack == 0 &&
+           j->regs <= j->est_regs + 24;
+}
+
+static void job_print(const sm_job *j)
+{
+    printf("    %s %s: %s%s, %d regs (estimate %lld), %lld B spills, %lld B stack\n", j->k->name,
+           j->what, bt_err_name(j->st), j->warned ? ", ptxas warning" : "", j->regs,
+           (long long)j->est_regs, (long long)j->spill, (long long)j->stack);
+}
+
 /* The value of parameter `name` in c (`dflt` when the spec has no such parameter). */
 static int64_t smallm_param(const bt_kdesc *k, const bt_config *c, const char *name, int64_t dflt)
 {
@@ -931,23 +960,13 @@ static void test_smallm_compiles(void **state)
         if (s >= 2)
             ntma += n - before;
     }
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int nth = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
-    sm_pool P = {jobs, n, 0, PTHREAD_MUTEX_INITIALIZER};
-    pthread_t th[16];
-    for (int t = 0; t < nth; t++)
-        assert_int_equal(pthread_create(&th[t], NULL, sm_worker, &P), 0);
-    for (int t = 0; t < nth; t++)
-        pthread_join(th[t], NULL);
+    int nth = compile_all(jobs, n);
     int bad = 0, maxregs = 0;
     for (size_t i = 0; i < n; i++) {
         sm_job *j = &jobs[i];
-        bool ok = j->st == BT_OK && !j->warned && j->spill <= 0 && j->stack == 0 &&
-                  j->regs <= j->est_regs + 24;
+        bool ok = job_ok(j);
         if (!ok || verbose) {
-            printf("    %s %s: %s%s, %d regs (estimate %lld), %lld B spills, %lld B stack\n",
-                   j->k->name, j->what, bt_err_name(j->st), j->warned ? ", ptxas warning" : "",
-                   j->regs, (long long)j->est_regs, (long long)j->spill, (long long)j->stack);
+            job_print(j);
             bad += !ok;
         }
         if (j->regs > maxregs)
@@ -962,6 +981,49 @@ static void test_smallm_compiles(void **state)
     free(jobs);
     for (int s = 0; s < NSPEC; s++)
         bt_kdesc_destroy(ks[s]);
+    bt_gpudb_destroy(db);
+}
+
+/* gemm_wgmma_ldg (sm_90a) at 3001x2999x1031: every tile, thread split and producer count (the
+ * ring's length is constants only: one of each), in fp16, bf16 and with fp32 output, compiles
+ * with no errors, no ptxas warnings, no spills and no stack frame, within the spec's register
+ * estimate + 24 (the same bar as the small-M kernels'). */
+static void test_wgmma_ldg_compiles(void **state)
+{
+    (void)state;
+    NEED_NVRTC();
+    if (getenv("BT_SANITIZED")) {
+        printf("SKIPPED in the sanitizer tree: this compiles kernels with NVRTC, which checks the "
+               "kernels, not blocktune's C; the plain tree runs it\n");
+        skip();
+    }
+    bt_gpudb *db = NULL;
+    const bt_gpu *g = NULL;
+    bt_diag d = {0};
+    assert_int_equal(bt_gpudb_load_default(&db, &d), BT_OK);
+    assert_int_equal(bt_gpudb_find(db, "h200", &g, &d), BT_OK);
+    bt_kdesc *k = smallm_spec("gemm_wgmma_ldg");
+    const bt__ksource *ksrc = bt__kdesc_source(k, "cuda");
+    assert_true(ksrc && !strcmp(ksrc->target, "sm_90a"));
+    sm_job *jobs = NULL;
+    size_t n = 0;
+    smallm_collect(k, ksrc->text, g, 3001, 2999, 1031, "fp16", 0, SM_ALL, &jobs, &n);
+    size_t tiles = n;
+    smallm_collect(k, ksrc->text, g, 3001, 2999, 1031, "bf16", 0, SM_PER_UNIT, &jobs, &n);
+    smallm_collect(k, ksrc->text, g, 3001, 2999, 1031, "fp16", 1, SM_PER_UNIT, &jobs, &n);
+    compile_all(jobs, n);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!job_ok(&jobs[i])) {
+            job_print(&jobs[i]);
+            bad++;
+        }
+    printf("    %zu gemm_wgmma_ldg kernels compiled for sm_90a (%zu tile and thread splits), %d "
+           "failed\n", n, tiles, bad);
+    assert_int_equal(bad, 0);
+    assert_true(tiles >= 15 && n >= tiles + 2);
+    free(jobs);
+    bt_kdesc_destroy(k);
     bt_gpudb_destroy(db);
 }
 
@@ -1636,6 +1698,7 @@ int main(void)
         cmocka_unit_test(test_nvrtc_from_threads),
         cmocka_unit_test(test_nvrtc_sm90a),
         cmocka_unit_test(test_smallm_compiles),
+        cmocka_unit_test(test_wgmma_ldg_compiles),
     };
     int failed = cmocka_run_group_tests_name("cuda_offline", offline, NULL, NULL);
 

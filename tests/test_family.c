@@ -70,7 +70,9 @@ static const bt__famplan_entry *fam(const bt__famplan *fp, const char *name)
     return NULL;
 }
 
-/* The case: fp16 3001×2999×1031 on an H200 must not go to the SIMT kernel. */
+/* The issue's case: fp16 3001×2999×1031 on an H200 must not go to the SIMT kernel; rows that are
+ * not 16-byte multiples go to the tensor-core families that load them (mma.sync's element path,
+ * wgmma fed by ordinary loads), not to the TMA one. */
 static void test_h200_fp16_rules_out_simt_and_wgmma(void **state)
 {
     (void)state;
@@ -83,9 +85,10 @@ static void test_h200_fp16_rules_out_simt_and_wgmma(void **state)
     assert_int_equal(wg->verdict, BT__FAM_NO_CONFIG); /* K, N not multiples of 8 */
     assert_non_null(strstr(wg->why, "(K * elem_bytes) % 16 == 0"));
     assert_int_equal(fam(fp, "gemm_mma")->verdict, BT__FAM_RUN);
+    assert_int_equal(fam(fp, "gemm_wgmma_ldg")->verdict, BT__FAM_RUN);
     assert_int_equal(fam(fp, "gemm_smallm")->verdict, BT__FAM_WHEN); /* M > 64 */
-    assert_string_equal(fp->e[fp->best].k->name, "gemm_mma");
-    assert_int_equal(bt__famplan_running(fp), 1);
+    assert_string_equal(fp->e[fp->best].k->name, "gemm_wgmma_ldg");
+    assert_int_equal(bt__famplan_running(fp), 2);
     bt__famplan_free(fp);
     /* where the model's prediction would keep SIMT (a launch-bound size: it predicts SIMT
      * fastest at 17×4097×63), 16-bit data still goes to the tensor cores */
@@ -98,6 +101,11 @@ static void test_h200_fp16_rules_out_simt_and_wgmma(void **state)
     fp = plan("t4", 17, 4097, 63, "fp16");
     assert_int_equal(fam(fp, "gemm_mma")->verdict, BT__FAM_NO_CONFIG);
     assert_int_equal(fam(fp, "gemm")->verdict, BT__FAM_RUN);
+    bt__famplan_free(fp);
+    /* aligned rows: the TMA family runs, the one that loads unaligned rows has no config */
+    fp = plan("h200", 4096, 4096, 4096, "fp16");
+    assert_int_equal(fam(fp, "gemm_wgmma_ldg")->verdict, BT__FAM_NO_CONFIG);
+    assert_non_null(strstr(fam(fp, "gemm_wgmma_ldg")->why, "% 16 != 0"));
     bt__famplan_free(fp);
     /* 4096³: wgmma and mma run, SIMT still cannot win */
     fp = plan("h200", 4096, 4096, 4096, "fp16");
@@ -180,7 +188,7 @@ static void test_plan_report_has_the_families(void **state)
         FILE *f = open_memstream(&text, &len);
         assert_int_equal(bt_plan_write_table(pl, f, 0), BT_OK);
         fclose(f);
-        const char *sec = strstr(text, "Families of gemm (5;");
+        const char *sec = strstr(text, "Families of gemm (6;");
         if (i == 0) {
             assert_non_null(sec);
             assert_non_null(strstr(sec, "gemm_wgmma           measure"));

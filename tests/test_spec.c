@@ -626,6 +626,7 @@ static const struct {
     {"softmax", "opencl", "9fb09939b2b23ff7"},    {"softmax", "cuda", "031119a208e424de"},
     {"gemm_smallm_nt_tma", "cuda", "ad62b61683b460a9"},
     {"gemm_smallm_tma", "cuda", "a341b7dab28691f7"},
+    {"gemm_wgmma_ldg", "cuda", "db44b0aa4d294173"},
     {"vector_add", "opencl", "b0ff331305f5ddbd"}, {"vector_add", "cuda", "fd6ba326e91e3fa4"},
 };
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""gen_wgmma.py — writes the wgmma wrappers of gemm_wgmma.cu (between its GENERATED markers).
+"""gen_wgmma.py — writes the wgmma wrappers between the GENERATED markers of gemm_wgmma.cu and of
+wgmma.cuh (gemm_wgmma_ldg.cu's; the same text: gemm_wgmma.cu keeps its own copy because its
+source hash keys the shipped wisdom).
 
 One wrapper per instruction width N (m64nNk16, fp32 accumulators, A and B from shared memory
 through descriptors, B transposed: row-major B is N-contiguous in shared memory). Each thread
@@ -42,12 +44,13 @@ def wrapper(n):
 
 
 def main():
-    path = pathlib.Path(__file__).with_name("gemm_wgmma.cu")
-    text = path.read_text()
     body = "\n".join(wrapper(n) for n in WIDTHS)
-    new = re.sub(r"(/\* GENERATED BEGIN.*?\*/\n).*?(/\* GENERATED END \*/)",
-                 lambda m: m.group(1) + body + "\n" + m.group(2), text, flags=re.S)
-    path.write_text(new)
+    for name in ("gemm_wgmma.cu", "wgmma.cuh"):
+        path = pathlib.Path(__file__).with_name(name)
+        text = path.read_text()
+        new = re.sub(r"(/\* GENERATED BEGIN.*?\*/\n).*?(/\* GENERATED END \*/)",
+                     lambda m: m.group(1) + body + "\n" + m.group(2), text, flags=re.S)
+        path.write_text(new)
 
 
 if __name__ == "__main__":
