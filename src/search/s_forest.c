@@ -764,8 +764,11 @@ static bt_status forest_propose(void *state, uint64_t *idx)
         if (st != BT_OK)
             return st;
     }
+    /* the trust-region step; a neighbour to compile while others are ready only where even its
+     * pessimistic rank beats the best by compile_gain, else the ranking below (ready ones too) */
     if (s->step % FOREST_LOCAL_EVERY == 0 && isfinite(s->best_ms) &&
-        bt__local_best(&s->ctx, &s->ord, &s->seen, s->best_idx, forest_local_rank, s, idx))
+        bt__local_best(&s->ctx, &s->ord, &s->seen, s->best_idx, forest_local_rank, s, idx) &&
+        (compile_gain(s, *idx) == 0 || forest_local_rank(s, *idx) < log(s->best_ms)))
         return BT_OK;
     if (s->ranked_fit != s->fitted_nobs || s->ranked_best != s->best_ms) {
         bt_status st = forest_rank_pool(s);
