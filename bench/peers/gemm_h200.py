@@ -6,6 +6,7 @@ shared/anchors (the best of a 108-config grid per shape; re-timed here, not re-s
 figure is the median over RUNS calls of triton.testing.do_bench (events, its own cache flush),
 with the spread (min..max of the medians). Inputs are random normal, outputs checked against an
 fp32 torch reference before timing. Writes $OUT/gemm_peers.json and prints one table.
+GEMM_PEER_SHAPES (e.g. "3001x2999x1031,17x4097x63") keeps those shapes only.
 """
 import json
 import os
@@ -23,7 +24,7 @@ SHAPES = [  # (M, N, K, dtypes, Triton configs (BM, BN, BK, warps, stages) from 
     (4096, 4096, 4096, ("fp16", "bf16"), [(128, 256, 64, 8, 4), (128, 256, 64, 8, 3)]),
     (8192, 8192, 8192, ("fp16", "bf16"), [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4)]),
     (16, 8192, 8192, ("fp16",), [(32, 64, 256, 4, 3), (16, 64, 128, 4, 5)]),
-    (3001, 2999, 1031, ("fp16",), [(128, 64, 32, 4, 4)]),
+    (3001, 2999, 1031, ("fp16", "bf16"), [(128, 64, 32, 4, 4)]),
     (17, 4097, 63, ("fp16",), []),  # issue 18's second odd shape: cuBLAS only (no anchor)
 ]
 DT = {"fp16": torch.float16, "bf16": torch.bfloat16}
@@ -75,7 +76,10 @@ def main():
     res = {"device": dev.name, "torch": torch.__version__, "triton": triton.__version__,
            "runs": RUNS, "started": time.strftime("%Y-%m-%d %H:%M:%S"), "rows": []}
     print(f"{'shape':>18} {'dtype':>5} {'peer':>34} {'median us':>10} {'min..max us':>17} {'TFLOP/s':>8}")
+    only = [s for s in os.environ.get("GEMM_PEER_SHAPES", "").split(",") if s]
     for M, N, K, dts, cfgs in SHAPES:
+        if only and "%dx%dx%d" % (M, N, K) not in only:
+            continue
         for dt in dts:
             torch.manual_seed(1)
             a = torch.randn(M, K, device="cuda", dtype=DT[dt])
