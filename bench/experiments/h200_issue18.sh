@@ -41,15 +41,9 @@ part_gemm() {
   python3 bench/gemm_table.py "$OUT" > "$OUT/gemm_table.md" 2>&1; cat "$OUT/gemm_table.md" >> "$OUT/summary.txt"
   if command -v ncu >/dev/null; then
     ncu_tune wgmma_4096 "$OUT/tune_wgmma_4096_fp16.json" --m 4096 --n 4096 --k 4096 --dtype fp16
-    ncu_torch cublas_4096 "import torch
-a = torch.randn(4096, 4096, device='cuda', dtype=torch.float16); b = torch.randn_like(a)
-for _ in range(8): a @ b
-torch.cuda.synchronize()"
+    ncu_matmul cublas_4096 4096 4096 4096
     ncu_tune mma_odd "$OUT/tune_mma_3001x2999x1031_fp16.json" --m 3001 --n 2999 --k 1031 --dtype fp16
-    ncu_torch cublas_odd "import torch
-a = torch.randn(3001, 1031, device='cuda', dtype=torch.float16); b = torch.randn(1031, 2999, device='cuda', dtype=torch.float16)
-for _ in range(8): a @ b
-torch.cuda.synchronize()"
+    ncu_matmul cublas_odd 3001 2999 1031
   else
     log "ncu: not on PATH"
   fi

@@ -5,6 +5,7 @@
 #                             config as P=v,P=v
 #   ncu_tune NAME JSON ARGS   ncu on that winner at the tune's sizes (bench/ncu_one.sh)
 #   ncu_torch NAME PYTHON     ncu on the first GEMM-like kernel the snippet launches after 5
+#   ncu_matmul NAME M N K     ncu_torch on torch.matmul of random fp16 M x K and K x N
 cfg_of() { # a tune JSON's winning kernel (a front door's: the family's) and config as P=v,P=v
   python3 - "$1" <<'PY'
 import json, sys
@@ -26,4 +27,10 @@ ncu_torch() { # NAME PYTHON: ncu on torch's (cuBLAS's) kernel in the snippet
   echo "rc=$?" | tee -a "$OUT/summary.txt"
   grep -E "^  [a-zA-Z_]|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|SM Frequency|Issued Ipc" \
     "$OUT/ncu_$1.txt" | head -12 | tee -a "$OUT/summary.txt"
+}
+ncu_matmul() { # NAME M N K: cuBLAS's kernel for an fp16 M x K by K x N product
+  ncu_torch "$1" "import torch
+a = torch.randn($2, $4, device='cuda', dtype=torch.float16); b = torch.randn($4, $3, device='cuda', dtype=torch.float16)
+for _ in range(8): a @ b
+torch.cuda.synchronize()"
 }

@@ -44,10 +44,7 @@ part_ldg() {
   if command -v ncu >/dev/null; then
     . bench/experiments/ncu_lib.sh
     ncu_tune ldg_odd "$OUT/tune_ldg_3001x2999x1031_fp16.json" --m 3001 --n 2999 --k 1031 --dtype fp16
-    ncu_torch cublas_odd "import torch
-a = torch.randn(3001, 1031, device='cuda', dtype=torch.float16); b = torch.randn(1031, 2999, device='cuda', dtype=torch.float16)
-for _ in range(8): a @ b
-torch.cuda.synchronize()"
+    ncu_matmul cublas_odd 3001 2999 1031
   else
     log "ncu: not on PATH"
   fi
