@@ -182,12 +182,13 @@ static void prune(bt__famplan *fp, const bt_gpu *g)
             continue;
         comparable(fp, e, g, &fl[i], &pn[i], &peak[i]);
         if (tcf >= 0 && unit_of(fp, e) == BT__UNIT_SIMT) {
+            const char *unused;
             e->verdict = BT__FAM_CANNOT_WIN;
             snprintf(e->why, sizeof e->why, "cannot win: %s on CUDA cores, where %s computes it "
                      "on tensor cores (%.0f against %.0f TFLOP/s)",
                      bt__dtype_name(e->problem.dtype), fp->e[tcf].k->name,
-                     bt__peak_for(g, e->problem.dtype, BT__UNIT_SIMT, false, &pn[i]),
-                     bt__peak_for(g, e->problem.dtype, BT__UNIT_TENSOR, false, &pn[i]));
+                     bt__peak_for(g, e->problem.dtype, BT__UNIT_SIMT, false, &unused),
+                     bt__peak_for(g, e->problem.dtype, BT__UNIT_TENSOR, false, &unused));
             continue;
         }
         if (!e->by_floor && (ref < 0 || e->best_us < fp->e[ref].best_us))
