@@ -66,6 +66,16 @@ bt_status bt__mpi_send(struct bt__mpi *M, int dest, int kind, int status, uint64
     return st;
 }
 
+/* Whether rank p of M is known to be gone (bt__comm_recv's test while a message's body is on
+ * its way): rank 0 by its pid, another rank as bt__mpi_gone tells. */
+static bool peer_gone(void *user, int p)
+{
+    struct bt__mpi *M = user;
+    if (p == 0)
+        return M->root_pid > 0 && kill(M->root_pid, 0) != 0 && errno == ESRCH;
+    return bt__mpi_gone(M, p);
+}
+
 bool bt__mpi_next(struct bt__mpi *M, int src, double wait_s, int *from, char **buf, size_t *len)
 {
     double t0 = bt__now();
@@ -74,9 +84,11 @@ bool bt__mpi_next(struct bt__mpi *M, int src, double wait_s, int *from, char **b
         if (bt__comm_poll(M->c, src, from, &n)) {
             char *b = malloc(n ? n : 1);
             bt_diag d = {0};
-            if (!b || bt__comm_recv(M->c, *from, b, n, &d) != BT_OK || n < sizeof(bt__msg_hdr) ||
-                ((bt__msg_hdr *)b)->seq != M->seq) {
-                free(b); /* a message of an earlier tune (or a broken one) */
+            bool held = false;
+            if (!b || bt__comm_recv(M->c, *from, b, n, peer_gone, M, &held, &d) != BT_OK ||
+                n < sizeof(bt__msg_hdr) || ((bt__msg_hdr *)b)->seq != M->seq) {
+                if (!held) /* (a receive still posted to a dead rank keeps its buffer) */
+                    free(b); /* a message of an earlier tune (or a broken one) */
                 continue;
             }
             if (*from == 0)

@@ -180,12 +180,28 @@ bool bt__comm_poll(bt__comm *c, int src, int *from, size_t *len)
     return true;
 }
 
-bt_status bt__comm_recv(bt__comm *c, int from, void *buf, size_t len, bt_diag *diag)
+bt_status bt__comm_recv(bt__comm *c, int from, void *buf, size_t len,
+                        bool (*gone)(void *user, int rank), void *user, bool *held, bt_diag *diag)
 {
-    if (MPI_Recv(buf, (int)len, MPI_BYTE, from, BT__MPI_TAG, c->comm, MPI_STATUS_IGNORE) !=
-        MPI_SUCCESS) {
-        bt__diag_set(diag, "MPI_Recv from rank %d failed", from);
+    MPI_Request req;
+    *held = false;
+    if (MPI_Irecv(buf, (int)len, MPI_BYTE, from, BT__MPI_TAG, c->comm, &req) != MPI_SUCCESS) {
+        bt__diag_set(diag, "MPI_Irecv from rank %d failed", from);
         return BT_IO;
     }
-    return BT_OK;
+    for (unsigned spin = 1;; spin++) {
+        int done = 0;
+        if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            bt__diag_set(diag, "the receive from rank %d failed", from);
+            return BT_IO;
+        }
+        if (done)
+            return BT_OK;
+        if (gone && spin % 500 == 0 && gone(user, from)) {
+            *held = true;
+            bt__diag_set(diag, "rank %d was gone before its message arrived whole", from);
+            return BT_IO;
+        }
+        usleep(100);
+    }
 }

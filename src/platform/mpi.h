@@ -33,7 +33,13 @@ const char *bt__comm_host(const bt__comm *c);
 bt_status bt__comm_send(bt__comm *c, int dest, const void *buf, size_t len, bt_diag *diag);
 /* A message waiting from rank src (-1: any): true with its sender and length. */
 bool bt__comm_poll(bt__comm *c, int src, int *from, size_t *len);
-/* Receives the message bt__comm_poll found (buf holds len bytes). */
-bt_status bt__comm_recv(bt__comm *c, int from, void *buf, size_t len, bt_diag *diag);
+/* Receives the message bt__comm_poll found (buf holds len bytes), polling rather than blocking:
+ * a sender killed after its message was found but before its body crossed (Open MPI's
+ * shared-memory single copy then fails, "Read -1 ... errno = 3", and a blocking receive never
+ * returns) must not hold this rank forever. While it waits, gone(user, from) is asked every 50 ms
+ * (NULL: never); when it says the sender is gone the wait ends with BT_IO and *held true: the
+ * receive stays posted, so buf must never be freed or reused (the caller leaks it). */
+bt_status bt__comm_recv(bt__comm *c, int from, void *buf, size_t len,
+                        bool (*gone)(void *user, int rank), void *user, bool *held, bt_diag *diag);
 
 #endif
