@@ -153,7 +153,7 @@ static bool eval_opt(bt__model *m, bt__cfg_eval *ev, const bt__kexpr *x, int64_t
         return true;
     }
     bt_diag d;
-    bt__diag_clear(&d);
+    bt__diag_fresh(&d);
     if (bt__expr_eval(x->e, m->slots, out, &d) != BT_OK) {
         add_reason(ev, BT__BROKEN_EVAL, "cannot evaluate %s: %s", x->field, d.msg);
         *out = dflt;
@@ -196,7 +196,7 @@ static void eval_constraints(bt__model *m, bt__cfg_eval *ev)
     for (int i = 0; i < k->nconstraints; i++) {
         int64_t v;
         bt_diag d;
-        bt__diag_clear(&d);
+        bt__diag_fresh(&d);
         if (bt__expr_eval(k->constraints[i].e, m->slots, &v, &d) != BT_OK)
             add_reason(ev, BT__BROKEN_EVAL, "constraint '%s' cannot be evaluated: %s",
                        bt__expr_source(k->constraints[i].e), d.msg);
