@@ -9,7 +9,6 @@
  */
 #include "core/plan.h"
 
-#include "core/pool.h"
 #include "core/util.h"
 
 #include <jansson.h>
@@ -88,107 +87,6 @@ bt_status bt__plan_drop_unfit(bt_plan *pl)
     return BT_OK;
 }
 
-/* The whole space is evaluated in chunks of this many configs on every core (each chunk with a
- * model of its own: bt__model_eval writes the model's slots), then merged in index order. */
-#define PLAN_CHUNK 2048
-
-typedef struct plan_chunk {
-    bt__cfg_eval *cand, *elim;
-    size_t ncand, nelim, ccap, ecap;
-    size_t broken_count[32];
-    bt_status st;
-} plan_chunk;
-
-typedef struct plan_job {
-    const bt_plan *pl;
-    size_t first;       /* the batch's first chunk */
-    plan_chunk *chunks; /* the batch's */
-} plan_job;
-
-static void plan_chunk_run(void *arg, size_t j)
-{
-    plan_job *J = arg;
-    const bt_plan *pl = J->pl;
-    plan_chunk *C = &J->chunks[j];
-    j += J->first;
-    bt__model m;
-    bt_diag d = {0};
-    /* the same arguments bt__plan_model's own model took: it succeeded, so this one does */
-    if ((C->st = bt__model_init(&m, pl->k, &pl->problem, &pl->gpu, pl->rules, &d)) != BT_OK) {
-        bt__model_fini(&m);
-        return;
-    }
-    uint64_t end = (uint64_t)(j + 1) * PLAN_CHUNK < pl->total ? (uint64_t)(j + 1) * PLAN_CHUNK
-                                                             : pl->total;
-    for (uint64_t i = (uint64_t)j * PLAN_CHUNK; i < end && C->st == BT_OK; i++) {
-        bt_config c;
-        bt__kdesc_config_at(pl->k, i, &c);
-        bt__cfg_eval ev;
-        bt__model_eval(&m, &c, &ev);
-        ev.index = i;
-        for (int r = 0; r < 32; r++)
-            if (ev.broken & (1u << r))
-                C->broken_count[r]++;
-        C->st = ev.valid ? push(&C->cand, &C->ncand, &C->ccap, &ev)
-                         : push(&C->elim, &C->nelim, &C->ecap, &ev);
-        if (C->st)
-            bt__cfg_eval_clear(&ev);
-    }
-    bt__model_fini(&m);
-}
-
-/* Chunks [0, n) merged into pl in order (each freed); the first failure is returned, and what
- * follows it freed. */
-static bt_status merge_chunks(bt_plan *pl, plan_chunk *chunks, size_t n, size_t *ccap,
-                              size_t *ecap)
-{
-    bt_status st = BT_OK;
-    for (size_t j = 0; j < n; j++) {
-        plan_chunk *C = &chunks[j];
-        if (!st)
-            st = C->st;
-        for (int r = 0; r < 32; r++)
-            pl->broken_count[r] += C->broken_count[r];
-        for (size_t i = 0; i < C->ncand; i++)
-            if (st || (st = push(&pl->cand, &pl->ncand, ccap, &C->cand[i])) != BT_OK)
-                bt__cfg_eval_clear(&C->cand[i]);
-        for (size_t i = 0; i < C->nelim; i++) {
-            if (!st && pl->nelim >= BT__MAX_KEPT_ELIMINATED) {
-                pl->elim_dropped++;
-                bt__cfg_eval_clear(&C->elim[i]);
-            } else if (st || (st = push(&pl->elim, &pl->nelim, ecap, &C->elim[i])) != BT_OK)
-                bt__cfg_eval_clear(&C->elim[i]);
-        }
-        free(C->cand);
-        free(C->elim);
-    }
-    return st;
-}
-
-/* Every config of pl's space evaluated (on every core, in batches of two chunks a core, so that a
- * space of millions holds no more than a batch beyond what is kept) into pl->cand and pl->elim
- * in index order, the eliminated beyond BT__MAX_KEPT_ELIMINATED counted in pl->elim_dropped. */
-static bt_status plan_space(bt_plan *pl)
-{
-    uint64_t nchunks = (pl->total + PLAN_CHUNK - 1) / PLAN_CHUNK;
-    int cores = bt__pool_cores();
-    size_t batch = (size_t)cores * 2;
-    plan_job J = {pl, 0, calloc(batch, sizeof *J.chunks)};
-    if (!J.chunks)
-        return BT_NOMEM;
-    bt_status st = BT_OK;
-    size_t ccap = 0, ecap = 0;
-    for (uint64_t first = 0; first < nchunks && !st; first += batch) {
-        size_t n = nchunks - first < batch ? (size_t)(nchunks - first) : batch;
-        memset(J.chunks, 0, batch * sizeof *J.chunks);
-        J.first = (size_t)first;
-        bt__pool_run(n, cores, plan_chunk_run, NULL, &J);
-        st = merge_chunks(pl, J.chunks, n, &ccap, &ecap);
-    }
-    free(J.chunks);
-    return st;
-}
-
 bt_status bt__plan_model(const bt_kdesc *k, const bt_problem *p, const bt_gpu *gpu,
                          const bt_plan_options *opts, bt_plan **out, bt_diag *diag)
 {
@@ -239,7 +137,27 @@ bt_status bt__plan_model(const bt_kdesc *k, const bt_problem *p, const bt_gpu *g
             bt__cfg_eval_clear(&ev);
     } else {
         pl->total = bt__kdesc_count(k);
-        st = plan_space(pl);
+        for (uint64_t i = 0; i < pl->total && st == BT_OK; i++) {
+            bt_config c;
+            bt__kdesc_config_at(k, i, &c);
+            bt__cfg_eval ev;
+            bt__model_eval(&pl->model, &c, &ev);
+            ev.index = i;
+            for (int r = 0; r < 32; r++)
+                if (ev.broken & (1u << r))
+                    pl->broken_count[r]++;
+            if (ev.valid)
+                st = push(&pl->cand, &pl->ncand, &ccap, &ev);
+            else if (pl->nelim < BT__MAX_KEPT_ELIMINATED)
+                st = push(&pl->elim, &pl->nelim, &ecap, &ev);
+            else {
+                pl->elim_dropped++;
+                bt__cfg_eval_clear(&ev);
+                continue;
+            }
+            if (st)
+                bt__cfg_eval_clear(&ev);
+        }
     }
     pl->seconds = bt__now() - t0;
     if (st) {
