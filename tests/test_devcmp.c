@@ -7,6 +7,7 @@
  * message, counts and errors must agree; wrong values, NaN, Inf and an element left unwritten
  * (poisoned) fail, on PoCL (OpenCL C on the CPU) with a baseline-config reference (every element
  * compared) and with the gemm host reference (sampled indices plus a scan of every element), and
+ * and with a dense host reference (copied to the device once, before the first config runs), and
  * on CUDA (the mock driver's emulation of the kernel behind a real NVRTC compile, or a GPU) with
  * a baseline reference and with none (outputs checked for being written).
  */
@@ -178,6 +179,62 @@ static void test_opencl_every_element(void **state)
     bt_kdesc_destroy(k);
 }
 
+/* z = x + y by configs of BLOCK and MODE, against the vector_add host reference (dense: every
+ * element in fp64): 0 right, 1 computes x - y, 2 a NaN at [5], 3 leaves [n/2] unwritten, 5 wrong
+ * by 1e-3 at [7] only. */
+#define CL_VADD                                                                                    \
+    "__kernel void k(__global const float *x, __global const float *y, __global float *z,"      \
+    " long n) {\\n"                                                                             \
+    "  long i = get_global_id(0); if (i >= n) return;\\n"                                      \
+    "  float v = x[i] + y[i];\\n"                                                             \
+    "#if MODE == 1\\n  v = x[i] - y[i];\\n#elif MODE == 2\\n  if (i == 5) v = NAN;\\n"   \
+    "#elif MODE == 3\\n  if (i == n / 2) return;\\n#elif MODE == 5\\n"                      \
+    "  if (i == 7) v += 1e-3f;\\n#endif\\n"                                                 \
+    "  z[i] = v; }"
+
+/* A dense host reference is copied to the device once, in the data phase (time.reference_upload),
+ * before any config runs, and each config is then compared with it there: the same verdicts as
+ * on the host, wrong values, NaN and an unwritten element caught. */
+static void test_opencl_dense_host_reference(void **state)
+{
+    (void)state;
+    if (!ocl)
+        skip();
+    char text[8192];
+    snprintf(text, sizeof text,
+             "{\"blocktune_spec\": 1, \"name\": \"devcmp_vadd\","
+             " \"sources\": {\"opencl\": {\"inline\": \"%s\"}}, \"entry\": \"k\","
+             " \"problem\": {\"n\": 100003},"
+             " \"params\": {\"BLOCK\": [64], \"MODE\": [0, 1, 2, 3, 5]},"
+             " \"launch\": {\"grid\": [\"cdiv(n, BLOCK)\"], \"block\": [\"BLOCK\"]},"
+             " \"flops\": \"n\", \"bytes\": \"12 * n\","
+             " \"args\": [{\"name\": \"x\", \"dtype\": \"fp32\", \"size\": \"n\","
+             "             \"init\": {\"normal\": [0, 1]}},"
+             "            {\"name\": \"y\", \"dtype\": \"fp32\", \"size\": \"n\","
+             "             \"init\": {\"normal\": [0, 1]}},"
+             "            {\"name\": \"z\", \"dtype\": \"fp32\", \"size\": \"n\", \"output\": true},"
+             "            {\"name\": \"n\", \"kind\": \"scalar\", \"dtype\": \"int64\", \"value\": \"n\"}],"
+             " \"reference\": {\"host\": \"vector_add\"},"
+             " \"boundary\": [{\"n\": 17}]}",
+             CL_VADD);
+    bt_kdesc *k = load(text);
+    bt_result *dv = tune(ocl, k, NULL, 0, quick(), false);
+    bt_result *hv = tune(ocl, k, NULL, 0, quick(), true);
+    same_verdicts(dv, hv);
+    assert_true(dv->t_ref_upload > 0); /* copied before the first config, in the data phase */
+    assert_true(dv->t_ref_upload <= dv->t_data);
+    assert_true(hv->t_ref_upload == 0); /* compared on the host: nothing copied */
+    assert_int_equal(entry(dv, 64, 0)->status, BT__CS_OK);
+    assert_int_equal(entry(dv, 64, 0)->ver.checked, 100003);
+    failed_with(entry(dv, 64, 1), "outputs off");
+    failed_with(entry(dv, 64, 2), "1 non-finite outputs (first at [5]: got nan");
+    failed_with(entry(dv, 64, 3), "1 non-finite outputs (first at [50001]: got nan");
+    failed_with(entry(dv, 64, 5), "1 of 100003 outputs off (first at [7]");
+    bt_result_destroy(dv);
+    bt_result_destroy(hv);
+    bt_kdesc_destroy(k);
+}
+
 /* The gemm host reference is sampled above 65536 outputs: the sampled indices are compared and
  * every element is scanned for NaN/Inf, on the device as on the host. */
 static void test_opencl_sampled_gemm(void **state)
@@ -285,6 +342,7 @@ int main(void)
         BT_TEST_SKIP_ALL("no OpenCL or CUDA device");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opencl_every_element),
+        cmocka_unit_test(test_opencl_dense_host_reference),
         cmocka_unit_test(test_opencl_sampled_gemm),
         cmocka_unit_test(test_cuda_dense_and_written),
     };

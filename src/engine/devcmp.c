@@ -28,7 +28,7 @@
 #include <string.h>
 
 #define CMP_THREADS 128 /* the kernels' BT_CMP_THREADS */
-#define CMP_GROUPS 1024 /* at most; each writes 8 words */
+#define CMP_GROUPS 4096 /* at most; each writes 8 words (4096 x 128 threads: every SM full) */
 #define CMP_WORDS (8 + 8 * CMP_GROUPS)
 
 /* The comparison source in one of the backend's languages after that language's prelude (its
@@ -227,6 +227,26 @@ static bt_status upload_ref(bt__tctx *T, bt__pdata *d, int i, bt_diag *diag)
         st = upload(T, val, sizeof *val * d->nsample, &d->dref[i], diag);
     free(idx);
     free(val);
+    return st;
+}
+
+bt_status bt__devcmp_upload_refs(bt__tctx *T, bt__pdata *d, bt_diag *diag)
+{
+    if (!d->have_ref)
+        return BT_OK;
+    char *src = NULL;
+    bt__compile_req req;
+    uint64_t key;
+    bool on_device = cmp_request(T, &src, &req, &key);
+    free(src);
+    if (!on_device)
+        return BT_OK;
+    double t0 = bt__now();
+    bt_status st = BT_OK;
+    for (int i = 0; i < T->k->nargs && !st; i++)
+        if (T->k->args[i].output)
+            st = upload_ref(T, d, i, diag);
+    T->r->t_ref_upload += bt__now() - t0;
     return st;
 }
 

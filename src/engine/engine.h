@@ -153,6 +153,8 @@ struct bt_result {
     double t_finals; /* the part of t_measure spent in the finals (select.c, replay.c) */
     double t_ref;    /* the part of t_data spent on the device reference (its build and run on
                         the tuned problem's data, reading its outputs back) */
+    double t_ref_upload; /* the part of t_data spent copying the host reference to the device for
+                            the comparison kernel (bt__devcmp_upload_refs) */
     /* a source compiled in another process (Triton's pool; backend.h xcompiler_times): xc_known
      * (the kernel's language is), whether this process started it (xc_embedder: through the
      * embedder's bt_triton_pool_starter), its start-to-ready (-1: not ready or none) and the

@@ -104,9 +104,14 @@ static void write_header(const bt_result *r, FILE *f, bool known, bool mem)
     else if (r->xc_known)
         snprintf(xc, sizeof xc, "; Triton: compile pool not ready, its compiles %.2f s",
                  r->xc_compile_s);
-    char ref[48] = "";
-    if (r->t_ref > 0)
+    char ref[96] = "";
+    if (r->t_ref > 0 && r->t_ref_upload > 0.005)
+        snprintf(ref, sizeof ref, " (device reference %.2f s, reference copied to the device "
+                 "%.2f s)", r->t_ref, r->t_ref_upload);
+    else if (r->t_ref > 0)
         snprintf(ref, sizeof ref, " (device reference %.2f s)", r->t_ref);
+    else if (r->t_ref_upload > 0.005)
+        snprintf(ref, sizeof ref, " (reference copied to the device %.2f s)", r->t_ref_upload);
     fprintf(f, "time: data %.2f s%s, compile %.2f s (%d threads, %d of %zu from the kernel cache%s), "
                "verify %.2f s, measure %.2f s (finals %.2f s), total %.2f s%s\n\n",
             r->t_data, ref, r->t_compile, r->compile_threads, cached, r->n, prec, r->t_verify,
@@ -573,6 +578,7 @@ json_t *bt__result_to_json(const bt_result *r)
     json_object_set_new(t, "measure_s", json_real(r->t_measure));
     json_object_set_new(t, "finals_s", json_real(r->t_finals));
     json_object_set_new(t, "reference_s", json_real(r->t_ref));
+    json_object_set_new(t, "reference_upload_s", json_real(r->t_ref_upload));
     json_object_set_new(t, "total_s", json_real(r->t_total));
     if (r->xc_known) /* a Triton kernel: its compile pool */
         json_object_set_new(t, "triton", json_pack("{s:b,s:b,s:o,s:f}", "pool_started",

@@ -296,6 +296,8 @@ bt_status bt__tune(bt_kernel *kn, const bt_problem *p, const bt__tune_opts *opts
             (st = bt__problem_data(&T, &data, p, T.o.seed, caller, ncaller, "", diag)) != BT_OK)
             goto done;
         have_data = true;
+        if ((st = bt__devcmp_upload_refs(&T, &data, diag)) != BT_OK)
+            goto done;
         T.main = &data;
         reference_label(&T, &data);
         bt__bench_setup(&T);
