@@ -243,11 +243,28 @@ bt_status bt__devcmp_upload_refs(bt__tctx *T, bt__pdata *d, bt_diag *diag)
         return BT_OK;
     double t0 = bt__now();
     bt_status st = BT_OK;
+    bt_diag dd = {0};
     for (int i = 0; i < T->k->nargs && !st; i++)
         if (T->k->args[i].output)
-            st = upload_ref(T, d, i, diag);
+            st = upload_ref(T, d, i, &dd);
     T->r->t_ref_upload += bt__now() - t0;
-    return st;
+    if (st && bt__device_lost(T->kn->dev)) {
+        bt__diag_copy(diag, &dd);
+        return st;
+    }
+    if (st) { /* none kept half-written: the first comparison tries again, or the host compares */
+        bt__decision_log("the reference was not copied to the device ahead (%s): the first "
+                         "comparison copies it", dd.msg[0] ? dd.msg : bt_strerror(st));
+        for (int i = 0; i < BT__MAX_ARGS; i++)
+            if (d->dref[i] && !d->dref_typed[i]) {
+                T->I->buf_free(T->D, d->dref[i]);
+                d->dref[i] = NULL;
+            }
+        if (d->didx)
+            T->I->buf_free(T->D, d->didx);
+        d->didx = NULL;
+    }
+    return BT_OK;
 }
 
 /* The partial results of one pass, summed over the groups. */

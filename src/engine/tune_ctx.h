@@ -221,7 +221,8 @@ void bt__devcmp_free(bt__tctx *T);
 /* d's host reference copied to the device now, when the tune will compare there (not on the
  * first comparison: the tuned problem's data phase calls it, so that the copy counts as making
  * the reference, once, and each verification as comparing; its time in T->r->t_ref_upload;
- * BT_OK with nothing done otherwise). */
+ * BT_OK with nothing done otherwise, and when a copy fails without losing the device: nothing is
+ * kept and the first comparison tries again, falling back to the host as before). */
 bt_status bt__devcmp_upload_refs(bt__tctx *T, bt__pdata *d, bt_diag *diag);
 /* d's device copies of its reference (bt__pdata_free calls it). */
 void bt__devcmp_pdata_free(bt__tctx *T, bt__pdata *d);
