@@ -16,6 +16,7 @@
 #include "backends/cuda/cuda.h"
 #include "engine/engine.h"
 
+#include <dlfcn.h>
 #include <math.h>
 
 static bt_device *ocl, *cu;
@@ -290,6 +291,64 @@ static bt_kdesc *cu_spec(const char *ref)
     return load(text);
 }
 
+/* c = a + b (the mock driver's vadd) against vector_add's dense host reference, on a device whose
+ * memory cannot hold the reference's copy (8 bytes an output, as doubles): copying it ahead fails
+ * without failing the tune, the first comparison tries again and the host compares every output
+ * from then on. */
+#define CU_VADD                                                                                    \
+    "extern \\\"C\\\" __global__ void vadd(const float *a, const float *b, float *c, int n) {"   \
+    " int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i]; }"
+
+static void test_cuda_reference_that_does_not_fit(void **state)
+{
+    (void)state;
+    if (!cu)
+        skip();
+    const char *lib = getenv(BT__CUDA_LIBRARY_ENV);
+    void *h = lib && *lib ? dlopen(lib, RTLD_NOW) : NULL;
+    void (*limit)(size_t) = h ? (void (*)(size_t))(uintptr_t)dlsym(h, "mock_cuda_alloc_limit") : NULL;
+    if (!limit) { /* a real GPU: its memory cannot be made small */
+        printf("    skipped: needs the mock driver's allocation limit (a GPU is loaded)\n");
+        if (h)
+            dlclose(h);
+        skip();
+    }
+    char text[8192];
+    snprintf(text, sizeof text,
+             "{\"blocktune_spec\": 1, \"name\": \"devcmp_cu_vadd\","
+             " \"sources\": {\"cuda\": {\"inline\": \"%s\"}}, \"entry\": \"vadd\","
+             " \"problem\": {\"n\": 100000},"
+             " \"params\": {\"BLOCK\": [64, 128]},"
+             " \"launch\": {\"grid\": [\"cdiv(n, BLOCK)\"], \"block\": [\"BLOCK\"]},"
+             " \"flops\": \"n\", \"bytes\": \"12 * n\","
+             " \"args\": [{\"name\": \"a\", \"dtype\": \"fp32\", \"size\": \"n\","
+             "             \"init\": {\"normal\": [0, 1]}},"
+             "            {\"name\": \"b\", \"dtype\": \"fp32\", \"size\": \"n\","
+             "             \"init\": {\"normal\": [0, 1]}},"
+             "            {\"name\": \"c\", \"dtype\": \"fp32\", \"size\": \"n\", \"output\": true},"
+             "            {\"name\": \"n\", \"kind\": \"scalar\", \"dtype\": \"int32\", \"value\": \"n\"}],"
+             " \"reference\": {\"host\": \"vector_add\","
+             "               \"names\": {\"x\": \"a\", \"y\": \"b\", \"z\": \"c\"}}}",
+             CU_VADD);
+    bt_kdesc *k = load(text);
+    bt_result *fit = tune(cu, k, NULL, 0, quick(), false);
+    assert_true(fit->t_ref_upload > 0); /* it fits: copied ahead, compared on the device */
+    assert_true(fit->dev_compares > 0);
+    limit(6 * 100000); /* the outputs (4 bytes each) fit, the reference's doubles do not */
+    bt_result *r = tune(cu, k, NULL, 0, quick(), false);
+    limit(0);
+    dlclose(h);
+    assert_int_equal(r->dev_compares, 0); /* every output compared on the host */
+    assert_int_equal(r->n, 2);
+    for (size_t i = 0; i < r->n; i++) {
+        assert_int_equal(r->e[i].status, BT__CS_OK);
+        assert_int_equal(r->e[i].ver.checked, 100000);
+    }
+    bt_result_destroy(fit);
+    bt_result_destroy(r);
+    bt_kdesc_destroy(k);
+}
+
 /* CUDA, a baseline reference (every element compared) and no reference (written or not): 10112
  * is a multiple of 64 and 128 only, so BLOCK * ITEMS of 256 and 512 leave elements unwritten. */
 static void test_cuda_dense_and_written(void **state)
@@ -345,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_opencl_dense_host_reference),
         cmocka_unit_test(test_opencl_sampled_gemm),
         cmocka_unit_test(test_cuda_dense_and_written),
+        cmocka_unit_test(test_cuda_reference_that_does_not_fit),
     };
     int failed = cmocka_run_group_tests_name("devcmp", tests, NULL, NULL);
     bt_device_destroy(ocl);

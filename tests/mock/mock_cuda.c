@@ -966,6 +966,8 @@ API CUresult cuStreamSynchronize(struct CUstream_st *s)
     RET(sync_point());
 }
 
+static size_t g_alloc_limit; /* allocations above it fail (mock_cuda_alloc_limit; 0: none) */
+
 API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
 {
     LOCK();
@@ -974,7 +976,7 @@ API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
         RET(r);
     if (bytes == 0)
         RET(E_INVALID_VALUE);
-    if (bytes > ((size_t)1 << 34))
+    if (bytes > ((size_t)1 << 34) || (g_alloc_limit && bytes > g_alloc_limit))
         RET(E_OUT_OF_MEMORY);
     alloc *a = calloc(1, sizeof *a);
     unsigned char *mem = a ? aligned_alloc(256, (bytes + 255) / 256 * 256) : NULL;
@@ -1409,6 +1411,15 @@ API CUresult cuLaunchKernelEx(const mock_config *c, struct CUfunc_st *f, void **
 
 /* Not a driver function: how many times cuCtxGetCurrent was called. */
 API long mock_cuda_ctx_queries(void) { return __atomic_load_n(&g_ctx_queries, __ATOMIC_RELAXED); }
+
+/* Not a driver function: cuMemAlloc of more than `bytes` fails with CUDA_ERROR_OUT_OF_MEMORY
+ * from now on (0: no limit but the 16 GiB of any allocation), as a device whose memory is full. */
+API void mock_cuda_alloc_limit(size_t bytes)
+{
+    pthread_mutex_lock(&g_lock);
+    g_alloc_limit = bytes;
+    pthread_mutex_unlock(&g_lock);
+}
 
 /* Not a driver function: from the first launch of grid `from` after a launch of grid `after`
  * (counting from this call), every launch lasts ns longer (a GPU that warms; ns 0: off). */
