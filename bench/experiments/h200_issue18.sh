@@ -83,6 +83,7 @@ case ${1:-} in
   B) part smallm part_smallm
      part decorator bash bench/experiments/h200_decorator.sh
      pack B ;;
+  smallm) part_smallm ;; # B's small-M part alone (round20.sh D)
   *) echo "usage: $0 A|B" >&2; exit 2 ;;
 esac
 echo "== done in $(( $(date +%s) - T0 )) s"

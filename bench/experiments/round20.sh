@@ -18,7 +18,10 @@
 # ran, reverted): h200_cost.sh for vector_add, gemm_mma and gemm_smallm again, and gemm_wgmma's
 # default tune at 4096^3 fp16 and bf16 beside cuBLAS and Triton (bench/peers/gemm_h200.py) on this
 # card.
-# Output: round20_A.tgz / round20_B.tgz / round20_C.tgz (consoles, summaries) and cost.tgz, vt.tgz.
+# round20.sh D — issue 18's small-M rows on this card: h200_issue18.sh's small-M part (the front
+# door with B as (K, N) and gemm_smallm_nt_tma with the weight as (N, K) at the six shapes, cuBLAS
+# timed as blocktune times in the same call, the read ceiling, ncu).
+# Output: round20_A.tgz / round20_B.tgz / round20_C.tgz / round20_D.tgz (consoles, summaries) and cost.tgz, vt.tgz.
 set -u
 ROUND=round20
 . bench/experiments/round_lib.sh
@@ -72,6 +75,8 @@ case ${1:-} in
   C) part cost timeout -s TERM "${COST_S:-200}" env COST_CASES="vadd mma smallm" bash bench/experiments/h200_cost.sh
      part big timeout -s TERM "${BIG_S:-200}" bash bench/experiments/round20.sh big
      pack C ;;
-  *) echo "usage: $0 A|B|C" >&2; exit 2 ;;
+  D) part smallm timeout -s TERM "${SMALLM_S:-400}" bash bench/experiments/h200_issue18.sh smallm
+     pack D ;;
+  *) echo "usage: $0 A|B|C|D" >&2; exit 2 ;;
 esac
 echo "== done in $(( $(date +%s) - T0 )) s"
