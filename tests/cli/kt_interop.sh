@@ -6,6 +6,7 @@
 # winner; export-t4 writes one result per row; a damaged cache imports nothing and says where.
 # (Kernel Tuner itself reading our export, and the T4 schema: kt_python.sh.)
 set -u
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/check.bash"
 bt="$1"
 src="${BT_SOURCE_DIR:-$(dirname "$0")/../..}"
 kt="$src/tests/data/kt/convolution_milo_A4000.json.gz"
@@ -13,7 +14,6 @@ kt="$src/tests/data/kt/convolution_milo_A4000.json.gz"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { local name="$1"; shift; if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi; }
 key="dim0=4096,dim1=4096"
 dev="NVIDIA RTX A4000"
 out=$("$bt" cache --db "$tmp/a.db" import "$kt")

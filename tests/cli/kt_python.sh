@@ -7,6 +7,7 @@
 # Kernel Tuner comes from $BT_KT_PYTHON (./dev.sh test installs it and sets it), else python3.
 # Without it this test is SKIPPED (exit 77), saying so; with $CI set it fails instead.
 set -u
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/check.bash"
 bt="$1"
 src="${BT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$src/tests/need_python.sh"
@@ -15,7 +16,6 @@ need_python BT_KT_PYTHON "kernel_tuner, jsonschema" \
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { local name="$1"; shift; if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi; }
 
 # The recorded spaces through the store and back, replayed by Kernel Tuner.
 for f in convolution_milo_A4000 convolution_milo_W6600; do

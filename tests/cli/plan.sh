@@ -3,12 +3,9 @@
 # plan.sh — `blocktune plan` end to end: the seeds' numbers in the text output, the JSON schema,
 # and one clear line with a non-zero exit for each kind of bad input.
 set -u
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/check.bash"
 bt="$1"
 fail=0
-check() { # check NAME COND...
-    local name="$1"; shift
-    if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
 out=$("$bt" plan gemm --gpu h200 --m 4096 --n 4096 --k 4096 --dtype fp16 --all)
 check "plan exits 0" test $? -eq 0
 check "roofline is compute-bound" grep -q "compute-bound" <<<"$out"

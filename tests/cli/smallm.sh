@@ -7,13 +7,10 @@
 # the TMA specs only with 16-byte rows, and the grid and shared memory of one config as the
 # kernels compute them. (test_cuda compiles the kernels with NVRTC.)
 set -u
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/check.bash"
 bt=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 cd "${BT_SOURCE_DIR:?BT_SOURCE_DIR names the source tree}" || exit 1
 fail=0
-check() { # check NAME COND...
-    local name="$1"; shift
-    if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
 # values COLUMN < CSV: the column of every valid row of a `plan --csv` table, sorted, unique
 values() { awk -F, -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next }
                                 $0 ~ /,valid,/ { print $k }' | sort -u | tr '\n' ' '; }

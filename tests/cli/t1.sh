@@ -7,13 +7,13 @@
 # every output written; a broken T1 file refused at its field's line and column. The tune part is
 # SKIPPED (exit 77) without an OpenCL device.
 set -u
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/check.bash"
 bt="$1"
 src="${BT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
 d="$src/tests/data/t1"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { local name="$1"; shift; if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi; }
 has() { grep -qF -- "$2" <<<"$1"; }
 
 out=$("$bt" plan "$d/test_cache_file_T1_input.json" --gpu h200 2>&1)

@@ -7,6 +7,7 @@
 # blocktune reads of them: test_t1 and t1.sh. Without jsonschema this test is SKIPPED (exit 77),
 # saying so; with $CI set it fails instead.
 set -u
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/check.bash"
 src="${BT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$src/tests/need_python.sh"
 need_python BT_KT_PYTHON "jsonschema" \
@@ -14,7 +15,6 @@ need_python BT_KT_PYTHON "jsonschema" \
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { local name="$1"; shift; if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi; }
 d="$src/tests/data/t1"
 files=("$d/test_T1_input.json" "$d/test_cache_file_T1_input.json" "$d/conv.json" "$d/vadd.json")
 validate() { # SCHEMA FILE...: 0 when every FILE is valid, else 1 naming the first fault

@@ -7,13 +7,10 @@
 # configs for the H200 with no GPU and checks the exact shared memory and registers; without it
 # that part is SKIPPED (exit 77) after the rest passed, or FAILS under $CI.
 set -u
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/check.bash"
 bt="$1"
 src="${BT_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
 fail=0
-check() { # check NAME COND...
-    local name="$1"; shift
-    if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mm="$src/examples/triton/matmul.json"

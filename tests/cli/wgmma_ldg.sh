@@ -8,13 +8,10 @@
 # sending the odd shapes to it beside gemm_mma. (test_cuda compiles every config with NVRTC; the
 # GPU run is in bench/NOTES.md.)
 set -u
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/check.bash"
 bt=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 cd "${BT_SOURCE_DIR:?BT_SOURCE_DIR names the source tree}" || exit 1
 fail=0
-check() { # check NAME COND...
-    local name="$1"; shift
-    if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
-}
 valid() { "$bt" plan gemm_wgmma_ldg --gpu h200 --dtype fp16 --csv "$@" 2>&1 | grep -c ',valid,'; }
 
 if command -v python3 >/dev/null; then
